@@ -1,0 +1,44 @@
+# linerate — set-up, demo and tests. Needs Debian/Ubuntu and root for the lab (namespaces, nftables).
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+APT_PACKAGES := iperf3 nftables ethtool iproute2 netsniff-ng openssh-server procps
+PYTHON ?= python3
+
+.PHONY: install system-deps demo test test-unit test-privileged bench clean
+
+install: system-deps $(VENV)/.installed
+
+# apt only for what is missing, so a prepared machine costs nothing.
+system-deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $@
+
+demo: install
+	$(VENV)/bin/linerate demo
+
+test: install
+	$(PY) -m pytest tests -q -p no:cacheprovider
+
+test-unit: install
+	$(PY) -m pytest tests/unit tests/cli -q
+
+test-privileged: install
+	$(PY) -m pytest tests/privileged -q
+
+bench: install
+	$(PY) bench/lab_setup.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

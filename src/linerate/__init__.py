@@ -1,0 +1,3 @@
+"""linerate — a firewall/router throughput lab and tuning workbench."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from linerate.cli import main
+
+sys.exit(main())

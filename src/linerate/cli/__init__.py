@@ -1,0 +1,53 @@
+"""Command line: argument parsing and printing only. Library code raises; this turns domain
+errors into one line on stderr and an exit code (2 for bad input, 1 for failures)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from linerate import __version__
+from linerate.errors import LinerateError
+
+COMMAND_MODULES = ("lab_cmds", "trial_cmds")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse prints usage plus the error; we print one line naming the option, exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"linerate: {message.replace('argument ', '')}\n")
+        sys.exit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import importlib
+
+    parser = OneLineParser(
+        prog="linerate",
+        description="Firewall/router throughput lab and tuning workbench.",
+        epilog="Example: linerate trial --family 6 --streams 4 --firewall stateful",
+    )
+    parser.add_argument("--version", action="version", version=f"linerate {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"linerate.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except LinerateError as exc:
+        sys.stderr.write(f"linerate: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("linerate: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""`linerate lab up|status|down|clean` and `linerate doctor`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from linerate import preflight
+from linerate.cli.options import add_json_flag, as_option, firewall_type
+from linerate.lab.apply import remove_namespaces
+from linerate.lab.lab import Lab, find_lab, new_lab_id
+from linerate.lab.registry import Registry
+from linerate.model import FirewallProfile, validate_lab_name
+from linerate.topology.plan import LabSpec, build_plan
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    lab = sub.add_parser("lab", help="build, inspect and remove namespace labs",
+                         description="Example: linerate lab up --name demo --firewall stateful")
+    lab_sub = lab.add_subparsers(dest="lab_command", required=True, parser_class=type(lab))
+
+    up = lab_sub.add_parser("up", help="build a lab and keep it (client -> DUT -> server)",
+                            description="Example: linerate lab up --name fw1 --firewall rules:100")
+    up.add_argument("--name", help="lab id, 1-8 lower-case letters/digits (default: random)")
+    up.add_argument("--firewall", type=firewall_type, default=FirewallProfile("none"),
+                    help="DUT ruleset: none, stateful, nat or rules:N (default: none)")
+    up.add_argument("--mtu", type=int, default=1500, help="MTU of every lab link (68-9216, default 1500)")
+    up.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    up.set_defaults(handler=cmd_lab_up)
+
+    status = lab_sub.add_parser("status", help="list labs and whether their owner is alive",
+                                description="Example: linerate lab status --json")
+    add_json_flag(status)
+    status.set_defaults(handler=cmd_lab_status)
+
+    down = lab_sub.add_parser("down", help="remove one lab", description="Example: linerate lab down fw1")
+    down.add_argument("name")
+    down.set_defaults(handler=cmd_lab_down)
+
+    clean = lab_sub.add_parser("clean", help="remove labs left behind by killed linerate processes",
+                               description="Example: linerate lab clean")
+    clean.add_argument("--all", action="store_true", help="also remove labs kept by `lab up`")
+    clean.set_defaults(handler=cmd_lab_clean)
+
+    stop = lab_sub.add_parser("stop-server", help="stop a lab's iperf3 server (to test failure paths)",
+                              description="Example: linerate lab stop-server fw1")
+    stop.add_argument("name")
+    stop.set_defaults(handler=cmd_lab_stop_server)
+
+    doctor = sub.add_parser("doctor", help="preflight: binaries, privileges and kernel features",
+                            description="Example: linerate doctor")
+    add_json_flag(doctor)
+    doctor.set_defaults(handler=cmd_doctor)
+
+
+def cmd_lab_up(args: argparse.Namespace) -> int:
+    name = as_option(lambda: validate_lab_name(args.name)) if args.name else new_lab_id()
+    spec = as_option(lambda: LabSpec(name, args.firewall, args.mtu))
+    if args.dry_run:
+        print(build_plan(spec).describe())
+        return 0
+    preflight.require(preflight.run_checks())
+    lab = Lab(spec, keep=True)
+    with_cleanup_on_error(lab)
+    print(f"lab {name} is up (firewall {spec.firewall}, MTU {spec.mtu}); "
+          f"namespaces: {', '.join(spec.namespaces)}; remove with: linerate lab down {name}")
+    return 0
+
+
+def with_cleanup_on_error(lab: Lab) -> None:
+    try:
+        lab.up()
+    except BaseException:
+        lab.down()
+        raise
+
+
+def cmd_lab_status(args: argparse.Namespace) -> int:
+    registry = Registry()
+    rows = []
+    for record in registry.all():
+        lab = find_lab(record.lab_id, registry)
+        state = "orphaned" if record.orphaned() else ("kept" if record.owner is None else "in use")
+        rows.append({
+            "name": record.lab_id, "firewall": record.firewall, "mtu": record.mtu, "state": state,
+            "namespaces": record.namespaces, "server_pids": lab.server_pids(),
+            "age_s": round(time.time() - record.created, 1),
+        })
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif not rows:
+        print("no labs")
+    else:
+        for row in rows:
+            servers = ",".join(map(str, row["server_pids"])) or "none"
+            print(f"{row['name']:8}  {row['state']:8}  firewall={row['firewall']:10}  mtu={row['mtu']}  "
+                  f"iperf3 server pid(s)={servers}  age={row['age_s']}s")
+    return 0
+
+
+def cmd_lab_down(args: argparse.Namespace) -> int:
+    removed = find_lab(args.name, Registry()).down()
+    print(f"lab {args.name} removed ({len(removed)} namespaces)")
+    return 0
+
+
+def cmd_lab_clean(args: argparse.Namespace) -> int:
+    registry = Registry()
+    cleaned = 0
+    for record in registry.all():
+        if record.orphaned() or (args.all and record.owner is None):
+            remove_namespaces(record.namespaces)
+            registry.remove(record.lab_id)
+            print(f"removed lab {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
+            cleaned += 1
+    if not cleaned:
+        print("nothing to clean")
+    return 0
+
+
+def cmd_lab_stop_server(args: argparse.Namespace) -> int:
+    import os
+    import signal
+
+    lab = find_lab(args.name, Registry())
+    pids = lab.server_pids()
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    print(f"stopped {len(pids)} process(es) in {lab.spec.netns('server')}")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    checks = preflight.run_checks()
+    if args.json:
+        print(json.dumps([c.__dict__ for c in checks], indent=2))
+    else:
+        for check in checks:
+            mark = "ok  " if check.ok else ("FAIL" if check.required else "n/a ")
+            fix = f"  -> {check.fix}" if check.fix else ""
+            print(f"[{mark}] {check.name:16} {check.detail}{fix}")
+    return 0 if all(c.ok for c in checks if c.required) else 1

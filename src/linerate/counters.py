@@ -1,0 +1,60 @@
+"""DUT counters: parse `ip -j -s link` and `nstat -j` output (pure) and take before/after deltas.
+
+Forwarded packets come from the IP MIB (IpForwDatagrams, Ip6OutForwDatagrams); drops from the
+interfaces' rx/tx_dropped plus the IP layer's discards, so a trial can say *where* packets died.
+"""
+
+from __future__ import annotations
+
+import json
+
+from linerate.errors import ParseError
+
+NSTAT_KEYS = {
+    "IpForwDatagrams": "ipv4_forwarded",
+    "Ip6OutForwDatagrams": "ipv6_forwarded",
+    "IpInDiscards": "ipv4_in_discards",
+    "IpOutDiscards": "ipv4_out_discards",
+    "Ip6InDiscards": "ipv6_in_discards",
+    "Ip6OutDiscards": "ipv6_out_discards",
+    "TcpExtTCPBacklogDrop": "tcp_backlog_drops",
+}
+
+
+def parse_link_stats(text: str, ifnames: tuple[str, ...] | None = None) -> dict[str, int]:
+    """`ip -j -s link show` -> {"<if>_rx_packets": n, "<if>_rx_dropped": n, ...}."""
+    try:
+        links = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"ip -j -s link output is not JSON: {exc.msg}") from None
+    out: dict[str, int] = {}
+    for link in links:
+        name = link.get("ifname")
+        if name == "lo" or (ifnames and name not in ifnames):
+            continue
+        stats = link.get("stats64") or link.get("stats") or {}
+        for direction in ("rx", "tx"):
+            section = stats.get(direction) or {}
+            for key in ("packets", "bytes", "dropped", "errors"):
+                if key in section:
+                    out[f"{name}_{direction}_{key}"] = int(section[key])
+    return out
+
+
+def parse_nstat(text: str) -> dict[str, int]:
+    """`nstat -a -z -s -j` -> the IP-layer counters we care about, under readable names."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"nstat output is not JSON: {exc.msg}") from None
+    kernel = doc.get("kernel", doc)
+    return {name: int(kernel[key]) for key, name in NSTAT_KEYS.items() if key in kernel}
+
+
+def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    counters = {key: after[key] - before.get(key, 0) for key in after}
+    counters["forwarded_packets"] = counters.get("ipv4_forwarded", 0) + counters.get("ipv6_forwarded", 0)
+    counters["dropped_packets"] = sum(
+        value for key, value in counters.items() if key.endswith("_dropped") or key.endswith("discards")
+    )
+    return counters

@@ -1,0 +1,57 @@
+"""Domain errors. The CLI turns these into one clean line and an exit code; bugs keep tracebacks.
+
+ConfigError / PreflightError are the user's to fix (exit 2); ExecError and TrialError are
+failures of the world outside (a command failed, a trial could not be measured).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class LinerateError(Exception):
+    """Base of every error the user may see as a message rather than a traceback."""
+
+    exit_code = 1
+
+
+class ConfigError(LinerateError):
+    """Bad input: an option, a file, a key. The message names the field and what is allowed."""
+
+    exit_code = 2
+
+    def __init__(self, field: str, problem: str):
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}")
+
+
+class PreflightError(LinerateError):
+    """Something the machine lacks. Carries every problem found, not just the first."""
+
+    exit_code = 2
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        super().__init__("preflight failed:\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+class ExecError(LinerateError):
+    """A command exited non-zero (or timed out) on some host."""
+
+    def __init__(self, argv: Sequence[str], host: str, returncode: int | None, stderr: str):
+        self.argv = list(argv)
+        self.host = host
+        self.returncode = returncode
+        self.stderr = stderr
+        what = "timed out" if returncode is None else f"exited {returncode}"
+        detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no error output"
+        super().__init__(f"on {host}: {' '.join(self.argv)} {what}: {detail}")
+
+
+class ParseError(LinerateError):
+    """Output of a tool we could not understand."""
+
+
+class LabError(LinerateError):
+    """The lab could not be built, found or removed."""

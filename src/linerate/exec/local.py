@@ -1,0 +1,66 @@
+"""Executors that run on this machine: directly, or inside a named network namespace."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+
+from linerate.errors import ExecError
+from linerate.exec.base import CommandResult, SpawnedProcess
+
+
+class LocalExecutor:
+    """Runs argv on this machine."""
+
+    def __init__(self, host: str = "localhost"):
+        self.host = host
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        return [str(a) for a in argv]
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: str | None = None,
+        timeout_s: float | None = None,
+        check: bool = True,
+    ) -> CommandResult:
+        full = self.wrap(argv)
+        try:
+            proc = subprocess.run(
+                full, input=stdin, capture_output=True, text=True, timeout=timeout_s, check=False
+            )
+        except subprocess.TimeoutExpired as exc:
+            stderr = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+            raise ExecError(argv, self.host, None, stderr) from None
+        except FileNotFoundError:
+            raise ExecError(argv, self.host, 127, f"{full[0]}: command not found") from None
+        result = CommandResult(tuple(argv), proc.returncode, proc.stdout, proc.stderr, self.host)
+        if check and proc.returncode != 0:
+            raise ExecError(argv, self.host, proc.returncode, proc.stderr)
+        return result
+
+    def spawn(self, argv: Sequence[str]) -> SpawnedProcess:
+        # A new session so that SIGINT to our terminal does not reach the server, and the server
+        # outlives `linerate lab up`; it is stopped by pid from the lab's state file, never by name.
+        proc = subprocess.Popen(
+            self.wrap(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        return SpawnedProcess(proc.pid, tuple(argv), self.host)
+
+
+class NetnsExecutor(LocalExecutor):
+    """Runs argv inside the named network namespace (via `ip netns exec`, which also remounts
+    /sys so that tools such as ethtool see the namespace's own devices)."""
+
+    def __init__(self, netns: str):
+        super().__init__(host=f"netns:{netns}")
+        self.netns = netns
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        return ["ip", "netns", "exec", self.netns, *[str(a) for a in argv]]

@@ -1,0 +1,153 @@
+"""Lab: a live client -> DUT -> server lab built from a LabSpec, torn down on every way out.
+
+Use as a context manager. Teardown runs on normal exit, exceptions, SIGINT, SIGTERM and SIGHUP;
+for SIGKILL the registry record lets `linerate lab clean` finish the job.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import time
+from pathlib import Path
+
+from linerate.errors import LabError, LinerateError
+from linerate.exec import NetnsExecutor
+from linerate.lab.apply import apply_plan, pids_in_netns, remove_namespaces
+from linerate.lab.registry import LabRecord, ProcessRef, Registry
+from linerate.model import Trial, TrialParams
+from linerate.topology.plan import LabSpec, build_plan, server_address
+from linerate.traffic import iperf3
+from linerate.trial import run_trial
+
+SERVER_READY_TIMEOUT_S = 5.0
+TEARDOWN_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(LinerateError):
+    exit_code = 130
+
+
+def new_lab_id() -> str:
+    return secrets.token_hex(3)
+
+
+def _raise_interrupted(signum, _frame):
+    raise Interrupted(f"stopped by {signal.Signals(signum).name}; the lab was removed")
+
+
+class Lab:
+    def __init__(self, spec: LabSpec, registry: Registry | None = None, keep: bool = False):
+        self.spec = spec
+        self.registry = registry or Registry()
+        self.keep = keep
+        self.record: LabRecord | None = None
+        self._saved_handlers: dict[int, object] = {}
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def up(self) -> "Lab":
+        owner = None if self.keep else ProcessRef.of(os.getpid())
+        self.record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner)
+        self.registry.save(self.record)
+
+        def remember(ns: str) -> None:
+            self.record.namespaces.append(ns)
+            self.registry.save(self.record)
+
+        apply_plan(build_plan(self.spec), on_namespace=remember)
+        self.start_server()
+        return self
+
+    def down(self) -> list[str]:
+        namespaces = self.record.namespaces if self.record else self.spec.namespaces
+        removed = remove_namespaces(list(namespaces))
+        self.registry.remove(self.spec.lab_id)
+        return removed
+
+    def __enter__(self) -> "Lab":
+        for sig in TEARDOWN_SIGNALS:
+            self._saved_handlers[sig] = signal.signal(sig, _raise_interrupted)
+        try:
+            return self.up()
+        except BaseException:
+            self._teardown()
+            raise
+
+    def __exit__(self, *exc_info) -> None:
+        self._teardown()
+
+    def _teardown(self) -> None:
+        # Ignore further termination signals while removing, so a second Ctrl-C or TERM cannot
+        # leave the lab half removed; restore the caller's handlers afterwards.
+        for sig in (*TEARDOWN_SIGNALS, signal.SIGINT):
+            previous = signal.signal(sig, signal.SIG_IGN)
+            self._saved_handlers.setdefault(sig, previous)
+        try:
+            self.down()
+        finally:
+            for sig, handler in self._saved_handlers.items():
+                signal.signal(sig, handler)
+            self._saved_handlers.clear()
+
+    # --- use ------------------------------------------------------------------------------------
+
+    def executor(self, role: str) -> NetnsExecutor:
+        return NetnsExecutor(self.spec.netns(role))
+
+    def start_server(self) -> None:
+        proc = self.executor("server").spawn(iperf3.server_argv(self.spec.iperf_port))
+        if self.record is not None:
+            self.record.servers.append(ProcessRef.of(proc.pid))
+            self.registry.save(self.record)
+        self._wait_listening()
+
+    def _wait_listening(self) -> None:
+        deadline = time.monotonic() + SERVER_READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if _listening(self.spec.netns("server"), self.spec.iperf_port):
+                return
+            time.sleep(0.01)
+        raise LabError(f"iperf3 server in {self.spec.netns('server')} did not listen on port "
+                       f"{self.spec.iperf_port} within {SERVER_READY_TIMEOUT_S:.0f} s")
+
+    def server_pids(self) -> list[int]:
+        return pids_in_netns(self.spec.netns("server"))
+
+    def run_trial(self, params: TrialParams) -> Trial:
+        return run_trial(self.executor("client"), self.executor("dut"), params,
+                         server_address(params.family))
+
+
+def _listening(ns: str, port: int) -> bool:
+    """Is a TCP socket listening on `port` inside namespace ns? Reads /proc/<pid>/net/tcp6 of a
+    process inside the namespace, which shows that namespace's sockets."""
+    for pid in pids_in_netns(ns):
+        for table in ("tcp6", "tcp"):
+            try:
+                lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+            except OSError:
+                continue
+            for line in lines:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    return True
+    return False
+
+
+def lab_from_record(record: LabRecord, registry: Registry) -> Lab:
+    from linerate.model import FirewallProfile
+
+    spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)
+    lab = Lab(spec, registry, keep=record.owner is None)
+    lab.record = record
+    return lab
+
+
+def find_lab(name: str, registry: Registry) -> Lab:
+    record = registry.load(name)
+    if record is None:
+        known = ", ".join(r.lab_id for r in registry.all()) or "none"
+        raise LabError(f"no lab named '{name}' (labs: {known}); see `linerate lab status`")
+    return lab_from_record(record, registry)

@@ -1,0 +1,115 @@
+"""Named network namespaces without forking, the way iproute2's `ip netns add` does it
+(ip/ipnetns.c): make /run/netns a shared mount, unshare(CLONE_NEWNET), and bind-mount the new
+namespace onto /run/netns/NAME.
+
+Namespaces are per *thread* on Linux, so the work happens on a short-lived worker thread: the
+thread unshares (or setns-es) into the namespace, does what must be done inside (write sysctls,
+open a netlink socket that stays bound to that namespace, talk to libnftables), and ends; the
+rest of the process never changes namespace. pyroute2's netns.create forks a helper process per
+namespace instead, which cost ~10 ms each here.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+CLONE_NEWNET = 0x40000000
+MS_BIND, MS_REC, MS_SHARED = 4096, 16384, 1 << 20
+MNT_DETACH = 2
+NETNS_DIR = Path("/run/netns")
+
+T = TypeVar("T")
+_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+_rundir_ready = False
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _prepare_rundir() -> None:
+    """/run/netns must be a shared mount so the bind mounts show in every mount namespace."""
+    global _rundir_ready
+    if _rundir_ready:
+        return
+    NETNS_DIR.mkdir(parents=True, exist_ok=True)
+    target = str(NETNS_DIR).encode()
+    if _libc.mount(b"none", target, b"none", MS_SHARED | MS_REC, None) != 0:
+        _check(_libc.mount(target, target, b"none", MS_BIND | MS_REC, None), "bind /run/netns")
+        _check(_libc.mount(b"none", target, b"none", MS_SHARED | MS_REC, None), "share /run/netns")
+    _rundir_ready = True
+
+
+def _on_thread(fn: Callable[[], T]) -> T:
+    box: dict[str, object] = {}
+
+    def body() -> None:
+        try:
+            box["result"] = fn()
+        except BaseException as exc:  # handed back to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=body, name="linerate-netns")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["result"]  # type: ignore[return-value]
+
+
+def create(name: str, inside: Callable[[], T] | None = None) -> T | None:
+    """Create namespace `name`; then run `inside()` in it (on the same worker thread)."""
+    _prepare_rundir()
+    path = NETNS_DIR / name
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0)
+    os.close(fd)
+
+    def work():
+        _check(_libc.unshare(CLONE_NEWNET), "unshare(CLONE_NEWNET)")
+        _check(_libc.mount(f"/proc/thread-self/ns/net".encode(), str(path).encode(), b"none", MS_BIND, None),
+               f"bind mount {path}")
+        return inside() if inside else None
+
+    try:
+        return _on_thread(work)
+    except BaseException:
+        remove(name)
+        raise
+
+
+def run_in(name: str, fn: Callable[[], T]) -> T:
+    """Run fn() on a worker thread that has entered namespace `name`."""
+    def work():
+        fd = os.open(NETNS_DIR / name, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            _check(_libc.setns(fd, CLONE_NEWNET), f"setns({name})")
+        finally:
+            os.close(fd)
+        return fn()
+
+    return _on_thread(work)
+
+
+def remove(name: str) -> bool:
+    """Unmount and delete /run/netns/NAME. False when it did not exist."""
+    path = NETNS_DIR / name
+    if not path.exists():
+        return False
+    _libc.umount2(str(path).encode(), MNT_DETACH)
+    path.unlink(missing_ok=True)
+    return True
+
+
+def write_sysctls(pairs: list[tuple[str, str]]) -> None:
+    """Write sysctls in the calling thread's namespace (call via create/run_in)."""
+    for key, value in pairs:
+        with open("/proc/sys/" + key.replace(".", "/"), "w") as handle:
+            handle.write(value)

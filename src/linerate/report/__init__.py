@@ -1,0 +1,1 @@
+"""Reports: pure functions of stored data, one exporter per format."""

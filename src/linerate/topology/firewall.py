@@ -1,0 +1,50 @@
+"""DUT firewall profiles rendered as nftables rulesets (pure text, loaded with `nft -f -`).
+
+The profiles mirror what pf users compare in the articles:
+- none      no ruleset at all, like pf `set skip on em1`: packets never meet the filter.
+- stateful  conntrack; established/related accepted first, then one pass rule for the test traffic,
+            like pf `pass in quick on em1 ... keep state`.
+- rules:N   stateful, with N non-matching rules before the pass rule. As with pf, only a flow's first
+            packet walks the list; established packets match the conntrack rule first. The rules
+            match sources in 198.18.128.0/17, a part of the benchmarking range no lab host uses.
+- nat       stateful plus masquerade on the server-side (WAN) interface.
+"""
+
+from __future__ import annotations
+
+from linerate.model import FirewallProfile
+
+TABLE = "linerate"
+
+
+def _filler_rule(index: int, lan_if: str, port: int) -> str:
+    third, fourth = 128 + index // 256, index % 256
+    return f'        iifname "{lan_if}" ip saddr 198.18.{third}.{fourth} tcp dport {port} accept'
+
+
+def render_ruleset(profile: FirewallProfile, lan_if: str, wan_if: str, port: int) -> str | None:
+    """Return the nft script for a profile, or None for `none` (nothing is loaded)."""
+    if profile.kind == "none":
+        return None
+    lines = [
+        f"table inet {TABLE} {{",
+        "    chain forward {",
+        "        type filter hook forward priority filter; policy drop;",
+        "        ct state established,related accept",
+        "        ct state invalid drop",
+    ]
+    lines += [_filler_rule(i, lan_if, port) for i in range(profile.n_rules)]
+    lines += [
+        f'        iifname "{lan_if}" oifname "{wan_if}" meta l4proto {{ tcp, udp }} th dport {port} accept',
+        f'        iifname "{lan_if}" oifname "{wan_if}" meta l4proto {{ icmp, ipv6-icmp }} accept',
+        "    }",
+    ]
+    if profile.kind == "nat":
+        lines += [
+            "    chain postrouting {",
+            "        type nat hook postrouting priority srcnat; policy accept;",
+            f'        oifname "{wan_if}" masquerade',
+            "    }",
+        ]
+    lines.append("}")
+    return "\n".join(lines) + "\n"

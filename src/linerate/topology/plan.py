@@ -1,0 +1,170 @@
+"""LabSpec -> Plan: the client -> DUT -> server lab as an ordered list of steps.
+
+Addresses come from the benchmarking ranges of RFC 2544 (198.18.0.0/15, appendix C.2.2) and
+RFC 5180 (2001:2::/48). Each lab lives in its own three namespaces, so two labs can coexist with
+the same addresses; their names carry the lab id.
+
+    client [eth0] 198.18.0.2 ---- 198.18.0.1 [lan0] DUT [wan0] 198.19.0.1 ---- 198.19.0.2 [eth0] server
+                  2001:2:0:1::2                                 2001:2:0:2::1          2001:2:0:2::2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from linerate.errors import ConfigError
+from linerate.model import FirewallProfile, validate_lab_name
+from linerate.topology.firewall import render_ruleset
+
+ROLES = ("client", "dut", "server")
+MTU_MIN, MTU_MAX = 68, 9216
+
+CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF = "eth0", "lan0", "wan0", "eth0"
+ADDR = {
+    ("client", 4): ("198.18.0.2", 24),
+    ("dut_lan", 4): ("198.18.0.1", 24),
+    ("dut_wan", 4): ("198.19.0.1", 24),
+    ("server", 4): ("198.19.0.2", 24),
+    ("client", 6): ("2001:2:0:1::2", 64),
+    ("dut_lan", 6): ("2001:2:0:1::1", 64),
+    ("dut_wan", 6): ("2001:2:0:2::1", 64),
+    ("server", 6): ("2001:2:0:2::2", 64),
+}
+
+
+def server_address(family: int) -> str:
+    return ADDR[("server", family)][0]
+
+
+@dataclass(frozen=True)
+class LabSpec:
+    lab_id: str
+    firewall: FirewallProfile = field(default_factory=lambda: FirewallProfile("none"))
+    mtu: int = 1500
+    iperf_port: int = 5201
+
+    def __post_init__(self) -> None:
+        validate_lab_name(self.lab_id)
+        if not isinstance(self.mtu, int) or not MTU_MIN <= self.mtu <= MTU_MAX:
+            raise ConfigError("mtu", f"{self.mtu!r} is out of range; use {MTU_MIN} to {MTU_MAX} bytes")
+
+    def netns(self, role: str) -> str:
+        return f"lr-{self.lab_id}-{role}"
+
+    @property
+    def namespaces(self) -> list[str]:
+        return [self.netns(role) for role in ROLES]
+
+
+# --- steps: each is a small frozen record with a human/`ip`-like description -------------------
+
+
+@dataclass(frozen=True)
+class CreateNamespace:
+    netns: str
+
+    def describe(self) -> str:
+        return f"ip netns add {self.netns}"
+
+
+@dataclass(frozen=True)
+class CreateVeth:
+    netns: str
+    ifname: str
+    peer_netns: str
+    peer_ifname: str
+
+    def describe(self) -> str:
+        return (f"ip -n {self.netns} link add {self.ifname} type veth "
+                f"peer name {self.peer_ifname} netns {self.peer_netns}")
+
+
+@dataclass(frozen=True)
+class SetLink:
+    netns: str
+    ifname: str
+    mtu: int | None = None
+
+    def describe(self) -> str:
+        mtu = f" mtu {self.mtu}" if self.mtu else ""
+        return f"ip -n {self.netns} link set {self.ifname}{mtu} up"
+
+
+@dataclass(frozen=True)
+class AddAddress:
+    netns: str
+    ifname: str
+    address: str
+    prefixlen: int
+
+    def describe(self) -> str:
+        return f"ip -n {self.netns} addr add {self.address}/{self.prefixlen} dev {self.ifname} nodad"
+
+
+@dataclass(frozen=True)
+class AddDefaultRoute:
+    netns: str
+    gateway: str
+    family: int
+
+    def describe(self) -> str:
+        return f"ip -n {self.netns} -{self.family} route add default via {self.gateway}"
+
+
+@dataclass(frozen=True)
+class SetSysctls:
+    netns: str
+    values: tuple[tuple[str, str], ...]
+
+    def describe(self) -> str:
+        pairs = " ".join(f"{key}={value}" for key, value in self.values)
+        return f"ip netns exec {self.netns} sysctl -q -w {pairs}"
+
+
+@dataclass(frozen=True)
+class LoadRuleset:
+    netns: str
+    ruleset: str
+
+    def describe(self) -> str:
+        return f"ip netns exec {self.netns} nft -f - <<< ({self.ruleset.count(chr(10))} lines)"
+
+
+Step = CreateNamespace | CreateVeth | SetLink | AddAddress | AddDefaultRoute | SetSysctls | LoadRuleset
+
+
+@dataclass(frozen=True)
+class Plan:
+    spec: LabSpec
+    steps: tuple[Step, ...]
+
+    def describe(self) -> str:
+        return "\n".join(step.describe() for step in self.steps)
+
+
+def build_plan(spec: LabSpec) -> Plan:
+    client, dut, server = (spec.netns(role) for role in ROLES)
+    steps: list[Step] = [CreateNamespace(ns) for ns in (client, dut, server)]
+    # DAD would hold IPv6 addresses "tentative" for ~1 s; the lab has no duplicates to detect.
+    no_dad = (("net.ipv6.conf.all.accept_dad", "0"), ("net.ipv6.conf.default.accept_dad", "0"))
+    forwarding = (("net.ipv4.ip_forward", "1"), ("net.ipv6.conf.all.forwarding", "1"))
+    steps += [SetSysctls(client, no_dad), SetSysctls(dut, no_dad + forwarding), SetSysctls(server, no_dad)]
+    steps += [
+        CreateVeth(client, CLIENT_IF, dut, DUT_LAN_IF),
+        CreateVeth(server, SERVER_IF, dut, DUT_WAN_IF),
+    ]
+    ends = [(client, CLIENT_IF, "client"), (dut, DUT_LAN_IF, "dut_lan"),
+            (dut, DUT_WAN_IF, "dut_wan"), (server, SERVER_IF, "server")]
+    for ns, ifname, role in ends:
+        for family in (4, 6):
+            address, prefixlen = ADDR[(role, family)]
+            steps.append(AddAddress(ns, ifname, address, prefixlen))
+        steps.append(SetLink(ns, ifname, spec.mtu))
+    steps += [SetLink(ns, "lo") for ns in (client, dut, server)]
+    for family in (4, 6):
+        steps.append(AddDefaultRoute(client, ADDR[("dut_lan", family)][0], family))
+        steps.append(AddDefaultRoute(server, ADDR[("dut_wan", family)][0], family))
+    ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port)
+    if ruleset is not None:
+        steps.append(LoadRuleset(dut, ruleset))
+    return Plan(spec, tuple(steps))

@@ -1,0 +1,1 @@
+"""Traffic generators: argv builders and pure parsers (parse(text) -> result, no I/O)."""

@@ -1,0 +1,64 @@
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from linerate.cli import build_parser, main
+
+
+def netns_list() -> list[str]:
+    return sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else []
+
+
+@pytest.mark.parametrize("argv,option", [
+    (["trial", "--streams", "0"], "--streams"),
+    (["trial", "--family", "5"], "--family"),
+    (["trial", "--duration", "-1"], "--duration"),
+    (["trial", "--firewall", "rules:abc"], "--firewall"),
+    (["trial", "--streams", "many"], "--streams"),
+    (["trial", "--direction", "sideways"], "--direction"),
+    (["lab", "up", "--name", "Bad Name"], "--name"),
+    (["lab", "up", "--mtu", "20000"], "--mtu"),
+    (["demo", "--repetitions", "0"], "--repetitions"),
+])
+def test_bad_input_one_line_exit_2_nothing_created(argv, option, tmp_path):
+    before = netns_list()
+    proc = subprocess.run([sys.executable, "-m", "linerate", *argv], capture_output=True, text=True,
+                          env={**os.environ, "LINERATE_STATE_DIR": str(tmp_path / "labs")})
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and "Traceback" not in proc.stderr
+    assert not (tmp_path / "labs").exists()
+    assert netns_list() == before
+
+
+def test_unknown_lab_is_a_clean_error(capsys):
+    assert main(["trial", "--lab", "nosuch"]) == 1
+    assert "no lab named 'nosuch'" in capsys.readouterr().err
+
+
+def test_dry_run_prints_plan_and_creates_nothing(capsys, tmp_path):
+    assert main(["lab", "up", "--name", "dry", "--firewall", "rules:10", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "ip netns add lr-dry-client" in out
+    assert "lr-dry-dut" not in netns_list()
+
+
+def _subcommands(parser: argparse.ArgumentParser, prefix=()):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*prefix, name), sub
+                yield from _subcommands(sub, (*prefix, name))
+
+
+def test_every_command_has_help_and_an_example():
+    for path, sub in _subcommands(build_parser()):
+        has_children = any(isinstance(a, argparse._SubParsersAction) for a in sub._actions)
+        if has_children:
+            continue
+        text = sub.format_help()
+        assert "Example: linerate" in text, f"{' '.join(path)} has no example in its help"

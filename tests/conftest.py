@@ -1,0 +1,26 @@
+import os
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+def read_data(*parts: str) -> str:
+    return DATA.joinpath(*parts).read_text()
+
+
+@pytest.fixture(autouse=True)
+def _state_dir(tmp_path, monkeypatch):
+    # Every test gets its own lab registry, so tests never see (or clean) each other's labs.
+    monkeypatch.setenv("LINERATE_STATE_DIR", str(tmp_path / "labs"))
+    monkeypatch.setenv("LINERATE_DB", str(tmp_path / "linerate.db"))
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0

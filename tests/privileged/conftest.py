@@ -1,0 +1,45 @@
+"""Privileged tests build real labs. Each test has its own registry (see tests/conftest.py); the
+fixture below removes whatever that registry still lists afterwards — exactly what the test
+created, never anything found by name pattern — and then fails the test if anything was left."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from linerate.lab.apply import remove_namespaces
+from linerate.lab.registry import Registry
+
+pytestmark = pytest.mark.privileged
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "privileged" in str(item.fspath):
+            item.add_marker(pytest.mark.privileged)
+            if os.geteuid() != 0:
+                item.add_marker(pytest.mark.skip(reason="needs root (CI runs these as root)"))
+
+
+def netns_names() -> set[str]:
+    return set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()
+
+
+@pytest.fixture(autouse=True)
+def leaves_nothing_behind():
+    before = netns_names()
+    yield
+    leftovers = []
+    for record in Registry().all():
+        leftovers += remove_namespaces(record.namespaces)
+        Registry().remove(record.lab_id)
+    assert not leftovers, f"test left namespaces behind: {leftovers}"
+    assert netns_names() <= before, f"new namespaces remain: {netns_names() - before}"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

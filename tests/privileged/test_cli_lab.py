@@ -1,0 +1,92 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from linerate.lab.registry import Registry
+from tests.privileged.conftest import netns_names, pid_alive
+
+LINERATE = [sys.executable, "-m", "linerate"]
+
+
+def run(*argv, check=True):
+    proc = subprocess.run([*LINERATE, *argv], capture_output=True, text=True, timeout=120)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_trial_json_and_failed_trial_on_stopped_server():
+    run("lab", "up", "--name", "clij", "--firewall", "stateful")
+    try:
+        trial = json.loads(run("trial", "--lab", "clij", "--duration", "1", "--omit", "0", "--json").stdout)
+        assert trial["status"] == "ok"
+        assert trial["throughput_bps"] > 1e8
+        assert trial["retransmits"] is not None and trial["cpu_local_pct"] > 0
+        assert trial["argv"][0] == "iperf3"
+        run("lab", "stop-server", "clij")
+        failed = run("trial", "--lab", "clij", "--duration", "1", "--json", check=False)
+        assert failed.returncode != 0
+        doc = json.loads(failed.stdout)
+        assert doc["status"] == "failed" and "Connection refused" in doc["error"]
+    finally:
+        run("lab", "down", "clij")
+    assert "lr-clij-dut" not in netns_names()
+
+
+def test_sigkill_demo_then_lab_clean_leaves_nothing():
+    before = netns_names()
+    demo = subprocess.Popen([*LINERATE, "demo", "--repetitions", "2", "--duration", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (netns_names() - before):
+        time.sleep(0.05)
+    time.sleep(1.5)  # mid-run: lab up, iperf3 server and a trial running
+    made = netns_names() - before
+    assert made, "demo never created its lab"
+    servers = [pid for record in Registry().all() for pid in (s.pid for s in record.servers)]
+    demo.kill()
+    demo.wait()
+    assert made <= netns_names()  # SIGKILL: nothing could clean up
+    out = run("lab", "clean").stdout
+    assert "removed lab" in out
+    assert netns_names() == before
+    assert not any(pid_alive(pid) for pid in servers)
+    assert Registry().all() == []
+
+
+def test_sigterm_during_trial_removes_the_lab():
+    before = netns_names()
+    proc = subprocess.Popen([*LINERATE, "trial", "--duration", "10"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (netns_names() - before):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "SIGTERM" in err
+    assert netns_names() == before
+
+
+def test_clean_leaves_live_and_kept_labs_alone():
+    run("lab", "up", "--name", "keep1")
+    try:
+        assert "nothing to clean" in run("lab", "clean").stdout
+        assert "lr-keep1-dut" in netns_names()
+        status = json.loads(run("lab", "status", "--json").stdout)
+        assert [row["state"] for row in status if row["name"] == "keep1"] == ["kept"]
+    finally:
+        run("lab", "down", "keep1")
+
+
+def test_doctor_reports_required_features():
+    proc = run("doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(proc.stdout)}
+    for name in ("root", "netns", "veth", "nftables", "conntrack", "binary iperf3"):
+        assert checks[name]["ok"], checks[name]
+    for qdisc in ("netem", "cake", "fq", "tbf", "htb"):
+        assert f"qdisc {qdisc}" in checks  # reported either way, never silently skipped

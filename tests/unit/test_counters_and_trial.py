@@ -1,0 +1,60 @@
+import pytest
+
+from linerate import counters
+from linerate.exec import FakeExecutor
+from linerate.model import TrialParams
+from linerate.trial import LINK_STATS_ARGV, NSTAT_ARGV, run_trial
+from tests.conftest import read_data
+
+
+def test_link_stats_and_nstat_parse_recorded_output():
+    links = counters.parse_link_stats(read_data("ip", "dut_link_stats.json"))
+    assert "lan0_rx_packets" in links and "wan0_tx_packets" in links
+    assert not any(key.startswith("lo_") for key in links)
+    snmp = counters.parse_nstat(read_data("nstat", "dut_nstat.json"))
+    assert snmp["ipv4_forwarded"] > 0
+
+
+def test_delta_sums_forwarded_and_drops():
+    before = {"ipv4_forwarded": 10, "ipv6_forwarded": 5, "lan0_rx_dropped": 1, "ipv4_in_discards": 0}
+    after = {"ipv4_forwarded": 110, "ipv6_forwarded": 5, "lan0_rx_dropped": 4, "ipv4_in_discards": 2}
+    d = counters.delta(before, after)
+    assert d["forwarded_packets"] == 100
+    assert d["dropped_packets"] == 5
+
+
+def make_dut(forwarded_after: int) -> FakeExecutor:
+    dut = FakeExecutor("dut")
+    dut.respond(LINK_STATS_ARGV, read_data("ip", "dut_link_stats.json"))
+    calls = iter([0, forwarded_after])
+    dut.respond_with(NSTAT_ARGV, lambda argv: (0, '{"kernel": {"IpForwDatagrams": %d}}' % next(calls), ""))
+    return dut
+
+
+def test_run_trial_with_fake_executors():
+    client = FakeExecutor("client").respond(["iperf3"], read_data("iperf3", "tcp_forward_p1.json"))
+    trial = run_trial(client, make_dut(500), TrialParams(duration_s=1), "198.19.0.2")
+    assert trial.ok and trial.throughput_bps > 1e9
+    assert trial.dut_counters["forwarded_packets"] == 500
+    assert client.calls[0][:3] == ("iperf3", "--client", "198.19.0.2")
+
+
+def test_run_trial_error_exit0_is_failed():
+    client = FakeExecutor().respond(["iperf3"], read_data("iperf3", "error_connection_refused_rc0.json"))
+    trial = run_trial(client, None, TrialParams(), "198.19.0.2")
+    assert trial.status == "failed" and "Connection refused" in trial.error
+
+
+def test_run_trial_without_output_keeps_stderr():
+    client = FakeExecutor().respond(["iperf3"], "", returncode=1, stderr="iperf3: unrecognized option")
+    trial = run_trial(client, None, TrialParams(), "198.19.0.2")
+    assert trial.status == "failed" and "unrecognized option" in trial.error
+
+
+def test_fake_executor_longest_prefix_and_check():
+    fake = FakeExecutor().respond(["ip"], "short").respond(["ip", "-j"], "long")
+    assert fake.run(["ip", "-j", "link"]).stdout == "long"
+    assert fake.run(["ip", "link"]).stdout == "short"
+    from linerate.errors import ExecError
+    with pytest.raises(ExecError):
+        fake.run(["unknown"])
