@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from linerate import __version__
 from linerate.errors import LinerateError
 
-COMMAND_MODULES = ("lab_cmds", "trial_cmds")
+COMMAND_MODULES = ("lab_cmds", "trial_cmds", "experiment_cmds")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -44,6 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LinerateError as exc:
         sys.stderr.write(f"linerate: {exc}\n")
         return exc.exit_code
+    except BrokenPipeError:  # `linerate report | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         sys.stderr.write("linerate: interrupted\n")
         return 130

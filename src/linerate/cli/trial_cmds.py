@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from linerate import preflight
 from linerate.cli.options import add_json_flag, as_option, firewall_type
@@ -50,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--repetitions", type=int, default=3, help="trials per cell (default 3)")
     demo.add_argument("--duration", type=int, default=2, help="seconds per trial (default 2)")
     demo.add_argument("--omit", type=int, default=1, help="warm-up seconds per trial (default 1)")
+    demo.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
     demo.set_defaults(handler=cmd_demo)
 
 
@@ -86,6 +86,24 @@ def cmd_trial(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from linerate.experiment.builtin import run_demo
+    from linerate.cli.experiment_cmds import open_store
+    from linerate.cli.progress import ProgressReporter
+    from linerate.errors import ConfigError
+    from linerate.experiment.builtin import demo_experiment
+    from linerate.experiment.run import run_experiment
+    from linerate.report.data import build_report
+    from linerate.report.markdown import serialize
 
-    return run_demo(args.repetitions, args.duration, args.omit, out=sys.stdout)
+    for option, value, low in (("--repetitions", args.repetitions, 1), ("--duration", args.duration, 1),
+                               ("--omit", args.omit, 0)):
+        if value < low:
+            raise ConfigError(option, f"{value} is out of range; use {low} or more")
+    experiment = demo_experiment(args.repetitions, args.duration, args.omit)
+    store = open_store(args)
+    preflight.require(preflight.run_checks())
+    with ProgressReporter() as reporter:
+        result = run_experiment(experiment, store, kind="demo", on_event=reporter)
+    print(serialize(build_report(store, result.experiment_id)))
+    print(f"stored in {store.path} as experiment {result.experiment_id}; "
+          f"see `linerate report {result.experiment_id} --format json`")
+    return 0

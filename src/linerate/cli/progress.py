@@ -1,0 +1,54 @@
+"""Progress reporting: listens to scheduler events. A rich progress bar (cells done/total, current
+cell, ETA) on a terminal; one plain line per trial otherwise (CI logs, pipes)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from linerate.experiment.scheduler import Event
+from linerate.report.layout import format_mbps
+
+
+def describe_cell(cell: dict) -> str:
+    label = f"IPv{cell['family']} P{cell['streams']} {cell['direction']}"
+    extra = [f"{k}={cell[k]}" for k in ("firewall", "mtu") if k in cell]
+    return f"{label} {' '.join(extra)}"
+
+
+class ProgressReporter:
+    def __init__(self, console: Console | None = None):
+        self.console = console or Console(stderr=True)
+        self.progress: Progress | None = None
+        self.task = None
+
+    def __enter__(self) -> "ProgressReporter":
+        if self.console.is_terminal:
+            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                     console=self.console)
+            self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.progress:
+            self.progress.__exit__(*exc)
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "start":
+            if self.progress:
+                self.task = self.progress.add_task("starting", total=event.planned)
+            else:
+                self.console.print(f"running {event.planned} trials ({event.message})")
+        elif event.kind == "trial" and event.trial is not None:
+            result = (f"{format_mbps(event.trial.throughput_bps)} Mbit/s" if event.trial.ok
+                      else f"FAILED: {event.trial.error}")
+            line = f"{describe_cell(event.cell)} #{event.repetition}: {result}"
+            if self.progress and self.task is not None:
+                self.progress.update(self.task, completed=event.done, total=event.planned,
+                                     description=describe_cell(event.cell))
+            else:
+                self.console.print(f"[{event.done}/{event.planned}] {line}", highlight=False)
+        elif event.kind == "retry":
+            self.console.print(f"retrying {describe_cell(event.cell)} (attempt {event.attempt} failed: "
+                               f"{event.message})", highlight=False)

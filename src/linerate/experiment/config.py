@@ -1,0 +1,153 @@
+"""Experiment files (TOML) -> a validated Experiment. Unknown keys, wrong types and impossible
+values become one ConfigError naming the file, the key and what is allowed — never a traceback."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import itertools
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
+
+from linerate.errors import ConfigError
+from linerate.experiment.axes import AXES
+
+MAX_FILE_BYTES = 1_000_000
+MAX_CELLS = 10_000
+
+
+class Experiment(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    description: str = ""
+    repetitions: StrictInt = Field(3, ge=1, le=10_000)
+    duration_s: StrictInt = Field(5, ge=1, le=86_400)
+    omit_s: StrictInt = Field(1, ge=0, le=600)
+    precision: float | None = Field(None, gt=0, lt=1, strict=True)
+    min_repetitions: StrictInt = Field(3, ge=2, le=10_000)
+    max_repetitions: StrictInt = Field(30, ge=2, le=10_000)
+    max_retries: StrictInt = Field(2, ge=0, le=10)
+    retry_backoff_s: float = Field(1.0, ge=0, le=60)
+    seed: StrictInt | None = None
+    fixed: dict[str, Any] = Field(default_factory=dict)
+    axes: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @field_validator("fixed")
+    @classmethod
+    def _fixed_known(cls, fixed: dict[str, Any]) -> dict[str, Any]:
+        return {name: _axis_value(name, value, "fixed") for name, value in fixed.items()}
+
+    @field_validator("axes")
+    @classmethod
+    def _axes_known(cls, axes: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        out = {}
+        for name, values in axes.items():
+            if not values:
+                raise ValueError(f"axis '{name}' has no values; give at least one")
+            canon = [_axis_value(name, v, "axes") for v in values]
+            if len(set(map(repr, canon))) != len(canon):
+                raise ValueError(f"axis '{name}' repeats a value")
+            out[name] = canon
+        return out
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Experiment":
+        both = set(self.fixed) & set(self.axes)
+        if both:
+            raise ValueError(f"{', '.join(sorted(both))} is both fixed and an axis; keep one")
+        if self.min_repetitions > self.max_repetitions:
+            raise ValueError("min_repetitions is larger than max_repetitions")
+        if self.n_cells > MAX_CELLS:
+            raise ValueError(f"the axes give {self.n_cells} cells; at most {MAX_CELLS} are allowed")
+        return self
+
+    @property
+    def n_cells(self) -> int:
+        count = 1
+        for values in self.axes.values():
+            count *= len(values)
+        return count
+
+    def cells(self) -> list[dict[str, Any]]:
+        """The cartesian product of the axes; every registered axis gets a value (fixed or default)."""
+        base = {name: axis.default for name, axis in AXES.items()}
+        base.update(self.fixed)
+        base.update(duration_s=self.duration_s, omit_s=self.omit_s)
+        names = list(self.axes)
+        return [{**base, **dict(zip(names, combo))} for combo in itertools.product(*self.axes.values())]
+
+    def config_hash(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+def _axis_value(name: str, value: Any, where: str) -> Any:
+    axis = AXES.get(name)
+    if axis is None:
+        hint = difflib.get_close_matches(name, list(AXES), n=1)
+        did_you_mean = f"; did you mean '{hint[0]}'?" if hint else ""
+        raise ValueError(f"unknown axis '{name}'{did_you_mean} (known: {', '.join(sorted(AXES))})")
+    try:
+        return axis.validate(value)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{name} = {value!r}: {exc}; allowed: {axis.allowed}") from None
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    problems = []
+    for error in exc.errors():
+        loc = ".".join(str(part) for part in error["loc"]) or "(file)"
+        if error["type"] == "extra_forbidden":
+            key = str(error["loc"][-1])
+            known = list(Experiment.model_fields) + list(AXES)
+            hint = difflib.get_close_matches(key, known, n=1)
+            extra = f"did you mean '{hint[0]}'? " if hint else ""
+            problems.append(f"{source}: unknown key '{loc}'; {extra}"
+                            f"allowed: {', '.join(Experiment.model_fields)} (axes go under [axes])")
+        else:
+            message = error["msg"].removeprefix("Value error, ")
+            problems.append(f"{source}: {loc}: {message} (got {error.get('input')!r})"
+                            if error["type"] != "value_error" else f"{source}: {loc}: {message}")
+    return "\n".join(problems)
+
+
+def parse_experiment(text: str, source: str = "<experiment>") -> Experiment:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, f"not valid TOML: {exc}") from None
+    # Known axis names may also be fixed at top level (`family = 6`), as users write them.
+    fixed = dict(doc.get("fixed", {})) if isinstance(doc.get("fixed", {}), dict) else doc.get("fixed")
+    for name in list(doc):
+        if name in AXES:
+            if isinstance(fixed, dict):
+                fixed[name] = doc.pop(name)
+    if fixed:
+        doc["fixed"] = fixed
+    try:
+        return Experiment.model_validate(doc)
+    except ValidationError as exc:
+        raise ConfigError(source, "invalid experiment:\n" + _describe(exc, source)) from None
+
+
+def load_experiment(path: str | Path) -> tuple[Experiment, str]:
+    file = Path(path)
+    try:
+        if file.stat().st_size > MAX_FILE_BYTES:
+            raise ConfigError(str(file), f"larger than {MAX_FILE_BYTES} bytes; is this an experiment file?")
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(str(file), "no such file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(file), "not UTF-8 text; experiment files are TOML") from None
+    except OSError as exc:
+        raise ConfigError(str(file), f"cannot read: {exc.strerror}") from None
+    return parse_experiment(text, str(file)), text
+
+
+def experiment_to_json(experiment: Experiment) -> dict:
+    return json.loads(experiment.model_dump_json())

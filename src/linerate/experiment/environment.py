@@ -1,0 +1,69 @@
+"""The environment fingerprint stored with every experiment: what machine, kernel, tools and
+offload states produced the numbers."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+from pathlib import Path
+
+from linerate import __version__
+from linerate.exec import Executor, LocalExecutor
+from linerate.preflight import parse_iperf3_version
+
+
+def parse_ethtool_features(text: str) -> dict[str, str]:
+    """`ethtool -k IF` -> {"tcp-segmentation-offload": "on", "rx-lro": "off [fixed]", ...}."""
+    features = {}
+    for line in text.splitlines():
+        match = re.match(r"^\s*([a-z0-9-]+):\s+(on|off)(\s+\[fixed\])?\s*$", line)
+        if match:
+            features[match.group(1)] = match.group(2) + (" [fixed]" if match.group(3) else "")
+    return features
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def read_text(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def fingerprint(host: Executor | None = None) -> dict:
+    host = host or LocalExecutor()
+    version = host.run(["iperf3", "--version"], check=False, timeout_s=10)
+    parsed = parse_iperf3_version(version.stdout + version.stderr)
+    return {
+        "linerate_version": __version__,
+        "kernel": platform.release(),
+        "machine": platform.machine(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "iperf3_version": ".".join(map(str, parsed)) if parsed else None,
+        "tcp_congestion_control": read_text("/proc/sys/net/ipv4/tcp_congestion_control"),
+        "python": platform.python_version(),
+    }
+
+
+def offload_states(executors: dict[str, tuple[Executor, str]]) -> dict[str, dict[str, str]]:
+    """{"client:eth0": {...features...}} for each (executor, interface) given."""
+    out = {}
+    for label, (host, ifname) in executors.items():
+        result = host.run(["ethtool", "-k", ifname], check=False, timeout_s=10)
+        if result.returncode == 0:
+            wanted = ("rx-checksumming", "tx-checksumming", "tcp-segmentation-offload",
+                      "generic-segmentation-offload", "generic-receive-offload", "large-receive-offload")
+            features = parse_ethtool_features(result.stdout)
+            out[f"{label}:{ifname}"] = {k: v for k, v in features.items() if k in wanted}
+    return out

@@ -1,0 +1,68 @@
+"""Glue between a validated Experiment, the store and labs: start or resume, record the
+environment, run the scheduler, mark the experiment done or interrupted."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from linerate.experiment.config import Experiment, experiment_to_json
+from linerate.experiment.environment import fingerprint, offload_states
+from linerate.experiment.scheduler import Event, LabFactory, RunResult, Scheduler
+from linerate.store.db import Store
+
+
+@contextlib.contextmanager
+def namespace_lab(lab_params: dict[str, Any]) -> Iterator[Any]:
+    """The embedded lab: one namespace lab per combination of lab-scoped axes."""
+    from linerate.lab.lab import Lab, new_lab_id
+    from linerate.model import FirewallProfile
+    from linerate.topology.plan import LabSpec
+
+    spec = LabSpec(new_lab_id(), FirewallProfile.parse(lab_params["firewall"]), lab_params["mtu"])
+    with Lab(spec) as lab:
+        yield lab
+
+
+def run_experiment(experiment: Experiment, store: Store, *, file_text: str | None = None,
+                   kind: str = "run", resume: bool = False, seed: int | None = None,
+                   lab_factory: LabFactory = namespace_lab,
+                   on_event: Callable[[Event], None] = lambda e: None,
+                   environment: dict | None = None) -> RunResult:
+    config_hash = experiment.config_hash()
+    existing = store.resumable(experiment.name, config_hash) if resume else None
+    if existing is not None:
+        experiment_id, seed = existing.id, existing.seed
+    else:
+        seed = seed if seed is not None else (experiment.seed if experiment.seed is not None
+                                              else random.SystemRandom().randrange(2**31))
+        env = environment if environment is not None else fingerprint()
+        experiment_id = store.create_experiment(experiment.name, kind, experiment_to_json(experiment),
+                                                file_text=file_text, config_hash=config_hash, seed=seed,
+                                                environment=env)
+    first_lab_seen = {"done": existing is not None or environment is not None}
+
+    def factory_recording_offloads(lab_params: dict[str, Any]):
+        @contextlib.contextmanager
+        def managed():
+            with lab_factory(lab_params) as lab:
+                if not first_lab_seen["done"] and hasattr(lab, "executor"):
+                    first_lab_seen["done"] = True
+                    env = store.experiment(experiment_id).environment
+                    env["offloads"] = offload_states({
+                        "client": (lab.executor("client"), "eth0"), "dut": (lab.executor("dut"), "lan0"),
+                        "server": (lab.executor("server"), "eth0")})
+                    store.set_environment(experiment_id, env)
+                yield lab
+        return managed()
+
+    scheduler = Scheduler(experiment, store, factory_recording_offloads, on_event)
+    try:
+        result = scheduler.run(experiment_id, seed, resumed=existing is not None)
+    except BaseException:
+        store.finish_experiment(experiment_id, "interrupted")
+        raise
+    store.finish_experiment(experiment_id, "done")
+    return result

@@ -1,0 +1,19 @@
+"""JSON: the experiment, its environment, and every cell with parameters and statistics."""
+
+from __future__ import annotations
+
+import json
+
+from linerate.report.data import Report
+
+
+def serialize(report: Report) -> str:
+    exp = report.experiment
+    doc = {
+        "experiment": {"id": exp.id, "name": exp.name, "kind": exp.kind, "status": exp.status, "seed": exp.seed,
+                       "started_at": exp.started_at, "ended_at": exp.ended_at, "config": exp.config,
+                       "environment": exp.environment},
+        "cells": [{"cell_id": c.cell_id, "params": c.params, "stats": c.summary.to_dict(), "flags": list(c.flags)}
+                  for c in report.cells],
+    }
+    return json.dumps(doc, indent=2) + "\n"

@@ -1,0 +1,60 @@
+"""Markdown in the articles' layout: rows "IPv4 1 stream", one column per configuration,
+cells "941 ± 3 (12 retr, n=20)" in Mbit/s (mean ± 95% CI half-width)."""
+
+from __future__ import annotations
+
+from linerate.report.data import ROW_AXES, CellReport, Report
+from linerate.report.layout import format_mbps, markdown_table, row_label
+
+
+def row_of(cell: CellReport) -> str:
+    p = cell.params
+    label = row_label(p.get("family", 4), p.get("streams", 1), p.get("direction", "forward"))
+    return label + (" UDP" if p.get("protocol") == "udp" else "")
+
+
+def column_of(cell: CellReport, column_axes: list[str]) -> str:
+    if not column_axes:
+        return "throughput"
+    return ", ".join(f"{name} {cell.params.get(name)}" for name in column_axes)
+
+
+def cell_text(cell: CellReport) -> str:
+    s = cell.summary
+    if s.n == 0:
+        return f"failed ({s.failures})" if s.failures else "–"
+    text = format_mbps(s.mean)
+    if s.half_width is not None:
+        text += f" ± {format_mbps(s.half_width)}"
+    extras = []
+    if s.retransmits_mean is not None:
+        extras.append(f"{s.retransmits_mean:.0f} retr")
+    extras.append(f"n={s.n}")
+    if s.failures:
+        extras.append(f"{s.failures} failed")
+    text += f" ({', '.join(extras)})"
+    if cell.flags:
+        text += " " + " ".join(f"[{flag}]" for flag in cell.flags)
+    return text
+
+
+def serialize(report: Report) -> str:
+    varying = report.varying()
+    column_axes = [name for name in varying if name not in ROW_AXES]
+    rows: dict[str, dict[str, str]] = {}
+    columns: list[str] = []
+    for cell in sorted(report.cells, key=lambda c: (c.params.get("streams", 1), c.params.get("family", 4),
+                                                    str(c.params.get("direction")), str(c.params.get("protocol")))):
+        column = column_of(cell, column_axes)
+        if column not in columns:
+            columns.append(column)
+        rows.setdefault(row_of(cell), {})[column] = cell_text(cell)
+    exp = report.experiment
+    title = f"{exp.name} (Mbit/s, mean ± 95% CI)"
+    table = markdown_table(title, columns, [(label, [cells.get(c, "–") for c in columns])
+                                           for label, cells in rows.items()])
+    env = exp.environment
+    footer = (f"\nExperiment {exp.id} '{exp.name}', {exp.status}, seed {exp.seed}; "
+              f"kernel {env.get('kernel', '?')}, iperf3 {env.get('iperf3_version', '?')}, "
+              f"CPU {env.get('cpu_model', '?')}.")
+    return table + "\n" + footer + "\n"
