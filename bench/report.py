@@ -1,0 +1,53 @@
+"""Report time on a store of 100k synthetic trials (goal <= 2 s), md and json, measured here.
+Run: .venv/bin/python bench/report.py [TRIALS]"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from linerate.experiment.axes import AXES
+from linerate.report.data import build_report
+from linerate.report.exporters import EXPORTERS
+from linerate.store import Store
+from linerate.store.db import cell_key
+
+
+def build_store(path: Path, trials: int, cells: int = 1000) -> None:
+    store = Store(path)
+    exp = store.create_experiment("synthetic", "run", {}, seed=1)
+    base = {name: axis.default for name, axis in AXES.items()}
+    params = [{**base, "streams": 1 + i % 64, "mtu": 1280 + i // 64, "duration_s": 5, "omit_s": 1}
+              for i in range(cells)]
+    ids = store.ensure_cells(exp, params)
+    cell_ids = [ids[cell_key(p)] for p in params]
+    rng = random.Random(1)
+    rows = [(cell_ids[i % cells], i // cells + 1, 1, "ok", 1, 940e6 * (1 + rng.gauss(0, 0.01)), 10, 40.0, 20.0)
+            for i in range(trials)]
+    with store.conn:
+        store.conn.executemany(
+            "INSERT INTO trials (cell_id, repetition, attempt, status, final, throughput_bps, retransmits, "
+            "cpu_local_pct, cpu_remote_pct) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    store.close()
+
+
+def main(trials: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.db"
+        build_store(path, trials)
+        for fmt in ("md", "json"):
+            start = time.perf_counter()
+            text = EXPORTERS[fmt](build_report(Store(path), "synthetic"))
+            elapsed = time.perf_counter() - start
+            if fmt == "json":
+                assert len(json.loads(text)["cells"]) == 1000
+            print(f"report --format {fmt} on {trials:,} trials / 1,000 cells: {elapsed:.2f} s "
+                  f"(goal <= 2 s: {'met' if elapsed <= 2 else 'NOT met'}; ratio to goal {elapsed / 2:.2f})")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
