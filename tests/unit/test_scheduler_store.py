@@ -22,6 +22,7 @@ repetitions = 3
 duration_s = 1
 omit_s = 0
 retry_backoff_s = 0
+calibrate = false
 [axes]
 family = [4, 6]
 streams = [1, 4]

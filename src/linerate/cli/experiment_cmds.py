@@ -12,6 +12,7 @@ from pathlib import Path
 from linerate import preflight
 from linerate.cli.progress import ProgressReporter
 from linerate.errors import ConfigError
+from linerate.experiment.axes import required_features
 from linerate.experiment.config import load_experiment
 from linerate.experiment.run import run_experiment
 from linerate.experiment.scheduler import estimate_seconds, iter_plan, planned_trials
@@ -79,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"  {index:3}. {json.dumps(varying)}")
         return 0
     store = open_store(args)
-    preflight.require(preflight.run_checks())
+    preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()))
     with ProgressReporter() as reporter:
         result = run_experiment(experiment, store, file_text=text, resume=args.resume, seed=seed,
                                 on_event=reporter)

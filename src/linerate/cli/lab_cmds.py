@@ -7,12 +7,13 @@ import json
 import time
 
 from linerate import preflight
-from linerate.cli.options import add_json_flag, as_option, firewall_type
+from linerate.cli.options import add_json_flag, add_link_options, as_option, firewall_type, lab_params_from_args
+from linerate.experiment.axes import lab_spec, required_features
 from linerate.lab.apply import remove_namespaces
 from linerate.lab.lab import Lab, find_lab, new_lab_id
 from linerate.lab.registry import Registry
 from linerate.model import FirewallProfile, validate_lab_name
-from linerate.topology.plan import LabSpec, build_plan
+from linerate.topology.plan import build_plan
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--firewall", type=firewall_type, default=FirewallProfile("none"),
                     help="DUT ruleset: none, stateful, nat or rules:N (default: none)")
     up.add_argument("--mtu", type=int, default=1500, help="MTU of every lab link (68-9216, default 1500)")
+    add_link_options(up)
     up.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     up.set_defaults(handler=cmd_lab_up)
 
@@ -56,11 +58,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_lab_up(args: argparse.Namespace) -> int:
     name = as_option(lambda: validate_lab_name(args.name)) if args.name else new_lab_id()
-    spec = as_option(lambda: LabSpec(name, args.firewall, args.mtu))
+    params = lab_params_from_args(args)
+    spec = as_option(lambda: lab_spec(name, params))
     if args.dry_run:
         print(build_plan(spec).describe())
         return 0
-    preflight.require(preflight.run_checks())
+    preflight.require(preflight.run_checks(), extra_required=required_features([params]))
     lab = Lab(spec, keep=True)
     with_cleanup_on_error(lab)
     print(f"lab {name} is up (firewall {spec.firewall}, MTU {spec.mtu}); "

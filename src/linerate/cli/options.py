@@ -29,3 +29,29 @@ def firewall_type(text: str) -> FirewallProfile:
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def add_link_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--link", default="none", help="emulated link rate on the DUT ports: 100m, 1g, 10g "
+                        "(per-frame Ethernet accounting; default none)")
+    parser.add_argument("--delay", type=float, default=0.0, help="one-way delay in ms (needs sch_netem)")
+    parser.add_argument("--jitter", type=float, default=0.0, help="delay jitter in ms (needs sch_netem)")
+    parser.add_argument("--loss", type=float, default=0.0, help="loss in percent (needs sch_netem)")
+    parser.add_argument("--offloads", default="default", help="e.g. 'all:tso=off,gso=off,gro=off' or "
+                        "'dut:rx=off;client:tso=off' (client, dut_in, dut_out, dut, server, all)")
+
+
+def lab_params_from_args(args: argparse.Namespace) -> dict:
+    """Validate lab options through the same axis validators experiment files use."""
+    from linerate.experiment.axes import AXES
+
+    values = {"firewall": str(args.firewall), "mtu": args.mtu, "link_rate": args.link, "delay_ms": args.delay,
+              "jitter_ms": args.jitter, "loss_pct": args.loss, "offloads": args.offloads}
+    out = {}
+    for name, value in values.items():
+        try:
+            out[name] = AXES[name].validate(value)
+        except ValueError as exc:
+            option = {"link_rate": "link", "delay_ms": "delay", "jitter_ms": "jitter", "loss_pct": "loss"}.get(name, name)
+            raise ConfigError(f"--{option}", f"{exc}; allowed: {AXES[name].allowed}") from None
+    return out

@@ -49,6 +49,8 @@ class ProgressReporter:
                                      description=describe_cell(event.cell))
             else:
                 self.console.print(f"[{event.done}/{event.planned}] {line}", highlight=False)
+        elif event.kind == "calibrate":
+            self.console.print(f"calibration: {event.message}", highlight=False)
         elif event.kind == "retry":
             self.console.print(f"retrying {describe_cell(event.cell)} (attempt {event.attempt} failed: "
                                f"{event.message})", highlight=False)

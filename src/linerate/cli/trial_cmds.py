@@ -6,12 +6,12 @@ import argparse
 import json
 
 from linerate import preflight
-from linerate.cli.options import add_json_flag, as_option, firewall_type
+from linerate.cli.options import add_json_flag, add_link_options, as_option, firewall_type, lab_params_from_args
+from linerate.experiment.axes import lab_spec, required_features
 from linerate.lab.lab import Lab, find_lab, new_lab_id
 from linerate.lab.registry import Registry
 from linerate.model import DIRECTIONS, PROTOCOLS, FirewallProfile, Trial, TrialParams
 from linerate.report.layout import format_mbps, row_label
-from linerate.topology.plan import LabSpec
 
 
 def add_trial_options(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_trial_options(trial)
     trial.add_argument("--firewall", type=firewall_type, default=FirewallProfile("none"),
                        help="DUT ruleset: none, stateful, nat or rules:N (default none)")
+    trial.add_argument("--mtu", type=int, default=1500, help="MTU of the lab links (default 1500)")
+    add_link_options(trial)
     trial.add_argument("--lab", help="use this existing lab (from `linerate lab up`) instead of a new one")
     add_json_flag(trial)
     trial.set_defaults(handler=cmd_trial)
@@ -75,11 +77,13 @@ def describe_trial(trial: Trial) -> str:
 
 def cmd_trial(args: argparse.Namespace) -> int:
     params = params_from_args(args)
+    lab_params = lab_params_from_args(args)
+    spec = as_option(lambda: lab_spec(new_lab_id(), lab_params))
     if args.lab:
         trial = find_lab(args.lab, Registry()).run_trial(params)
     else:
-        preflight.require(preflight.run_checks())
-        with Lab(LabSpec(new_lab_id(), args.firewall)) as lab:
+        preflight.require(preflight.run_checks(), extra_required=required_features([lab_params]))
+        with Lab(spec) as lab:
             trial = lab.run_trial(params)
     print(json.dumps(trial.to_dict(), indent=2) if args.json else describe_trial(trial))
     return 0 if trial.ok else 1

@@ -92,3 +92,87 @@ def trial_params(cell: dict[str, Any]) -> TrialParams:
 
 def lab_key(cell: dict[str, Any]) -> tuple:
     return tuple(sorted((name, cell[name]) for name, axis in AXES.items() if axis.scope == "lab"))
+
+
+# --- link and per-interface knobs (topology.link) ---------------------------------------------
+
+def _link_rate(value: Any) -> str:
+    from linerate.topology.link import parse_link_rate
+
+    text = str(value).strip().lower() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    if text is None:
+        raise ValueError(f"{value!r} is not a link rate")
+    parse_link_rate(text)
+    return text
+
+
+def _non_negative(limit: float) -> Callable[[Any], float]:
+    def validate(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= limit:
+            raise ValueError(f"{value!r} is not a number from 0 to {limit:g}")
+        return float(value)
+    return validate
+
+
+def _spec_text(parse: Callable[[str], Any]) -> Callable[[Any], str]:
+    def validate(value: Any) -> str:
+        text = _text(value).strip()
+        parse(text)
+        return text or "default"
+    return validate
+
+
+def _txqueuelen(value: Any) -> int:
+    number = _whole(value)
+    if not 0 <= number <= 1_000_000:
+        raise ValueError(f"{number} is out of range (0 keeps the kernel default)")
+    return number
+
+
+def _rps(value: Any) -> str:
+    from linerate.topology.link import parse_cpu_mask
+
+    return "default" if str(value).strip() == "default" else parse_cpu_mask(_text(value))
+
+
+def _register_link_axes() -> None:
+    from linerate.topology.link import parse_offloads, parse_sysctls
+
+    register(Axis("link_rate", "lab", "none", _link_rate, "none, or a rate such as 100m, 1g, 2.5g, 10g"))
+    register(Axis("delay_ms", "lab", 0.0, _non_negative(60_000), "milliseconds >= 0 (needs sch_netem)"))
+    register(Axis("jitter_ms", "lab", 0.0, _non_negative(60_000), "milliseconds >= 0 (needs sch_netem)"))
+    register(Axis("loss_pct", "lab", 0.0, _non_negative(100), "percent 0..100 (needs sch_netem)"))
+    register(Axis("offloads", "lab", "default", _spec_text(parse_offloads),
+                  "default, or WHERE:feature=on|off[,...][;WHERE:...] with WHERE client, dut_in, dut_out, "
+                  "dut, server or all and feature rx, tx, tso, gso, gro or lro"))
+    register(Axis("dut_sysctls", "lab", "default", _spec_text(parse_sysctls),
+                  "default, or net.NAME=VALUE[;net.NAME=VALUE] (namespaced net.* sysctls)"))
+    register(Axis("dut_rps", "lab", "default", _rps, "default, or a hexadecimal CPU mask such as 3"))
+    register(Axis("txqueuelen", "lab", 0, _txqueuelen, "a queue length; 0 keeps the kernel default"))
+
+
+_register_link_axes()
+
+
+def lab_spec(lab_id: str, lab_params: dict[str, Any]):
+    """LabSpec for one combination of lab-scoped axis values."""
+    from linerate.topology.link import LinkSpec, parse_link_rate, parse_offloads, parse_sysctls
+    from linerate.topology.plan import LabSpec
+
+    p = {name: AXES[name].default for name, axis in AXES.items() if axis.scope == "lab"} | dict(lab_params)
+    link = LinkSpec(parse_link_rate(p["link_rate"]), p["delay_ms"], p["jitter_ms"], p["loss_pct"])
+    return LabSpec(lab_id, FirewallProfile.parse(p["firewall"]), p["mtu"], link=link,
+                   offloads=parse_offloads(p["offloads"]), dut_sysctls=parse_sysctls(p["dut_sysctls"]),
+                   dut_rps_mask=None if p["dut_rps"] == "default" else p["dut_rps"],
+                   txqueuelen=p["txqueuelen"] or None)
+
+
+def required_features(cells: list[dict[str, Any]]) -> set[str]:
+    """Preflight checks that become required because of what the cells ask for."""
+    needed = set()
+    for cell in cells:
+        if cell.get("delay_ms") or cell.get("jitter_ms") or cell.get("loss_pct"):
+            needed.add("qdisc netem")
+        if cell.get("link_rate", "none") != "none":
+            needed.add("qdisc tbf")
+    return needed

@@ -34,6 +34,7 @@ class Experiment(BaseModel):
     max_retries: StrictInt = Field(2, ge=0, le=10)
     retry_backoff_s: float = Field(1.0, ge=0, le=60)
     seed: StrictInt | None = None
+    calibrate: bool = Field(True, strict=True)
     fixed: dict[str, Any] = Field(default_factory=dict)
     axes: dict[str, list[Any]] = Field(default_factory=dict)
 

@@ -17,12 +17,10 @@ from linerate.store.db import Store
 @contextlib.contextmanager
 def namespace_lab(lab_params: dict[str, Any]) -> Iterator[Any]:
     """The embedded lab: one namespace lab per combination of lab-scoped axes."""
+    from linerate.experiment.axes import lab_spec
     from linerate.lab.lab import Lab, new_lab_id
-    from linerate.model import FirewallProfile
-    from linerate.topology.plan import LabSpec
 
-    spec = LabSpec(new_lab_id(), FirewallProfile.parse(lab_params["firewall"]), lab_params["mtu"])
-    with Lab(spec) as lab:
+    with Lab(lab_spec(new_lab_id(), lab_params)) as lab:
         yield lab
 
 
@@ -58,7 +56,14 @@ def run_experiment(experiment: Experiment, store: Store, *, file_text: str | Non
                 yield lab
         return managed()
 
-    scheduler = Scheduler(experiment, store, factory_recording_offloads, on_event)
+    flagger = lambda cell, trial: []  # noqa: E731
+    if experiment.calibrate:
+        from linerate.experiment.calibration import calibrate, flags_for, shape_key
+
+        baselines = calibrate(experiment.cells(), store, lab_factory,
+                              on_message=lambda m: on_event(Event("calibrate", message=m)))
+        flagger = lambda cell, trial: flags_for(trial, baselines.get(shape_key(cell)))  # noqa: E731
+    scheduler = Scheduler(experiment, store, factory_recording_offloads, on_event, flagger=flagger)
     try:
         result = scheduler.run(experiment_id, seed, resumed=existing is not None)
     except BaseException:

@@ -90,12 +90,14 @@ def _target_reached(experiment: Experiment, state: CellState, store: Store) -> b
 class Scheduler:
     def __init__(self, experiment: Experiment, store: Store, lab_factory: LabFactory,
                  on_event: Callable[[Event], None] = lambda event: None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep,
+                 flagger: Callable[[dict[str, Any], Trial], list[str]] = lambda cell, trial: []):
         self.experiment = experiment
         self.store = store
         self.lab_factory = lab_factory
         self.on_event = on_event
         self.sleep = sleep
+        self.flagger = flagger
 
     def run(self, experiment_id: int, seed: int, resumed: bool = False) -> RunResult:
         exp = self.experiment
@@ -137,7 +139,8 @@ class Scheduler:
             started = time.time()
             trial = lab.run_trial(params)
             final = trial.ok or attempt == attempts
-            self.store.add_trial(state.cell_id, repetition, attempt, trial, final=final, started_at=started)
+            self.store.add_trial(state.cell_id, repetition, attempt, trial, final=final, started_at=started,
+                                 flags=self.flagger(state.params, trial), lab_state=getattr(lab, "state", None))
             if final:
                 break
             self.on_event(Event("retry", cell=state.params, trial=trial, repetition=repetition, attempt=attempt,

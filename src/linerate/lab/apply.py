@@ -18,7 +18,8 @@ from pyroute2 import IPRoute
 from pyroute2 import netns as pyroute2_netns
 from pyroute2.netlink.exceptions import NetlinkError
 
-from linerate.errors import LabError
+from linerate.errors import ExecError, LabError
+from linerate.exec import NetnsExecutor
 from linerate.lab import netns
 from linerate.lab.nftables import load_ruleset
 from linerate.topology.plan import (
@@ -28,7 +29,9 @@ from linerate.topology.plan import (
     CreateVeth,
     LoadRuleset,
     Plan,
+    RunTool,
     SetLink,
+    WriteSysfs,
     SetSysctls,
 )
 
@@ -104,8 +107,10 @@ def _apply_step(step, sockets: _Sockets, on_namespace: Callable[[str], None]) ->
         case CreateVeth(netns=ns, ifname=ifname, peer_netns=peer_ns, peer_ifname=peer_if):
             sockets[ns].link("add", ifname=ifname, kind="veth",
                              peer={"ifname": peer_if, "net_ns_fd": peer_ns})
-        case SetLink(netns=ns, ifname=ifname, mtu=mtu):
+        case SetLink(netns=ns, ifname=ifname, mtu=mtu, txqlen=txqlen):
             extra = {"mtu": mtu} if mtu else {}
+            if txqlen:
+                extra["txqlen"] = txqlen
             sockets[ns].link("set", index=sockets.index(ns, ifname), state="up", **extra)
         case AddAddress(netns=ns, ifname=ifname, address=address, prefixlen=prefixlen):
             sockets[ns].addr("add", index=sockets.index(ns, ifname), address=address, prefixlen=prefixlen)
@@ -115,7 +120,19 @@ def _apply_step(step, sockets: _Sockets, on_namespace: Callable[[str], None]) ->
             else:
                 sockets[ns].route("add", dst="::/0", gateway=gateway, family=socket.AF_INET6)
         case SetSysctls(netns=ns, values=values):
-            netns.run_in(ns, lambda: netns.write_sysctls(list(values)))
+            try:
+                netns.run_in(ns, lambda: netns.write_sysctls(list(values)))
+            except OSError as exc:
+                raise LabError(f"sysctl in {ns}: {exc.strerror} ({exc.filename}); "
+                               "the name does not exist in a network namespace on this kernel, "
+                               "or the value was refused") from None
+        case RunTool(netns=ns, argv=argv):
+            try:
+                NetnsExecutor(ns).run(list(argv), timeout_s=30)
+            except ExecError as exc:
+                raise LabError(f"{step.describe()} was refused: {exc.stderr.strip() or exc}") from None
+        case WriteSysfs(netns=ns, path=path, value=value):
+            NetnsExecutor(ns).run(["tee", path], stdin=value + "\n", timeout_s=10)
         case LoadRuleset(netns=ns, ruleset=ruleset):
             load_ruleset(ns, ruleset)
         case _:

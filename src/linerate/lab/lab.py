@@ -14,8 +14,9 @@ from pathlib import Path
 
 from linerate.errors import LabError, LinerateError
 from linerate.exec import NetnsExecutor
-from linerate.lab.apply import apply_plan, pids_in_netns, remove_namespaces
+from linerate.lab.apply import apply_plan, pids_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.registry import LabRecord, ProcessRef, Registry
+from linerate.lab.state import read_lab_state, verify
 from linerate.model import Trial, TrialParams
 from linerate.topology.plan import LabSpec, build_plan, server_address
 from linerate.traffic import iperf3
@@ -43,6 +44,7 @@ class Lab:
         self.registry = registry or Registry()
         self.keep = keep
         self.record: LabRecord | None = None
+        self.state: dict = {}
         self._saved_handlers: dict[int, object] = {}
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -57,6 +59,8 @@ class Lab:
             self.registry.save(self.record)
 
         apply_plan(build_plan(self.spec), on_namespace=remember)
+        self.state = read_lab_state(self.spec, self.executor, read_sysctl)
+        verify(self.spec, self.state)
         self.start_server()
         return self
 

@@ -161,16 +161,16 @@ class Store:
             "SELECT throughput_bps FROM trials WHERE cell_id=? AND status='ok' ORDER BY id", (cell_id,))]
 
     def add_trial(self, cell_id: int, repetition: int, attempt: int, trial: Trial, *, final: bool,
-                  flags: Iterable[str] = (), started_at: float | None = None) -> int:
+                  flags: Iterable[str] = (), started_at: float | None = None, lab_state: dict | None = None) -> int:
         values = [getattr(trial, name) for name in TRIAL_FIELDS]
         with self.conn:  # one transaction per trial: committed the moment it ends
             cur = self.conn.execute(
                 f"INSERT INTO trials (cell_id, repetition, attempt, status, final, error, {', '.join(TRIAL_FIELDS)}, "
-                "flags, argv, dut_counters, raw, started_at, ended_at) VALUES "
-                f"(?, ?, ?, ?, ?, ?, {', '.join('?' * len(TRIAL_FIELDS))}, ?, ?, ?, ?, ?, ?)",
+                "flags, argv, dut_counters, raw, started_at, ended_at, lab_state) VALUES "
+                f"(?, ?, ?, ?, ?, ?, {', '.join('?' * len(TRIAL_FIELDS))}, ?, ?, ?, ?, ?, ?, ?)",
                 (cell_id, repetition, attempt, trial.status, int(final), trial.error, *values,
                  json.dumps(list(flags)), json.dumps(list(trial.argv)), json.dumps(trial.dut_counters),
-                 trial.raw, started_at, time.time()))
+                 trial.raw, started_at, time.time(), json.dumps(lab_state or {})))
         return int(cur.lastrowid)
 
     def cell_rows(self, experiment_id: int) -> list[sqlite3.Row]:

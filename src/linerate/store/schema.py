@@ -43,4 +43,16 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX trials_cell ON trials(cell_id, status);
     """,
+    """
+    ALTER TABLE trials ADD COLUMN lab_state TEXT NOT NULL DEFAULT '{}';  -- read-back knob values
+    CREATE TABLE calibrations (
+        id INTEGER PRIMARY KEY,
+        shape TEXT NOT NULL,                       -- lab shape + traffic case, canonical JSON
+        throughput_bps REAL NOT NULL,
+        sender_cpu_pct REAL,
+        measured_at REAL NOT NULL,
+        environment TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (shape)
+    );
+    """,
 ]

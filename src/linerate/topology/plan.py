@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from linerate.errors import ConfigError
 from linerate.model import FirewallProfile, validate_lab_name
 from linerate.topology.firewall import render_ruleset
+from linerate.topology.link import OFFLOAD_FEATURES, LinkSpec, qdisc_argvs
 
 ROLES = ("client", "dut", "server")
 MTU_MIN, MTU_MAX = 68, 9216
@@ -42,6 +43,11 @@ class LabSpec:
     firewall: FirewallProfile = field(default_factory=lambda: FirewallProfile("none"))
     mtu: int = 1500
     iperf_port: int = 5201
+    link: LinkSpec = field(default_factory=LinkSpec)
+    offloads: tuple[tuple[str, str, str, str], ...] = ()  # (role, ifname, feature, on|off)
+    dut_sysctls: tuple[tuple[str, str], ...] = ()
+    dut_rps_mask: str | None = None
+    txqueuelen: int | None = None
 
     def __post_init__(self) -> None:
         validate_lab_name(self.lab_id)
@@ -84,10 +90,33 @@ class SetLink:
     netns: str
     ifname: str
     mtu: int | None = None
+    txqlen: int | None = None
 
     def describe(self) -> str:
         mtu = f" mtu {self.mtu}" if self.mtu else ""
-        return f"ip -n {self.netns} link set {self.ifname}{mtu} up"
+        txq = f" txqueuelen {self.txqlen}" if self.txqlen else ""
+        return f"ip -n {self.netns} link set {self.ifname}{mtu}{txq} up"
+
+
+@dataclass(frozen=True)
+class RunTool:
+    """tc or ethtool inside a namespace: their kernel interfaces are theirs to speak."""
+
+    netns: str
+    argv: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"ip netns exec {self.netns} {' '.join(self.argv)}"
+
+
+@dataclass(frozen=True)
+class WriteSysfs:
+    netns: str
+    path: str
+    value: str
+
+    def describe(self) -> str:
+        return f"ip netns exec {self.netns} sh -c 'echo {self.value} > {self.path}'"
 
 
 @dataclass(frozen=True)
@@ -130,7 +159,8 @@ class LoadRuleset:
         return f"ip netns exec {self.netns} nft -f - <<< ({self.ruleset.count(chr(10))} lines)"
 
 
-Step = CreateNamespace | CreateVeth | SetLink | AddAddress | AddDefaultRoute | SetSysctls | LoadRuleset
+Step = (CreateNamespace | CreateVeth | SetLink | AddAddress | AddDefaultRoute | SetSysctls | LoadRuleset
+        | RunTool | WriteSysfs)
 
 
 @dataclass(frozen=True)
@@ -159,7 +189,7 @@ def build_plan(spec: LabSpec) -> Plan:
         for family in (4, 6):
             address, prefixlen = ADDR[(role, family)]
             steps.append(AddAddress(ns, ifname, address, prefixlen))
-        steps.append(SetLink(ns, ifname, spec.mtu))
+        steps.append(SetLink(ns, ifname, spec.mtu, spec.txqueuelen))
     steps += [SetLink(ns, "lo") for ns in (client, dut, server)]
     for family in (4, 6):
         steps.append(AddDefaultRoute(client, ADDR[("dut_lan", family)][0], family))
@@ -167,4 +197,24 @@ def build_plan(spec: LabSpec) -> Plan:
     ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port)
     if ruleset is not None:
         steps.append(LoadRuleset(dut, ruleset))
+    steps += knob_steps(spec)
     return Plan(spec, tuple(steps))
+
+
+def knob_steps(spec: LabSpec) -> list[Step]:
+    """Link shaping, offloads, DUT sysctls and RPS: the per-interface knobs experiments vary."""
+    steps: list[Step] = []
+    dut = spec.netns("dut")
+    for ifname in (DUT_WAN_IF, DUT_LAN_IF):  # the DUT's two ports; each shapes what it sends
+        steps += [RunTool(dut, tuple(argv)) for argv in qdisc_argvs(spec.link, ifname, spec.mtu)]
+    by_interface: dict[tuple[str, str], list[str]] = {}
+    for role, ifname, feature, state in spec.offloads:
+        by_interface.setdefault((role, ifname), []).extend([OFFLOAD_FEATURES[feature][0], state])
+    for (role, ifname), args in by_interface.items():
+        steps.append(RunTool(spec.netns(role), ("ethtool", "-K", ifname, *args)))
+    if spec.dut_sysctls:
+        steps.append(SetSysctls(dut, spec.dut_sysctls))
+    if spec.dut_rps_mask is not None:
+        for ifname in (DUT_LAN_IF, DUT_WAN_IF):
+            steps.append(WriteSysfs(dut, f"/sys/class/net/{ifname}/queues/rx-0/rps_cpus", spec.dut_rps_mask))
+    return steps

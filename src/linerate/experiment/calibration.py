@@ -1,0 +1,91 @@
+"""Generator calibration: is a number about the DUT, or about the test rig?
+
+Seed 001 measured a baseline "without any of these test systems in the routing path" first. We
+do the same per lab shape (MTU, offloads) and traffic case: the same lab with no firewall, no
+shaper, no netem — the rig's own ceiling. A trial is flagged "generator-bound" when its
+throughput reaches >= 90% of that baseline, or its sender's CPU is >= 90%: then the figure
+measures the client/server, not the DUT. Baselines are cached in the store per shape and machine.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+from linerate.experiment.axes import AXES, trial_params
+from linerate.experiment.scheduler import LabFactory
+from linerate.model import Trial
+from linerate.store.db import Store
+
+BASELINE_RATIO = 0.90
+SENDER_CPU_LIMIT_PCT = 90.0
+GENERATOR_BOUND = "generator-bound"
+SHAPE_AXES = ("mtu", "offloads", "family", "streams", "direction", "protocol", "udp_bitrate_bps",
+              "congestion", "duration_s", "omit_s")
+
+
+def baseline_lab_params(cell: dict[str, Any]) -> dict[str, Any]:
+    lab = {name: axis.default for name, axis in AXES.items() if axis.scope == "lab"}
+    lab.update(mtu=cell["mtu"], offloads=cell["offloads"])
+    return lab
+
+
+def shape_key(cell: dict[str, Any]) -> str:
+    shape = {name: cell[name] for name in SHAPE_AXES}
+    shape.update(kernel=platform.release(), machine=platform.node())
+    return json.dumps(shape, sort_keys=True)
+
+
+def sender_cpu(trial: Trial) -> float | None:
+    if trial.params.direction == "forward":
+        return trial.cpu_local_pct
+    if trial.params.direction == "reverse":
+        return trial.cpu_remote_pct
+    present = [c for c in (trial.cpu_local_pct, trial.cpu_remote_pct) if c is not None]
+    return max(present) if present else None
+
+
+def flags_for(trial: Trial, baseline_bps: float | None) -> list[str]:
+    if not trial.ok:
+        return []
+    cpu = sender_cpu(trial)
+    if cpu is not None and cpu >= SENDER_CPU_LIMIT_PCT:
+        return [GENERATOR_BOUND]
+    if baseline_bps and trial.throughput_bps is not None and trial.throughput_bps >= BASELINE_RATIO * baseline_bps:
+        return [GENERATOR_BOUND]
+    return []
+
+
+def calibrate(cells: list[dict[str, Any]], store: Store, lab_factory: LabFactory,
+              on_message: Callable[[str], None] = lambda m: None) -> dict[str, float]:
+    """shape key -> baseline bit/s; measures only shapes not cached in the store."""
+    baselines: dict[str, float] = {}
+    pending: dict[str, dict[str, Any]] = {}
+    for cell in cells:
+        key = shape_key(cell)
+        row = store.conn.execute("SELECT throughput_bps FROM calibrations WHERE shape=?", (key,)).fetchone()
+        if row:
+            baselines[key] = row[0]
+        else:
+            pending.setdefault(key, cell)
+    by_lab: dict[str, list[tuple[str, dict]]] = {}
+    for key, cell in pending.items():
+        by_lab.setdefault(json.dumps(baseline_lab_params(cell), sort_keys=True), []).append((key, cell))
+    for lab_json, items in by_lab.items():
+        with lab_factory(json.loads(lab_json)) as lab:
+            for key, cell in items:
+                trial = lab.run_trial(trial_params(cell))
+                if not trial.ok:
+                    on_message(f"calibration failed ({trial.error}); trials of this shape are not flagged")
+                    continue
+                baselines[key] = trial.throughput_bps
+                with store.conn:
+                    store.conn.execute(
+                        "INSERT OR REPLACE INTO calibrations (shape, throughput_bps, sender_cpu_pct, measured_at) "
+                        "VALUES (?, ?, ?, ?)", (key, trial.throughput_bps, sender_cpu(trial), time.time()))
+                on_message(f"baseline IPv{cell['family']} P{cell['streams']} {cell['direction']} "
+                           f"(no firewall, no shaper): {trial.throughput_bps / 1e6:,.0f} Mbit/s")
+    return baselines

@@ -1,0 +1,55 @@
+import json
+
+from linerate.calc import LinkInput, goodput
+from linerate.experiment.axes import lab_spec
+from linerate.experiment.config import parse_experiment
+from linerate.experiment.run import run_experiment
+from linerate.lab.lab import Lab, new_lab_id
+from linerate.model import TrialParams
+from linerate.report.data import build_report
+from linerate.report.exporters import EXPORTERS
+from linerate.store import Store
+
+
+def test_shaped_link_never_beats_the_wire():
+    ceiling = goodput(LinkInput(1e9)).goodput_bps
+    with Lab(lab_spec(new_lab_id(), {"link_rate": "1g"})) as lab:
+        assert lab.state["qdiscs"]["wan0"][0]["kind"] == "tbf"
+        for streams in (1, 4):
+            trial = lab.run_trial(TrialParams(streams=streams, duration_s=3, omit_s=1, congestion="cubic"))
+            assert trial.ok, trial.error
+            assert trial.congestion == "cubic"
+            assert trial.throughput_bps <= ceiling
+            assert trial.throughput_bps > 0.5 * ceiling
+
+
+def test_offload_axis_stores_read_back_and_flags(tmp_path):
+    exp = parse_experiment("""
+name = "offloads"
+repetitions = 2
+duration_s = 2
+omit_s = 1
+[axes]
+offloads = ["default", "all:tso=off,gso=off,gro=off"]
+link_rate = ["none", "1g"]
+""")
+    store = Store(tmp_path / "o.db")
+    run_experiment(exp, store)
+    rows = store.conn.execute("SELECT c.params, t.lab_state, t.flags, t.throughput_bps FROM trials t "
+                              "JOIN cells c ON c.id = t.cell_id WHERE t.status='ok'").fetchall()
+    assert len(rows) == 8
+    by_cell: dict = {}
+    for params, lab_state, flags, bps in rows:
+        params, lab_state, flags = json.loads(params), json.loads(lab_state), json.loads(flags)
+        off = params["offloads"] != "default"
+        assert lab_state["offloads"]["dut:lan0"]["tso"] == ("off" if off else "on")
+        assert lab_state["offloads"]["client:eth0"]["gso"] == ("off" if off else "on")
+        by_cell.setdefault((params["link_rate"], off), []).append((bps, flags))
+    # unshaped: the rig is the limit -> flagged; shaped 1 Gbit/s: the link is the limit -> not flagged
+    assert all("generator-bound" in flags for _, flags in by_cell[("none", False)])
+    assert all("generator-bound" not in flags for _, flags in by_cell[("1g", False)])
+    # TSO/GSO/GRO off on the unshaped lab costs throughput, as the articles describe
+    mean = {key: sum(b for b, _ in v) / len(v) for key, v in by_cell.items()}
+    assert mean[("none", True)] < 0.8 * mean[("none", False)]
+    md = EXPORTERS["md"](build_report(store, "offloads"))
+    assert "[generator-bound]" in md and "offloads all:tso=off,gso=off,gro=off" in md

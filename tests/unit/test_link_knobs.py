@@ -1,0 +1,96 @@
+import pytest
+
+from linerate.errors import ConfigError
+from linerate.experiment.axes import lab_spec, required_features
+from linerate.experiment.calibration import GENERATOR_BOUND, flags_for
+from linerate.experiment.config import parse_experiment
+from linerate.experiment.environment import parse_ethtool_features
+from linerate.lab.state import verify
+from linerate.model import Trial, TrialParams
+from linerate.topology.link import (LinkSpec, burst_bytes, parse_offloads, parse_sysctls, qdisc_argvs)
+from linerate.topology.plan import RunTool, SetSysctls, WriteSysfs, build_plan
+
+
+def test_tbf_argv_accounts_per_frame_and_burst_stays_below_gso():
+    argv = qdisc_argvs(LinkSpec(rate_bps=1e9), "wan0", 1500)
+    assert len(argv) == 1
+    tbf = argv[0]
+    assert tbf[tbf.index("overhead") + 1] == "24" and tbf[tbf.index("mpu") + 1] == "84"
+    assert tbf[tbf.index("rate") + 1] == "1000000000bit"
+    assert burst_bytes(1e9, 1500) < 65536
+    assert burst_bytes(1e8, 1500) < 12500  # below TCP's ~1 ms GSO size at 100 Mbit/s
+    assert burst_bytes(1e6, 1500) >= 2 * 1538
+
+
+def test_netem_as_child_of_tbf_or_alone():
+    both = qdisc_argvs(LinkSpec(rate_bps=1e9, delay_ms=10, loss_pct=0.5), "wan0", 1500)
+    assert both[1][:9] == ["tc", "qdisc", "add", "dev", "wan0", "parent", "1:1", "handle", "10:"]
+    assert "delay" in both[1] and "loss" in both[1]
+    alone = qdisc_argvs(LinkSpec(delay_ms=5), "lan0", 1500)
+    assert alone == [["tc", "qdisc", "replace", "dev", "lan0", "root", "netem", "delay", "5.0ms"]]
+    assert qdisc_argvs(LinkSpec(), "wan0", 1500) == []
+
+
+def test_offload_and_sysctl_specs():
+    assert parse_offloads("default") == ()
+    spec = parse_offloads("all:tso=off,gso=off;dut_in:gro=on")
+    assert ("dut", "lan0", "gro", "on") in spec and ("client", "eth0", "tso", "off") in spec
+    assert len(spec) == 9
+    for bad in ("tso=off", "nowhere:tso=off", "dut:tso=maybe", "dut:warp=on"):
+        with pytest.raises(ValueError):
+            parse_offloads(bad)
+    assert parse_sysctls("net.core.somaxconn=1024;net.ipv4.tcp_rmem=4096 131072 6291456") == (
+        ("net.core.somaxconn", "1024"), ("net.ipv4.tcp_rmem", "4096 131072 6291456"))
+    for bad in ("kernel.panic=1", "net.core.x=1;rm -rf /", "net.core.x"):
+        with pytest.raises(ValueError):
+            parse_sysctls(bad)
+
+
+def test_knobs_become_plan_steps():
+    spec = lab_spec("k1", {"link_rate": "1g", "offloads": "dut:tso=off", "dut_sysctls": "net.core.somaxconn=512",
+                           "dut_rps": "3"})
+    steps = build_plan(spec).steps
+    tools = [s.argv for s in steps if isinstance(s, RunTool)]
+    assert sum(1 for argv in tools if argv[0] == "tc") == 2  # both DUT ports
+    assert ("ethtool", "-K", "lan0", "tso", "off") in tools and ("ethtool", "-K", "wan0", "tso", "off") in tools
+    assert any(isinstance(s, SetSysctls) and ("net.core.somaxconn", "512") in s.values for s in steps)
+    assert sum(isinstance(s, WriteSysfs) for s in steps) == 2
+
+
+def test_experiment_axes_for_links_and_preflight_needs():
+    exp = parse_experiment('name = "x"\n[axes]\nlink_rate = ["none", "1g"]\ndelay_ms = [0, 10]\n'
+                           'offloads = ["default", "all:tso=off,gso=off,gro=off"]\n')
+    assert exp.n_cells == 8
+    assert required_features(exp.cells()) == {"qdisc netem", "qdisc tbf"}
+    with pytest.raises(ConfigError, match="link_rate"):
+        parse_experiment('name = "x"\n[axes]\nlink_rate = ["fast"]\n')
+    with pytest.raises(ConfigError, match="dut_sysctls"):
+        parse_experiment('name = "x"\n[axes]\ndut_sysctls = ["kernel.panic=1"]\n')
+
+
+def test_read_back_mismatch_names_the_knob():
+    spec = lab_spec("k2", {"offloads": "dut_in:lro=on"})
+    state = {"offloads": {"dut:lan0": {"lro": "off [fixed]"}}, "dut_sysctls": {}, "rps": {}}
+    with pytest.raises(Exception, match=r"lro=on on dut lan0.*\[fixed\]"):
+        verify(spec, state)
+
+
+def test_ethtool_parse(data_dir):
+    features = parse_ethtool_features("Features for eth0:\nrx-checksumming: on\ntcp-segmentation-offload: off\n"
+                                      "large-receive-offload: off [fixed]\n\ttx-tcp-segmentation: off\n")
+    assert features == {"rx-checksumming": "on", "tcp-segmentation-offload": "off",
+                        "large-receive-offload": "off [fixed]", "tx-tcp-segmentation": "off"}
+
+
+def _trial(bps, cpu_local=20.0, direction="forward"):
+    return Trial(status="ok", params=TrialParams(direction=direction), argv=(), throughput_bps=bps,
+                 cpu_local_pct=cpu_local, cpu_remote_pct=30.0)
+
+
+def test_generator_bound_flags():
+    assert flags_for(_trial(13e9), baseline_bps=14e9) == [GENERATOR_BOUND]      # >= 90% of the rig
+    assert flags_for(_trial(0.94e9), baseline_bps=14e9) == []                   # shaped link: the DUT limits
+    assert flags_for(_trial(0.94e9, cpu_local=97), baseline_bps=14e9) == [GENERATOR_BOUND]
+    assert flags_for(_trial(0.94e9, cpu_local=97, direction="reverse"), baseline_bps=14e9) == []
+    failed = Trial(status="failed", params=TrialParams(), argv=(), error="x")
+    assert flags_for(failed, 1e9) == []
