@@ -27,7 +27,7 @@ def test_netem_as_child_of_tbf_or_alone():
     assert both[1][:9] == ["tc", "qdisc", "add", "dev", "wan0", "parent", "1:1", "handle", "10:"]
     assert "delay" in both[1] and "loss" in both[1]
     alone = qdisc_argvs(LinkSpec(delay_ms=5), "lan0", 1500)
-    assert alone == [["tc", "qdisc", "replace", "dev", "lan0", "root", "netem", "delay", "5.0ms"]]
+    assert alone == [["tc", "qdisc", "replace", "dev", "lan0", "root", "netem", "delay", "5ms"]]
     assert qdisc_argvs(LinkSpec(), "wan0", 1500) == []
 
 
