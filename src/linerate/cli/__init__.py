@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from linerate import __version__
 from linerate.errors import LinerateError
 
-COMMAND_MODULES = ("lab_cmds", "trial_cmds", "experiment_cmds", "calc_cmd")
+COMMAND_MODULES = ("lab_cmds", "trial_cmds", "experiment_cmds", "calc_cmd", "tuning_cmds")
 
 
 class OneLineParser(argparse.ArgumentParser):

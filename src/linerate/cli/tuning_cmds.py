@@ -1,0 +1,109 @@
+"""`linerate audit | explain | recommend`: the tuning knowledge base."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from linerate.errors import ConfigError
+from linerate.tuning.audit import Context, audit, exit_code
+from linerate.tuning.catalog import ROLES, load_catalog
+from linerate.tuning.parsers import KINDS, parse_file
+from linerate.tuning.recommend import recommend
+from linerate.tuning.versions import OS_FAMILIES, base_version
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    aud = sub.add_parser("audit", help="audit sysctl.conf, loader.conf, rc.conf or a pfSense/OPNsense config.xml",
+                         description="Example: linerate audit /boot/loader.conf /etc/sysctl.conf --os freebsd "
+                                     "--os-version 14.0 --role nat-firewall")
+    aud.add_argument("files", nargs="+")
+    aud.add_argument("--os", required=True, choices=sorted(OS_FAMILIES))
+    aud.add_argument("--os-version", help="e.g. 14.0, 2.6.0 (pfSense), 24.7 (OPNsense), 6.1 (Linux)")
+    aud.add_argument("--role", choices=ROLES)
+    aud.add_argument("--virtual", action="store_true", help="a VM guest with virtio NICs")
+    aud.add_argument("--kind", choices=KINDS, help="file kind (default: from the file name)")
+    aud.add_argument("--json", action="store_true")
+    aud.set_defaults(handler=cmd_audit)
+
+    exp = sub.add_parser("explain", help="what a knob does, defaults by version, advice per role, sources",
+                         description="Example: linerate explain hw.igb.rx_process_limit")
+    exp.add_argument("name", nargs="?")
+    exp.add_argument("--os", choices=sorted(OS_FAMILIES))
+    exp.add_argument("--stats", action="store_true", help="count catalog entries per OS")
+    exp.add_argument("--json", action="store_true")
+    exp.set_defaults(handler=cmd_explain)
+
+    rec = sub.add_parser("recommend", help="a config snippet for one system, with a reason per line",
+                         description="Example: linerate recommend --os pfsense --os-version 2.6.0 "
+                                     "--role nat-firewall --nic igb --cores 4")
+    rec.add_argument("--os", required=True, choices=sorted(OS_FAMILIES))
+    rec.add_argument("--os-version", required=True)
+    rec.add_argument("--role", required=True, choices=ROLES)
+    rec.add_argument("--nic", help="igb, em, ix, ixl, re, vtnet, ...")
+    rec.add_argument("--cores", type=int)
+    rec.add_argument("--pppoe", action="store_true")
+    rec.add_argument("--virtual", action="store_true")
+    rec.add_argument("--json", action="store_true")
+    rec.set_defaults(handler=cmd_recommend)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    family, version = base_version(args.os, args.os_version) if args.os_version else (OS_FAMILIES[args.os], None)
+    settings = [s for path in args.files for s in parse_file(path, args.kind)]  # every file read before any output
+    ctx = Context(args.os, family, version, args.role, args.virtual, args.os_version)
+    findings = audit(load_catalog(), settings, ctx)
+    if args.json:
+        print(json.dumps([f.to_dict() for f in findings], indent=2))
+    else:
+        for f in findings:
+            print(f"{f.file}:{f.line}: {f.code} {f.severity}: {f.message}\n    {f.evidence}\n    fix: {f.fix}")
+        counts = {sev: sum(f.severity == sev for f in findings) for sev in ("error", "warning", "info")}
+        print(f"{len(settings)} settings checked against {ctx.label()}"
+              f"{' as ' + args.role if args.role else ''}: {counts['error']} error(s), "
+              f"{counts['warning']} warning(s), {counts['info']} note(s)")
+    return exit_code(findings)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    catalog = load_catalog()
+    if args.stats:
+        stats = catalog.stats()
+        print(json.dumps(stats) if args.json else "\n".join(f"{os:8} {n:4} knobs" for os, n in sorted(stats.items()))
+              + ("" if args.json else f"\n{'total':8} {sum(stats.values()):4} knobs"))
+        return 0
+    if not args.name:
+        raise ConfigError("name", "give a knob name, or --stats")
+    family = OS_FAMILIES[args.os] if args.os else None
+    matches = [k for k in catalog.knobs if k.matches(args.name) and (family is None or k.os == family)]
+    if not matches:
+        hints = catalog.similar(args.name, family, n=5)
+        raise ConfigError("name", f"'{args.name}' is not in the catalog"
+                          + (f"; did you mean {', '.join(hints)}?" if hints else ""))
+    for knob in matches:
+        if args.json:
+            print(knob.model_dump_json(indent=2))
+            continue
+        print(f"{knob.name}  ({knob.os}, {knob.location}, {knob.type})\n  {knob.description}")
+        if knob.min is not None or knob.max is not None:
+            print(f"  range: {knob.min}..{knob.max}")
+        defaults = ", ".join(f"{v}: {d}" for v, d in knob.defaults.items()) or knob.default_note or "unknown"
+        print(f"  defaults by version: {defaults}")
+        print(f"  introduced: {knob.introduced}; removed: {knob.removed}"
+              + (f"; replaced by {knob.replaced_by}" if knob.replaced_by else ""))
+        for role, rec in knob.recommend.items():
+            print(f"  {role}: {rec.value} — {rec.why}" + (f" (versions {rec.versions})" if rec.versions else ""))
+        for role, rule in knob.harmful.items():
+            print(f"  harmful for {role} when {'/'.join(rule.values)}: {rule.why}")
+        if knob.security:
+            print(f"  security: {'/'.join(knob.security.values)} — {knob.security.why}")
+        if knob.risks:
+            print(f"  risks: {knob.risks}")
+        print("  sources:\n" + "\n".join(f"    - {s}" for s in knob.sources))
+    return 0
+
+
+def cmd_recommend(args: argparse.Namespace) -> int:
+    advice = recommend(args.os, args.os_version, args.role, args.nic, args.cores, args.pppoe, args.virtual)
+    print(json.dumps(advice.to_dict(), indent=2) if args.json else advice.render(), end="" if not args.json else "\n")
+    return 0

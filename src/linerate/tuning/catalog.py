@@ -1,0 +1,132 @@
+"""The knob catalog: TOML files in tuning/catalog/, validated by a schema at load (and in tests).
+
+Names may hold a unit placeholder N (dev.igb.N.fc matches dev.igb.0.fc). Versions are strings
+so that "unknown" can be said where no source gives a fact — no invented defaults.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from linerate.tuning.versions import parse_version
+
+Location = Literal["loader", "sysctl", "both", "rc_conf", "gui", "pf_conf", "ethtool", "sysfs"]
+ROLES = ("nat-firewall", "router", "server", "vm-guest", "pppoe")
+
+
+class Recommendation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    value: str
+    why: str
+    versions: str | None = None  # e.g. "<12.0"
+
+
+class ValueRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    values: list[str]
+    why: str
+
+
+class Knob(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    os: Literal["freebsd", "openbsd", "linux"]
+    location: Location
+    type: Literal["int", "bool", "string", "ifconfig_flag", "gui_checkbox"]
+    description: str
+    min: int | None = None
+    max: int | None = None
+    choices: list[str] | None = None
+    pattern: str | None = None
+    defaults: dict[str, str] = Field(default_factory=dict)
+    default_note: str | None = None
+    introduced: str = "unknown"
+    removed: str = "unknown"
+    replaced_by: str | None = None
+    effect: list[Literal["throughput", "latency", "security"]] = Field(default_factory=list)
+    risks: str | None = None
+    recommend: dict[str, Recommendation] = Field(default_factory=dict)
+    harmful: dict[str, ValueRule] = Field(default_factory=dict)
+    security: ValueRule | None = None
+    sources: list[str] = Field(min_length=1)
+
+    @field_validator("introduced", "removed")
+    @classmethod
+    def _version_or_unknown(cls, value: str) -> str:
+        if value != "unknown":
+            parse_version(value)
+        return value
+
+    @field_validator("defaults")
+    @classmethod
+    def _default_versions(cls, value: dict[str, str]) -> dict[str, str]:
+        for version in value:
+            parse_version(version)
+        return value
+
+    @field_validator("recommend", "harmful")
+    @classmethod
+    def _known_roles(cls, value: dict) -> dict:
+        unknown = set(value) - set(ROLES)
+        if unknown:
+            raise ValueError(f"unknown role(s) {sorted(unknown)}; roles are {ROLES}")
+        return value
+
+    def matches(self, name: str) -> bool:
+        if "N" not in self.name.split("."):
+            return name == self.name
+        regex = "^" + r"\.".join(r"\d+" if part == "N" else re.escape(part) for part in self.name.split(".")) + "$"
+        return re.match(regex, name) is not None
+
+    def removed_in(self) -> tuple[int, ...] | None:
+        return None if self.removed == "unknown" else parse_version(self.removed)
+
+    def introduced_in(self) -> tuple[int, ...] | None:
+        return None if self.introduced == "unknown" else parse_version(self.introduced)
+
+    def default_for(self, version: tuple[int, ...] | None) -> str | None:
+        """The newest documented default at or before `version` (None: unknown)."""
+        known = sorted((parse_version(v), value) for v, value in self.defaults.items())
+        if version is None:
+            return known[-1][1] if known else None
+        applicable = [value for v, value in known if v <= version]
+        return applicable[-1] if applicable else None
+
+
+class Catalog:
+    def __init__(self, knobs: list[Knob]):
+        self.knobs = knobs
+
+    def find(self, name: str, os: str | None = None) -> Knob | None:
+        for knob in self.knobs:
+            if (os is None or knob.os == os) and knob.matches(name):
+                return knob
+        return None
+
+    def similar(self, name: str, os: str | None = None, n: int = 3) -> list[str]:
+        names = [k.name for k in self.knobs if os is None or k.os == os]
+        generalised = re.sub(r"\.\d+\.", ".N.", name)
+        return difflib.get_close_matches(generalised, names, n=n, cutoff=0.6)
+
+    def stats(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for knob in self.knobs:
+            counts[knob.os] = counts.get(knob.os, 0) + 1
+        return counts
+
+
+@lru_cache(maxsize=1)
+def load_catalog() -> Catalog:
+    knobs = []
+    for entry in sorted(resources.files("linerate.tuning").joinpath("catalog").iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".toml"):
+            doc = tomllib.loads(entry.read_text(encoding="utf-8"))
+            knobs += [Knob.model_validate(item) for item in doc.get("knob", [])]
+    return Catalog(knobs)

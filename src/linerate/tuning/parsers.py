@@ -1,0 +1,161 @@
+"""Parse tuning files into Settings: sysctl.conf / sysctl.d, loader.conf, rc.conf (ifconfig lines)
+and the tunables and offload switches of a pfSense/OPNsense config.xml. Pure: text in, settings out.
+Garbage (binary, giant lines, broken XML) raises ConfigError naming the file."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+from linerate.errors import ConfigError
+
+MAX_FILE_BYTES = 5_000_000
+MAX_LINE_CHARS = 65_536
+KINDS = ("sysctl", "loader", "rc_conf", "config_xml")
+IFCONFIG_FLAGS = ("tso", "lro", "rxcsum", "txcsum", "rxcsum6", "txcsum6", "tso4", "tso6", "vlanhwtso")
+GUI_SWITCHES = ("disablechecksumoffloading", "disablesegmentationoffloading", "disablelargereceiveoffloading")
+
+
+@dataclass(frozen=True)
+class Setting:
+    file: str
+    line: int
+    kind: str  # where it was written: sysctl | loader | rc_conf | config_xml
+    key: str
+    value: str
+    raw: str
+    interface: str | None = None  # rc.conf ifconfig flags
+
+
+def guess_kind(path: str) -> str:
+    name = Path(path).name.lower()
+    if name.endswith(".xml"):
+        return "config_xml"
+    if "loader" in name:
+        return "loader"
+    if "rc.conf" in name or name.startswith("rc_"):
+        return "rc_conf"
+    return "sysctl"
+
+
+def read_text(path: str) -> str:
+    file = Path(path)
+    try:
+        size = file.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ConfigError(path, f"{size} bytes is too large for a tuning file (limit {MAX_FILE_BYTES})")
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(path, "no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(path, "is a directory; give the files inside") from None
+    except PermissionError:
+        raise ConfigError(path, "permission denied") from None
+    if b"\x00" in data:
+        raise ConfigError(path, "binary data (NUL bytes); expected a text configuration file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    for number, line in enumerate(text.splitlines(), 1):
+        if len(line) > MAX_LINE_CHARS:
+            raise ConfigError(f"{path}:{number}", f"line of {len(line)} characters; not a configuration line")
+    return text
+
+
+def _strip_comment(line: str) -> str:
+    # '#' starts a comment unless inside quotes.
+    out, quote = [], None
+    for char in line:
+        if char in "\"'":
+            quote = None if quote == char else (quote or char)
+        if char == "#" and quote is None:
+            break
+        out.append(char)
+    return "".join(out).strip()
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+KEY_RE = re.compile(r"^-?([A-Za-z0-9_.\-/]+)\s*=\s*(.*)$")
+
+
+def parse_keyvalue(text: str, path: str, kind: str) -> list[Setting]:
+    settings = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith((";", "#")):
+            continue
+        body = _strip_comment(line)
+        match = KEY_RE.match(body)
+        if not match:  # reported by the audit (LR014), so one stray line does not hide the rest
+            settings.append(Setting(path, number, "malformed", body[:80], "", raw.strip()[:200]))
+            continue
+        key = match.group(1).replace("/", ".")  # sysctl.d allows net/ipv4/ip_forward
+        settings.append(Setting(path, number, kind, key, _unquote(match.group(2)), raw.strip()))
+    return settings
+
+
+def parse_rc_conf(text: str, path: str) -> list[Setting]:
+    settings = []
+    for setting in parse_keyvalue(text, path, "rc_conf"):
+        match = re.match(r"^ifconfig_([A-Za-z0-9_]+?)(_alias\d+|_ipv6)?$", setting.key)
+        if not match:
+            settings.append(setting)
+            continue
+        interface = match.group(1)
+        for token in setting.value.split():
+            flag = token.lstrip("-")
+            if flag in IFCONFIG_FLAGS:
+                settings.append(Setting(path, setting.line, "rc_conf", flag, "off" if token.startswith("-") else "on",
+                                        setting.raw, interface))
+        settings.append(Setting(path, setting.line, "rc_conf", setting.key, setting.value, setting.raw, interface))
+    return settings
+
+
+def parse_config_xml(text: str, path: str) -> list[Setting]:
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ConfigError(path, f"invalid XML: {exc}") from None
+    if root.tag not in ("pfsense", "opnsense"):
+        raise ConfigError(path, f"root element <{root.tag}> is not <pfsense> or <opnsense>; is this a config.xml?")
+    lines = text.splitlines()
+
+    def line_of(needle: str) -> int:
+        for number, line in enumerate(lines, 1):
+            if needle in line:
+                return number
+        return 0
+
+    settings = []
+    for item in root.iter("item"):
+        tunable = (item.findtext("tunable") or "").strip()
+        if not tunable:
+            continue
+        value = (item.findtext("value") or "").strip()
+        settings.append(Setting(path, line_of(f">{tunable}<"), "config_xml", tunable, value,
+                                f"<tunable>{tunable}</tunable><value>{value}</value>"))
+    system = root.find("system")
+    for switch in GUI_SWITCHES:
+        present = system is not None and system.find(switch) is not None
+        settings.append(Setting(path, line_of(f"<{switch}") if present else 0, "config_xml", switch,
+                                "present" if present else "absent", f"<{switch}/>" if present else ""))
+    return settings
+
+
+def parse_file(path: str, kind: str | None = None) -> list[Setting]:
+    kind = kind or guess_kind(path)
+    text = read_text(path)
+    if kind == "config_xml":
+        return parse_config_xml(text, path)
+    if kind == "rc_conf":
+        return parse_rc_conf(text, path)
+    return parse_keyvalue(text, path, kind)
