@@ -134,7 +134,10 @@ def _values(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
         return out
     for role in sorted(ctx.roles):
         rule = knob.harmful.get(role)
-        if rule and s.value in rule.values:
+        if rule and s.value in rule.values and knob.type == "gui_checkbox":
+            out.append(_finding("LR005", "warning", s, f"<{s.key}> is {s.value} ({knob.description}); harmful for a "
+                                f"{role}: {rule.why}", "tick the box in System > Advanced > Networking"))
+        elif rule and s.value in rule.values:
             out.append(_finding("LR005", "warning", s, f"{s.key}={s.value} is harmful for a {role}: {rule.why}",
                                 "change or remove it"))
     if knob.security and s.value in knob.security.values:

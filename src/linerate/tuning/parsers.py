@@ -146,8 +146,9 @@ def parse_config_xml(text: str, path: str) -> list[Setting]:
     system = root.find("system")
     for switch in GUI_SWITCHES:
         present = system is not None and system.find(switch) is not None
-        settings.append(Setting(path, line_of(f"<{switch}") if present else 0, "config_xml", switch,
-                                "present" if present else "absent", f"<{switch}/>" if present else ""))
+        settings.append(Setting(path, line_of(f"<{switch}") if present else line_of("<system"), "config_xml", switch,
+                                "present" if present else "absent",
+                                f"<{switch}/>" if present else f"<system> has no <{switch}/>"))
     return settings
 
 
