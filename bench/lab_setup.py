@@ -61,7 +61,7 @@ def main(rounds: int) -> None:
         theirs.append(time_script(spec))
     m_ours, m_theirs = statistics.median(ours), statistics.median(theirs)
     print(f"lab up+down, {rounds} rounds alternating, median (stateful firewall profile):")
-    print(f"  linerate (pyroute2 netlink): {m_ours * 1000:7.1f} ms")
+    print(f"  linerate (in-process netlink): {m_ours * 1000:7.1f} ms")
     print(f"  shell script of ip commands: {m_theirs * 1000:7.1f} ms "
           f"({len(shell_script(spec).splitlines())} lines)")
     ratio = m_ours / m_theirs

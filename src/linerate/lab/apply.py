@@ -1,26 +1,22 @@
-"""Apply a Plan with netlink (pyroute2) and tear it down again.
+"""Apply a Plan in-process and tear it down again.
 
-Netlink instead of forking `ip` for every step: one socket per namespace does all link, address
-and route work; namespaces are created and sysctls written in-process (lab/netns.py), and the
-ruleset goes through libnftables (lab/nftables.py). bench/lab_setup.py measures the difference.
+Instead of forking `ip` for every step: netlink messages encoded with pyroute2's message classes
+and sent in one batch per namespace (lab/rtnl_batch.py); namespaces created and sysctls written
+on a thread inside the namespace (lab/netns.py); the ruleset loaded through libnftables
+(lab/nftables.py). Only tc, ethtool and sysfs knobs fork. bench/lab_setup.py measures it.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pyroute2 import IPRoute
-from pyroute2 import netns as pyroute2_netns
-from pyroute2.netlink.exceptions import NetlinkError
-
 from linerate.errors import ExecError, LabError
 from linerate.exec import NetnsExecutor
-from linerate.lab import netns
+from linerate.lab import netns, rtnl_batch
 from linerate.lab.nftables import load_ruleset
 from linerate.topology.plan import (
     AddAddress,
@@ -46,79 +42,90 @@ def read_sysctl(ns: str, key: str) -> str:
     return netns.run_in(ns, read)
 
 
-class _Sockets:
-    """One open netlink socket per namespace, closed together.
-
-    Each socket is opened on *this* thread after setns(2) into the namespace (pushns/popns): a
-    socket stays bound to the namespace it was created in. Two pyroute2 0.9 traps avoided here:
-    its NetNS class hung intermittently in link_lookup (about one lab in three), and it keeps
-    sockets thread-local, so one made on a worker thread silently reopens in the caller's
-    namespace when used from another thread.
-    Interface indexes are cached: a lab's interfaces never change index while it is built."""
-
-    def __init__(self) -> None:
-        self._open: dict[str, IPRoute] = {}
-        self._index: dict[tuple[str, str], int] = {}
-
-    def __getitem__(self, ns: str) -> IPRoute:
-        if ns not in self._open:
-            pyroute2_netns.pushns(ns)
-            try:
-                self._open[ns] = IPRoute()
-            finally:
-                pyroute2_netns.popns()
-        return self._open[ns]
-
-    def index(self, ns: str, ifname: str) -> int:
-        if (ns, ifname) not in self._index:
-            found = self[ns].link_lookup(ifname=ifname)
-            if not found:
-                raise LabError(f"interface {ifname} not found in namespace {ns}")
-            self._index[(ns, ifname)] = found[0]
-        return self._index[(ns, ifname)]
-
-    def close(self) -> None:
-        for sock in self._open.values():
-            sock.close()
-        self._open.clear()
-
-
 def apply_plan(plan: Plan, on_namespace: Callable[[str], None]) -> None:
     """Build the lab. on_namespace(name) is called *before* each namespace is created, so the
-    caller can record it; a crash at any point leaves a record of everything that exists."""
-    sockets = _Sockets()
+    caller can record it; a crash at any point leaves a record of everything that exists.
+
+    Netlink steps (veths, addresses, links, routes) are queued per namespace and sent as one batch
+    each (lab/rtnl_batch.py) before the next step of another kind. Interface indexes are fixed by
+    the plan, so nothing is looked up. No pyroute2 IPRoute/NetNS objects are used: in pyroute2 0.9
+    NetNS hung intermittently in link_lookup (about one lab in three here), and IPRoute keeps its
+    socket thread-local, so one opened on a namespace thread silently reopens in the caller's."""
+    batches = _Batches(plan)
     try:
         for step in plan.steps:
-            try:
-                _apply_step(step, sockets, on_namespace)
-            except NetlinkError as exc:
-                raise LabError(f"{step.describe()}: {os.strerror(exc.code)}") from None
+            if isinstance(step, BATCHABLE):
+                batches.add(step)
+                continue
+            batches.flush()
+            _apply_step(step, on_namespace)
+        batches.flush()
     finally:
-        sockets.close()
+        batches.close()
 
 
-def _apply_step(step, sockets: _Sockets, on_namespace: Callable[[str], None]) -> None:
+BATCHABLE = (CreateVeth, AddAddress, SetLink, AddDefaultRoute)
+
+
+class _Batches:
+    def __init__(self, plan: Plan) -> None:
+        self.queued: dict[str, list[tuple[bytes, str]]] = {}
+        self.sockets: dict[str, object] = {}
+        self.peer_fds: list[int] = []
+        self.seq = 1000
+        self.index = {}
+        for step in plan.steps:
+            if isinstance(step, CreateVeth):
+                self.index[(step.netns, step.ifname)] = step.index
+                self.index[(step.peer_netns, step.peer_ifname)] = step.peer_index
+
+    def _index(self, ns: str, ifname: str) -> int:
+        if ifname == "lo":
+            return 1
+        try:
+            return self.index[(ns, ifname)]
+        except KeyError:
+            raise LabError(f"plan bug: no index for {ifname} in {ns}") from None
+
+    def add(self, step) -> None:
+        self.seq += 1
+        match step:
+            case CreateVeth(ifname=ifname, peer_netns=peer_ns, peer_ifname=peer_if, index=index, peer_index=peer_index):
+                fd = os.open(NETNS_DIR / peer_ns, os.O_RDONLY | os.O_CLOEXEC)
+                self.peer_fds.append(fd)  # must stay open until the batch is sent
+                data = rtnl_batch.new_veth(self.seq, ifname, index, peer_if, peer_index, fd)
+            case AddAddress(netns=ns, ifname=ifname, address=address, prefixlen=prefixlen):
+                data = rtnl_batch.new_address(self.seq, self._index(ns, ifname), address, prefixlen)
+            case SetLink(netns=ns, ifname=ifname, mtu=mtu, txqlen=txqlen):
+                data = rtnl_batch.set_link(self.seq, self._index(ns, ifname), mtu, txqlen)
+            case AddDefaultRoute(gateway=gateway):
+                data = rtnl_batch.default_route(self.seq, gateway)
+        self.queued.setdefault(step.netns, []).append((data, step.describe()))
+
+    def flush(self) -> None:
+        for ns, messages in self.queued.items():  # in order of first appearance: veths first
+            if ns not in self.sockets:
+                self.sockets[ns] = rtnl_batch.open_socket(ns)
+            rtnl_batch.send_batch(self.sockets[ns], messages)
+        self.queued.clear()
+        for fd in self.peer_fds:
+            os.close(fd)
+        self.peer_fds.clear()
+
+    def close(self) -> None:
+        for fd in self.peer_fds:
+            os.close(fd)
+        for sock in self.sockets.values():
+            sock.close()
+
+
+def _apply_step(step, on_namespace: Callable[[str], None]) -> None:
     match step:
         case CreateNamespace(netns=ns):
             if (NETNS_DIR / ns).exists():
                 raise LabError(f"namespace {ns} already exists; pick another lab name")
             on_namespace(ns)
             netns.create(ns)
-        case CreateVeth(netns=ns, ifname=ifname, peer_netns=peer_ns, peer_ifname=peer_if):
-            sockets[ns].link("add", ifname=ifname, kind="veth",
-                             peer={"ifname": peer_if, "net_ns_fd": peer_ns})
-        case SetLink(netns=ns, ifname=ifname, mtu=mtu, txqlen=txqlen):
-            extra = {"mtu": mtu} if mtu else {}
-            if txqlen:
-                extra["txqlen"] = txqlen
-            sockets[ns].link("set", index=sockets.index(ns, ifname), state="up", **extra)
-        case AddAddress(netns=ns, ifname=ifname, address=address, prefixlen=prefixlen):
-            sockets[ns].addr("add", index=sockets.index(ns, ifname), address=address, prefixlen=prefixlen)
-        case AddDefaultRoute(netns=ns, gateway=gateway, family=family):
-            if family == 4:
-                sockets[ns].route("add", dst="0.0.0.0/0", gateway=gateway)
-            else:
-                sockets[ns].route("add", dst="::/0", gateway=gateway, family=socket.AF_INET6)
         case SetSysctls(netns=ns, values=values):
             try:
                 netns.run_in(ns, lambda: netns.write_sysctls(list(values)))
@@ -126,6 +133,8 @@ def _apply_step(step, sockets: _Sockets, on_namespace: Callable[[str], None]) ->
                 raise LabError(f"sysctl in {ns}: {exc.strerror} ({exc.filename}); "
                                "the name does not exist in a network namespace on this kernel, "
                                "or the value was refused") from None
+        case LoadRuleset(netns=ns, ruleset=ruleset):
+            load_ruleset(ns, ruleset)
         case RunTool(netns=ns, argv=argv):
             try:
                 NetnsExecutor(ns).run(list(argv), timeout_s=30)
@@ -133,8 +142,6 @@ def _apply_step(step, sockets: _Sockets, on_namespace: Callable[[str], None]) ->
                 raise LabError(f"{step.describe()} was refused: {exc.stderr.strip() or exc}") from None
         case WriteSysfs(netns=ns, path=path, value=value):
             NetnsExecutor(ns).run(["tee", path], stdin=value + "\n", timeout_s=10)
-        case LoadRuleset(netns=ns, ruleset=ruleset):
-            load_ruleset(ns, ruleset)
         case _:
             raise TypeError(f"unknown plan step {step!r}")
 

@@ -21,6 +21,7 @@ ROLES = ("client", "dut", "server")
 MTU_MIN, MTU_MAX = 68, 9216
 
 CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF = "eth0", "lan0", "wan0", "eth0"
+IFINDEX = {CLIENT_IF: 10, DUT_LAN_IF: 11, DUT_WAN_IF: 12, "lo": 1}  # per namespace; lo is always 1
 ADDR = {
     ("client", 4): ("198.18.0.2", 24),
     ("dut_lan", 4): ("198.18.0.1", 24),
@@ -79,10 +80,12 @@ class CreateVeth:
     ifname: str
     peer_netns: str
     peer_ifname: str
+    index: int  # fixed ifindexes for both ends, so later steps need no lookups
+    peer_index: int
 
     def describe(self) -> str:
-        return (f"ip -n {self.netns} link add {self.ifname} type veth "
-                f"peer name {self.peer_ifname} netns {self.peer_netns}")
+        return (f"ip -n {self.netns} link add {self.ifname} index {self.index} type veth "
+                f"peer name {self.peer_ifname} index {self.peer_index} netns {self.peer_netns}")
 
 
 @dataclass(frozen=True)
@@ -180,8 +183,8 @@ def build_plan(spec: LabSpec) -> Plan:
     forwarding = (("net.ipv4.ip_forward", "1"), ("net.ipv6.conf.all.forwarding", "1"))
     steps += [SetSysctls(client, no_dad), SetSysctls(dut, no_dad + forwarding), SetSysctls(server, no_dad)]
     steps += [
-        CreateVeth(client, CLIENT_IF, dut, DUT_LAN_IF),
-        CreateVeth(server, SERVER_IF, dut, DUT_WAN_IF),
+        CreateVeth(client, CLIENT_IF, dut, DUT_LAN_IF, IFINDEX[CLIENT_IF], IFINDEX[DUT_LAN_IF]),
+        CreateVeth(server, SERVER_IF, dut, DUT_WAN_IF, IFINDEX[SERVER_IF], IFINDEX[DUT_WAN_IF]),
     ]
     ends = [(client, CLIENT_IF, "client"), (dut, DUT_LAN_IF, "dut_lan"),
             (dut, DUT_WAN_IF, "dut_wan"), (server, SERVER_IF, "server")]
