@@ -18,7 +18,7 @@ def describe_cell(cell: dict) -> str:
 
 class ProgressReporter:
     def __init__(self, console: Console | None = None):
-        self.console = console or Console(stderr=True)
+        self.console = console or Console(stderr=True, soft_wrap=True)
         self.progress: Progress | None = None
         self.task = None
 
