@@ -4,7 +4,6 @@ Needs root. Run: .venv/bin/python bench/link_accuracy.py [REPETITIONS] [DURATION
 
 from __future__ import annotations
 
-import statistics
 import sys
 
 from linerate.calc import LinkInput, goodput

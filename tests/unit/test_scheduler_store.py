@@ -128,7 +128,6 @@ def test_resume_runs_only_what_is_missing(tmp_path):
 
 def test_resume_refuses_a_changed_file(tmp_path):
     store = Store(tmp_path / "s.db")
-    exp = parse_experiment(CLASSIC)
     store.create_experiment("classic", "run", {}, config_hash="something-else", seed=1)
     with pytest.raises(ConfigError, match="different"):
         run(store, resume=True)

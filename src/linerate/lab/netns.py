@@ -74,7 +74,7 @@ def create(name: str, inside: Callable[[], T] | None = None) -> T | None:
 
     def work():
         _check(_libc.unshare(CLONE_NEWNET), "unshare(CLONE_NEWNET)")
-        _check(_libc.mount(f"/proc/thread-self/ns/net".encode(), str(path).encode(), b"none", MS_BIND, None),
+        _check(_libc.mount(b"/proc/thread-self/ns/net", str(path).encode(), b"none", MS_BIND, None),
                f"bind mount {path}")
         return inside() if inside else None
 
