@@ -54,16 +54,3 @@ def fingerprint(host: Executor | None = None) -> dict:
         "tcp_congestion_control": read_text("/proc/sys/net/ipv4/tcp_congestion_control"),
         "python": platform.python_version(),
     }
-
-
-def offload_states(executors: dict[str, tuple[Executor, str]]) -> dict[str, dict[str, str]]:
-    """{"client:eth0": {...features...}} for each (executor, interface) given."""
-    out = {}
-    for label, (host, ifname) in executors.items():
-        result = host.run(["ethtool", "-k", ifname], check=False, timeout_s=10)
-        if result.returncode == 0:
-            wanted = ("rx-checksumming", "tx-checksumming", "tcp-segmentation-offload",
-                      "generic-segmentation-offload", "generic-receive-offload", "large-receive-offload")
-            features = parse_ethtool_features(result.stdout)
-            out[f"{label}:{ifname}"] = {k: v for k, v in features.items() if k in wanted}
-    return out

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from linerate.experiment.config import Experiment, experiment_to_json
-from linerate.experiment.environment import fingerprint, offload_states
+from linerate.experiment.environment import fingerprint
 from linerate.experiment.scheduler import Event, LabFactory, RunResult, Scheduler
 from linerate.store.db import Store
 
@@ -40,21 +40,19 @@ def run_experiment(experiment: Experiment, store: Store, *, file_text: str | Non
         experiment_id = store.create_experiment(experiment.name, kind, experiment_to_json(experiment),
                                                 file_text=file_text, config_hash=config_hash, seed=seed,
                                                 environment=env)
-    first_lab_seen = {"done": existing is not None or environment is not None}
+    recorded = existing is not None or environment is not None
 
-    def factory_recording_offloads(lab_params: dict[str, Any]):
-        @contextlib.contextmanager
-        def managed():
-            with lab_factory(lab_params) as lab:
-                if not first_lab_seen["done"] and hasattr(lab, "executor"):
-                    first_lab_seen["done"] = True
-                    env = store.experiment(experiment_id).environment
-                    env["offloads"] = offload_states({
-                        "client": (lab.executor("client"), "eth0"), "dut": (lab.executor("dut"), "lan0"),
-                        "server": (lab.executor("server"), "eth0")})
-                    store.set_environment(experiment_id, env)
-                yield lab
-        return managed()
+    @contextlib.contextmanager
+    def lab_recording_environment(lab_params: dict[str, Any]) -> Iterator[Any]:
+        """The first live lab's read-back offload states go into the environment fingerprint."""
+        nonlocal recorded
+        with lab_factory(lab_params) as lab:
+            if not recorded and getattr(lab, "state", None):
+                recorded = True
+                env = store.experiment(experiment_id).environment
+                env["offloads"] = lab.state["offloads"]
+                store.set_environment(experiment_id, env)
+            yield lab
 
     flagger = lambda cell, trial: []  # noqa: E731
     if experiment.calibrate:
@@ -63,7 +61,7 @@ def run_experiment(experiment: Experiment, store: Store, *, file_text: str | Non
         baselines = calibrate(experiment.cells(), store, lab_factory,
                               on_message=lambda m: on_event(Event("calibrate", message=m)))
         flagger = lambda cell, trial: flags_for(trial, baselines.get(shape_key(cell)))  # noqa: E731
-    scheduler = Scheduler(experiment, store, factory_recording_offloads, on_event, flagger=flagger)
+    scheduler = Scheduler(experiment, store, lab_recording_environment, on_event, flagger=flagger)
     try:
         result = scheduler.run(experiment_id, seed, resumed=existing is not None)
     except BaseException:
