@@ -15,7 +15,7 @@ from linerate.stats import summarize
 
 def main(repetitions: int, duration_s: int) -> None:
     spec = lab_spec(new_lab_id(), {"link_rate": "1g"})
-    print(f"emulated link 1g, MTU {spec.mtu}, tbf on both DUT ports; {repetitions} x {duration_s} s per case, "
+    print(f"emulated link 1g, MTU {spec.mtu}, segmenter + per-frame tbf shaper on both DUT ports; {repetitions} x {duration_s} s per case, "
           f"cubic, omit 2 s")
     with Lab(spec) as lab:
         for family in (4, 6):

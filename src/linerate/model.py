@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from linerate.errors import ConfigError
-
-Direction = Literal["forward", "reverse", "bidir"]
-Protocol = Literal["tcp", "udp"]
 
 DIRECTIONS: tuple[str, ...] = ("forward", "reverse", "bidir")
 PROTOCOLS: tuple[str, ...] = ("tcp", "udp")

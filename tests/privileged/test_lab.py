@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from linerate.errors import LabError
@@ -38,15 +40,22 @@ def test_ipv6_and_profiles(firewall):
             assert trial.dut_counters[key] > 1000
 
 
+def _probe_closed_port(lab: Lab) -> str:
+    """Connect to a port nothing listens on: the server answers with a RST ("refused") if the
+    SYN crosses the DUT; a DUT that drops the SYN leaves the client to time out."""
+    probe = lab.executor("client").run(
+        ["iperf3", "--client", "198.19.0.2", "--port", "5202", "--json", "--time", "1",
+         "--connect-timeout", "500"], check=False, timeout_s=20)
+    return json.loads(probe.stdout)["error"]
+
+
 def test_ruleset_blocks_what_it_does_not_pass():
-    """The stateful profile must really filter: a port other than iperf3's is dropped."""
+    """The stateful profile must really filter: a port other than iperf3's never reaches the server."""
+    with Lab(LabSpec(new_lab_id(), FirewallProfile("none"))) as open_lab:
+        assert "refused" in _probe_closed_port(open_lab)
     with Lab(LabSpec(new_lab_id(), FirewallProfile("stateful"))) as lab:
-        nft = lab.executor("dut").run(["nft", "list", "ruleset"]).stdout
-        assert "policy drop" in nft
-        probe = lab.executor("client").run(
-            ["iperf3", "--client", "198.19.0.2", "--port", "5202", "--json", "--time", "1",
-             "--connect-timeout", "500"], check=False, timeout_s=20)
-        assert "error" in probe.stdout
+        assert "policy drop" in lab.executor("dut").run(["nft", "list", "ruleset"]).stdout
+        assert "refused" not in _probe_closed_port(lab)
 
 
 def test_exception_inside_lab_removes_it():

@@ -14,8 +14,8 @@ from linerate.store import Store
 def test_shaped_link_never_beats_the_wire():
     ceiling = goodput(LinkInput(1e9)).goodput_bps
     with Lab(lab_spec(new_lab_id(), {"link_rate": "1g"})) as lab:
-        assert lab.state["qdiscs"]["wan0"][0]["kind"] == "tbf"
-        for streams in (1, 4):
+        assert [q["kind"] for q in lab.state["qdiscs"]["wan0"]] == ["tbf", "tbf"]  # segmenter, shaper
+        for streams in (1, 4, 8):  # several flows: small GSO packets must still be charged per frame
             trial = lab.run_trial(TrialParams(streams=streams, duration_s=3, omit_s=1, congestion="cubic"))
             assert trial.ok, trial.error
             assert trial.congestion == "cubic"
@@ -35,9 +35,11 @@ link_rate = ["none", "1g"]
 """)
     store = Store(tmp_path / "o.db")
     run_experiment(exp, store)
-    rows = store.conn.execute("SELECT c.params, t.lab_state, t.flags, t.throughput_bps FROM trials t "
-                              "JOIN cells c ON c.id = t.cell_id WHERE t.status='ok'").fetchall()
+    rows = store.conn.execute("SELECT c.params, s.state, t.flags, t.throughput_bps FROM trials t "
+                              "JOIN cells c ON c.id = t.cell_id JOIN lab_states s ON s.id = t.lab_state_id "
+                              "WHERE t.status='ok'").fetchall()
     assert len(rows) == 8
+    assert store.conn.execute("SELECT COUNT(*) FROM lab_states").fetchone()[0] == 4  # one per lab, not per trial
     by_cell: dict = {}
     for params, lab_state, flags, bps in rows:
         params, lab_state, flags = json.loads(params), json.loads(lab_state), json.loads(flags)

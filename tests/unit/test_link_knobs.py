@@ -4,28 +4,30 @@ from linerate.errors import ConfigError
 from linerate.experiment.axes import lab_spec, required_features
 from linerate.experiment.calibration import GENERATOR_BOUND, flags_for
 from linerate.experiment.config import parse_experiment
-from linerate.experiment.environment import parse_ethtool_features
 from linerate.lab.state import verify
 from linerate.model import Trial, TrialParams
-from linerate.topology.link import (LinkSpec, burst_bytes, parse_offloads, parse_sysctls, qdisc_argvs)
+from linerate.topology.link import (LinkSpec, parse_ethtool_features, parse_offloads, parse_sysctls, qdisc_argvs, segmenter_burst,
+                                    shaper_burst)
 from linerate.topology.plan import RunTool, SetSysctls, WriteSysfs, build_plan
 
 
-def test_tbf_argv_accounts_per_frame_and_burst_stays_below_gso():
-    argv = qdisc_argvs(LinkSpec(rate_bps=1e9), "wan0", 1500)
-    assert len(argv) == 1
-    tbf = argv[0]
-    assert tbf[tbf.index("overhead") + 1] == "24" and tbf[tbf.index("mpu") + 1] == "84"
-    assert tbf[tbf.index("rate") + 1] == "1000000000bit"
-    assert burst_bytes(1e9, 1500) < 65536
-    assert burst_bytes(1e8, 1500) < 12500  # below TCP's ~1 ms GSO size at 100 Mbit/s
-    assert burst_bytes(1e6, 1500) >= 2 * 1538
+def test_segmenter_then_per_frame_shaper():
+    segmenter, shaper = qdisc_argvs(LinkSpec(rate_bps=1e9), "wan0", 1500)
+    assert segmenter[segmenter.index("root") + 1:segmenter.index("tbf")] == ["handle", "1:"]
+    assert segmenter[segmenter.index("rate") + 1] == "100000000000bit"
+    # one 1514-byte frame fits the segmenter's burst, a two-segment GSO packet (>= 2 * 1448 + 66) does not
+    assert 1514 <= segmenter_burst(1500) < 2 * 1448 + 66
+    assert 9014 <= segmenter_burst(9000) < 2 * 8948 + 66
+    assert shaper[shaper.index("parent") + 1] == "1:1"
+    assert shaper[shaper.index("overhead") + 1] == "24" and shaper[shaper.index("mpu") + 1] == "84"
+    assert shaper[shaper.index("rate") + 1] == "1000000000bit"
+    assert shaper_burst(1e6, 1500) >= 2 * 1538
 
 
 def test_netem_as_child_of_tbf_or_alone():
     both = qdisc_argvs(LinkSpec(rate_bps=1e9, delay_ms=10, loss_pct=0.5), "wan0", 1500)
-    assert both[1][:9] == ["tc", "qdisc", "add", "dev", "wan0", "parent", "1:1", "handle", "10:"]
-    assert "delay" in both[1] and "loss" in both[1]
+    assert both[2][:9] == ["tc", "qdisc", "add", "dev", "wan0", "parent", "2:1", "handle", "10:"]
+    assert "delay" in both[2] and "loss" in both[2]
     alone = qdisc_argvs(LinkSpec(delay_ms=5), "lan0", 1500)
     assert alone == [["tc", "qdisc", "replace", "dev", "lan0", "root", "netem", "delay", "5ms"]]
     assert qdisc_argvs(LinkSpec(), "wan0", 1500) == []
@@ -51,7 +53,7 @@ def test_knobs_become_plan_steps():
                            "dut_rps": "3"})
     steps = build_plan(spec).steps
     tools = [s.argv for s in steps if isinstance(s, RunTool)]
-    assert sum(1 for argv in tools if argv[0] == "tc") == 2  # both DUT ports
+    assert sum(1 for argv in tools if argv[0] == "tc") == 4  # segmenter + shaper on both DUT ports
     assert ("ethtool", "-K", "lan0", "tso", "off") in tools and ("ethtool", "-K", "wan0", "tso", "off") in tools
     assert any(isinstance(s, SetSysctls) and ("net.core.somaxconn", "512") in s.values for s in steps)
     assert sum(isinstance(s, WriteSysfs) for s in steps) == 2

@@ -5,22 +5,11 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 from pathlib import Path
 
 from linerate import __version__
 from linerate.exec import Executor, LocalExecutor
 from linerate.preflight import parse_iperf3_version
-
-
-def parse_ethtool_features(text: str) -> dict[str, str]:
-    """`ethtool -k IF` -> {"tcp-segmentation-offload": "on", "rx-lro": "off [fixed]", ...}."""
-    features = {}
-    for line in text.splitlines():
-        match = re.match(r"^\s*([a-z0-9-]+):\s+(on|off)(\s+\[fixed\])?\s*$", line)
-        if match:
-            features[match.group(1)] = match.group(2) + (" [fixed]" if match.group(3) else "")
-    return features
 
 
 def cpu_model() -> str:

@@ -22,6 +22,7 @@ from linerate.topology.plan import (
     AddAddress,
     AddDefaultRoute,
     CreateNamespace,
+    IFINDEX,
     CreateVeth,
     LoadRuleset,
     Plan,
@@ -81,7 +82,7 @@ class _Batches:
 
     def _index(self, ns: str, ifname: str) -> int:
         if ifname == "lo":
-            return 1
+            return IFINDEX["lo"]
         try:
             return self.index[(ns, ifname)]
         except KeyError:

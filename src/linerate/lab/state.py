@@ -8,8 +8,7 @@ from collections.abc import Callable
 
 from linerate.errors import LabError
 from linerate.exec import Executor
-from linerate.experiment.environment import parse_ethtool_features
-from linerate.topology.link import OFFLOAD_FEATURES
+from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
 from linerate.topology.plan import CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF, LabSpec
 
 INTERFACES = (("client", CLIENT_IF), ("dut", DUT_LAN_IF), ("dut", DUT_WAN_IF), ("server", SERVER_IF))

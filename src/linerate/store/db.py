@@ -3,6 +3,7 @@ killed run loses at most the trial that was in flight."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -166,12 +167,21 @@ class Store:
         with self.conn:  # one transaction per trial: committed the moment it ends
             cur = self.conn.execute(
                 f"INSERT INTO trials (cell_id, repetition, attempt, status, final, error, {', '.join(TRIAL_FIELDS)}, "
-                "flags, argv, dut_counters, raw, started_at, ended_at, lab_state) VALUES "
+                "flags, argv, dut_counters, raw, started_at, ended_at, lab_state_id) VALUES "
                 f"(?, ?, ?, ?, ?, ?, {', '.join('?' * len(TRIAL_FIELDS))}, ?, ?, ?, ?, ?, ?, ?)",
                 (cell_id, repetition, attempt, trial.status, int(final), trial.error, *values,
                  json.dumps(list(flags)), json.dumps(list(trial.argv)), json.dumps(trial.dut_counters),
-                 trial.raw, started_at, time.time(), json.dumps(lab_state or {})))
+                 trial.raw, started_at, time.time(), self._lab_state_id(lab_state)))
         return int(cur.lastrowid)
+
+    def _lab_state_id(self, state: dict | None) -> int | None:
+        """Every trial of a lab shares one read-back state: store it once, refer to it by id."""
+        if not state:
+            return None
+        text = json.dumps(state, sort_keys=True)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        self.conn.execute("INSERT OR IGNORE INTO lab_states (digest, state) VALUES (?, ?)", (digest, text))
+        return self.conn.execute("SELECT id FROM lab_states WHERE digest=?", (digest,)).fetchone()[0]
 
     def cell_rows(self, experiment_id: int) -> list[sqlite3.Row]:
         return list(self.conn.execute("SELECT id, key, params FROM cells WHERE experiment_id=? ORDER BY id",

@@ -44,7 +44,12 @@ MIGRATIONS: list[str] = [
     CREATE INDEX trials_cell ON trials(cell_id, status);
     """,
     """
-    ALTER TABLE trials ADD COLUMN lab_state TEXT NOT NULL DEFAULT '{}';  -- read-back knob values
+    CREATE TABLE lab_states (                    -- read-back knob values, stored once per distinct lab
+        id INTEGER PRIMARY KEY,
+        digest TEXT NOT NULL UNIQUE,
+        state TEXT NOT NULL
+    );
+    ALTER TABLE trials ADD COLUMN lab_state_id INTEGER REFERENCES lab_states(id);
     CREATE TABLE calibrations (
         id INTEGER PRIMARY KEY,
         shape TEXT NOT NULL,                       -- lab shape + traffic case, canonical JSON
