@@ -6,9 +6,10 @@ from linerate.experiment.calibration import GENERATOR_BOUND, flags_for
 from linerate.experiment.config import parse_experiment
 from linerate.lab.state import verify
 from linerate.model import Trial, TrialParams
-from linerate.topology.link import (LinkSpec, parse_ethtool_features, parse_offloads, parse_sysctls, qdisc_argvs, segmenter_burst,
+from linerate.topology.link import (LinkSpec, burst_allowance_bps, parse_ethtool_features, parse_offloads, parse_sysctls, qdisc_argvs, segmenter_burst,
                                     shaper_burst)
-from linerate.topology.plan import RunTool, SetSysctls, WriteSysfs, build_plan
+from linerate.exec import NetnsExecutor
+from linerate.topology.plan import LabSpec, RunTool, SetSysctls, WriteSysfs, build_plan, cpu_mask, split_cpus
 
 
 def test_segmenter_then_per_frame_shaper():
@@ -21,7 +22,14 @@ def test_segmenter_then_per_frame_shaper():
     assert shaper[shaper.index("parent") + 1] == "1:1"
     assert shaper[shaper.index("overhead") + 1] == "24" and shaper[shaper.index("mpu") + 1] == "84"
     assert shaper[shaper.index("rate") + 1] == "1000000000bit"
-    assert shaper_burst(1e6, 1500) >= 2 * 1538
+    assert shaper_burst(1e6, 1500) == 2 * 1538  # 4 ms at 1 Mbit/s is less than two frames
+    assert shaper[shaper.index("burst") + 1] == str(shaper_burst(1e9, 1500)) == "500000"  # 4 ms at 1 Gbit/s
+    assert shaper_burst(10e9, 9000) == 5_000_000
+
+
+def test_burst_allowance_is_one_bucket_per_window():
+    assert burst_allowance_bps(1e9, 1500, 8) == pytest.approx(500_000 * 8 / 8)  # 0.5 Mbit/s, 0.05%
+    assert burst_allowance_bps(1e9, 1500, 2) == 4 * burst_allowance_bps(1e9, 1500, 8)
 
 
 def test_netem_as_child_of_tbf_or_alone():
@@ -56,7 +64,22 @@ def test_knobs_become_plan_steps():
     assert sum(1 for argv in tools if argv[0] == "tc") == 4  # segmenter + shaper on both DUT ports
     assert ("ethtool", "-K", "lan0", "tso", "off") in tools and ("ethtool", "-K", "wan0", "tso", "off") in tools
     assert any(isinstance(s, SetSysctls) and ("net.core.somaxconn", "512") in s.values for s in steps)
-    assert sum(isinstance(s, WriteSysfs) for s in steps) == 2
+    rps = {(s.netns, s.path.split("/")[4]): s.value for s in steps if isinstance(s, WriteSysfs)}
+    assert rps[("lr-k1-dut", "lan0")] == rps[("lr-k1-dut", "wan0")] == "3"  # the user's dut_rps wins on the DUT
+    assert set(rps) == {("lr-k1-client", "eth0"), ("lr-k1-server", "eth0"), ("lr-k1-dut", "lan0"), ("lr-k1-dut", "wan0")}
+
+
+def test_lab_sides_get_their_own_cpus():
+    assert split_cpus([0, 1]) == ((0,), (1,))
+    assert split_cpus([3, 0, 2, 1]) == ((0, 1), (2, 3))
+    assert split_cpus([5]) == ((5,), (5,))  # one CPU serves both sides
+    assert cpu_mask((0,)) == "1" and cpu_mask((2, 3)) == "c" and cpu_mask((0, 1, 2, 3, 4, 5, 6, 7, 8)) == "1ff"
+    spec = LabSpec("k3", cpu_sides=((0, 1), (2, 3)))
+    assert spec.rps_masks() == {("client", "eth0"): "3", ("dut", "lan0"): "3", ("dut", "wan0"): "c", ("server", "eth0"): "c"}
+    assert spec.cpus("client") == (0, 1) and spec.cpus("server") == (2, 3) and spec.cpus("dut") == ()
+    assert NetnsExecutor("lr-k3-client", spec.cpus("client")).wrap(["iperf3", "-c", "x"]) == [
+        "ip", "netns", "exec", "lr-k3-client", "taskset", "--cpu-list", "0,1", "iperf3", "-c", "x"]
+    assert NetnsExecutor("lr-k3-dut", spec.cpus("dut")).wrap(["tc"]) == ["ip", "netns", "exec", "lr-k3-dut", "tc"]
 
 
 def test_experiment_axes_for_links_and_preflight_needs():
@@ -72,9 +95,14 @@ def test_experiment_axes_for_links_and_preflight_needs():
 
 def test_read_back_mismatch_names_the_knob():
     spec = lab_spec("k2", {"offloads": "dut_in:lro=on"})
-    state = {"offloads": {"dut:lan0": {"lro": "off [fixed]"}}, "dut_sysctls": {}, "rps": {}}
+    rps = {f"{role}:{ifname}": mask for (role, ifname), mask in spec.rps_masks().items()}
+    state = {"offloads": {"dut:lan0": {"lro": "off [fixed]"}}, "dut_sysctls": {}, "rps": rps}
     with pytest.raises(Exception, match=r"lro=on on dut lan0.*\[fixed\]"):
         verify(spec, state)
+    state = {"offloads": {"dut:lan0": {"lro": "on"}}, "dut_sysctls": {}, "rps": rps | {"server:eth0": "0"}}
+    with pytest.raises(Exception, match=r"rps_cpus=\w+ on server eth0: kernel reports '0'"):
+        verify(spec, state)
+    verify(spec, state | {"rps": rps})
 
 
 def test_ethtool_parse(data_dir):

@@ -56,11 +56,14 @@ class LocalExecutor:
 
 class NetnsExecutor(LocalExecutor):
     """Runs argv inside the named network namespace (via `ip netns exec`, which also remounts
-    /sys so that tools such as ethtool see the namespace's own devices)."""
+    /sys so that tools such as ethtool see the namespace's own devices), optionally pinned to a
+    set of CPUs (taskset) — the lab keeps its client side and its server side apart."""
 
-    def __init__(self, netns: str):
+    def __init__(self, netns: str, cpus: Sequence[int] = ()):
         super().__init__(host=f"netns:{netns}")
         self.netns = netns
+        self.cpus = tuple(cpus)
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
-        return ["ip", "netns", "exec", self.netns, *[str(a) for a in argv]]
+        pin = ["taskset", "--cpu-list", ",".join(map(str, self.cpus))] if self.cpus else []
+        return ["ip", "netns", "exec", self.netns, *pin, *[str(a) for a in argv]]

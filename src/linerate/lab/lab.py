@@ -98,7 +98,7 @@ class Lab:
     # --- use ------------------------------------------------------------------------------------
 
     def executor(self, role: str) -> NetnsExecutor:
-        return NetnsExecutor(self.spec.netns(role))
+        return NetnsExecutor(self.spec.netns(role), self.spec.cpus(role))
 
     def start_server(self) -> None:
         proc = self.executor("server").spawn(iperf3.server_argv(self.spec.iperf_port))

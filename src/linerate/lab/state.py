@@ -9,7 +9,7 @@ from collections.abc import Callable
 from linerate.errors import LabError
 from linerate.exec import Executor
 from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
-from linerate.topology.plan import CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF, LabSpec
+from linerate.topology.plan import CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF, LabSpec, rps_path
 
 INTERFACES = (("client", CLIENT_IF), ("dut", DUT_LAN_IF), ("dut", DUT_WAN_IF), ("server", SERVER_IF))
 
@@ -28,9 +28,8 @@ def read_lab_state(spec: LabSpec, executor: Callable[[str], Executor],
     for ifname in (DUT_LAN_IF, DUT_WAN_IF):
         qdiscs = json.loads(dut.run(["tc", "-j", "qdisc", "show", "dev", ifname], timeout_s=10).stdout or "[]")
         state["qdiscs"][ifname] = [{k: q.get(k) for k in ("kind", "handle", "parent", "options")} for q in qdiscs]
-        if spec.dut_rps_mask is not None:
-            state["rps"][ifname] = dut.run(["cat", f"/sys/class/net/{ifname}/queues/rx-0/rps_cpus"],
-                                           timeout_s=10).stdout.strip()
+    for role, ifname in spec.rps_masks():
+        state["rps"][f"{role}:{ifname}"] = executor(role).run(["cat", rps_path(ifname)], timeout_s=10).stdout.strip()
     for key, _ in spec.dut_sysctls:
         state["dut_sysctls"][key] = sysctl_reader(spec.netns("dut"), key)
     state["tcp_congestion_control"] = sysctl_reader(spec.netns("client"), "net.ipv4.tcp_congestion_control")
@@ -49,8 +48,9 @@ def verify(spec: LabSpec, state: dict) -> None:
         got = state["dut_sysctls"].get(key)
         if " ".join(str(got).split()) != " ".join(wanted.split()):
             problems.append(f"sysctl {key}={wanted} on the DUT: kernel reports '{got}'")
-    for ifname, got in state["rps"].items():
-        if int(got.replace(",", "") or "0", 16) != int(spec.dut_rps_mask or "0", 16):
-            problems.append(f"rps_cpus={spec.dut_rps_mask} on DUT {ifname}: kernel reports '{got}'")
+    for (role, ifname), wanted in spec.rps_masks().items():
+        got = state["rps"].get(f"{role}:{ifname}", "")
+        if int(got.replace(",", "") or "0", 16) != int(wanted, 16):
+            problems.append(f"rps_cpus={wanted} on {role} {ifname}: kernel reports '{got}'")
     if problems:
         raise LabError("a knob did not take effect: " + "; ".join(problems))
