@@ -142,7 +142,10 @@ def _apply_step(step, on_namespace: Callable[[str], None]) -> None:
             except ExecError as exc:
                 raise LabError(f"{step.describe()} was refused: {exc.stderr.strip() or exc}") from None
         case WriteSysfs(netns=ns, path=path, value=value):
-            NetnsExecutor(ns).run(["tee", path], stdin=value + "\n", timeout_s=10)
+            try:
+                netns.run_in(ns, lambda: netns.write_sysfs([(path, value)]))
+            except OSError as exc:
+                raise LabError(f"{step.describe()} was refused: {exc.strerror}") from None
         case _:
             raise TypeError(f"unknown plan step {step!r}")
 

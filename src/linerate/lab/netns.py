@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-CLONE_NEWNET = 0x40000000
-MS_BIND, MS_REC, MS_SHARED = 4096, 16384, 1 << 20
+CLONE_NEWNET, CLONE_NEWNS = 0x40000000, 0x00020000
+MS_BIND, MS_REC, MS_PRIVATE, MS_SHARED = 4096, 16384, 1 << 18, 1 << 20
 MNT_DETACH = 2
 NETNS_DIR = Path("/run/netns")
 
@@ -113,3 +113,18 @@ def write_sysctls(pairs: list[tuple[str, str]]) -> None:
     for key, value in pairs:
         with open("/proc/sys/" + key.replace(".", "/"), "w") as handle:
             handle.write(value)
+
+
+def write_sysfs(pairs: list[tuple[str, str]]) -> None:
+    """Write /sys files of the calling thread's network namespace (call via run_in).
+
+    /sys shows the devices of the namespace it was mounted in, so, like `ip netns exec`, the
+    worker thread takes a private mount namespace of its own (unshare(CLONE_NEWNS) is allowed per
+    thread; it ends with the thread) and mounts a fresh sysfs over /sys there, without a fork."""
+    _check(_libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+    _libc.umount2(b"/sys", MNT_DETACH)
+    _check(_libc.mount(b"sysfs", b"/sys", b"sysfs", 0, None), "mount sysfs")
+    for path, value in pairs:
+        with open(path, "w") as handle:
+            handle.write(value + "\n")

@@ -32,6 +32,7 @@ def read_lab_state(spec: LabSpec, executor: Callable[[str], Executor],
         state["rps"][f"{role}:{ifname}"] = executor(role).run(["cat", rps_path(ifname)], timeout_s=10).stdout.strip()
     for key, _ in spec.dut_sysctls:
         state["dut_sysctls"][key] = sysctl_reader(spec.netns("dut"), key)
+    state["cpus"] = {"client_side": list(spec.cpu_sides[0]), "server_side": list(spec.cpu_sides[1])}
     state["tcp_congestion_control"] = sysctl_reader(spec.netns("client"), "net.ipv4.tcp_congestion_control")
     return state
 

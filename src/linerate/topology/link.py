@@ -26,18 +26,17 @@ Sampling the shaper's own counters every 0.6 s while its queue held 1,000-2,000 
 stream: a 60 KB bucket put 945-992 Mbit/s on the wire, a 500 KB bucket 994-1,000 Mbit/s. Three
 interleaved rounds of the four cases (IPv4/6 x 1/4 streams, 8 s, omit 2 s), case means of
 goodput/ceiling: 120 KB 0.92-0.98, 250 KB 0.97-0.996, 500 KB 0.96-0.996, 1 MB 0.96-0.995; IPv6
-with one stream was the noisy case under every bucket (single trials 0.87-0.99, with host steal).
+with one stream was the noisy case under every bucket (single trials 0.87-0.99). These were
+measured before the CPU split below, with reordering still costing single streams.
 The price: a token bucket lets any window of T seconds carry at most `burst` bytes more than
 rate x T (tokens saved while the queue was empty are spent later; a wire cannot catch up like
 that). At 4 ms per window of 8 s that is 0.05% (burst_allowance_bps); trials skip their first
 seconds (omit), when the bucket is still full.
-Reordering, measured and left to the user: veth hands each packet to the backlog of the CPU that
-sent it, so a flow sent from two CPUs arrives out of order (DSACKs, spurious retransmits: 100-2,000
-per 8 s trial here). RPS on every lab port (mask 3) removed them but cost more CPU than they did:
-case means 0.976-0.994 with RPS, 0.996-0.998 without, run back to back with the 500 KB bucket.
-`dut_rps` sets RPS on the DUT ports when wanted.
-Also tried, no better here: shaping every egress, gso_max_segs=1 on the sender, iperf3 --affinity,
-veth GRO/NAPI (it still reorders: a TSO-capable sender bypasses the NAPI ring).
+Reordering (veth queues each packet on the sending CPU's backlog) cost more than the bucket once
+the bucket was 4 ms; the lab now keeps its client and server sides on their own CPUs
+(topology/plan.py split_cpus), and bench/link_accuracy.py measures 0.9995-0.9998 of the ceiling.
+Also tried, no better here: shaping every egress, gso_max_segs=1 on the sender, veth GRO/NAPI (it
+still reorders: a TSO-capable sender bypasses the NAPI ring), RPS hashed over all CPUs.
 Queue latency 200 ms: cubic with the default 4 MB send buffer then keeps ~20-30 ms queued.
 Both DUT ports are shaped (toward server and toward client): the DUT's two gigabit ports.
 netem (delay/jitter/loss) is the shaper's child, or root without a rate.
