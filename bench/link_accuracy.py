@@ -42,7 +42,7 @@ def main(repetitions: int, duration_s: int) -> None:
                       f"Mbit/s, ceiling {ceiling / 1e6:.2f}, measured/theoretical {s.mean / ceiling:.4f} "
                       f"(min {min(values) / ceiling:.4f}, max {max(values) / ceiling:.4f}, "
                       f"{over} of {len(values)} trials above the ceiling; retransmits {retransmits})")
-                print(f"    wire (DUT wan0 qdisc counters + 24 B/frame) / 1 Gbit/s while metered: "
+                print("    wire (DUT wan0 qdisc counters + 24 B/frame) / 1 Gbit/s while metered: "
                       + " ".join(f"{r.low_bps / 1e9:.4f}-{r.high_bps / 1e9:.4f}" for r in wire))
 
 

@@ -49,7 +49,7 @@ def split_cpus(cpus: list[int] | tuple[int, ...]) -> tuple[tuple[int, ...], tupl
     iperf3 and steering each side's receive work (RPS) to its own CPUs, as two hosts would have
     them, removed them: 0-3 retransmits and 0.9991-0.9998 of the ceiling in all four cases
     (IPv4/IPv6 x 1/4 streams, 8 s, two interleaved rounds; hashing RPS over all CPUs instead
-    gave 0.96-0.99: it orders packets but costs cross-CPU work)."""
+    gave 0.96-0.996: it orders packets but costs cross-CPU work)."""
     ordered = tuple(sorted(cpus))
     if len(ordered) < 2:
         return ordered, ordered
