@@ -12,7 +12,7 @@ from pathlib import Path
 
 from linerate.experiment.axes import AXES
 from linerate.report.data import build_report
-from linerate.report.exporters import EXPORTERS
+from linerate.report.exporters import serializer
 from linerate.store import Store
 from linerate.store.db import cell_key
 
@@ -28,7 +28,7 @@ def build_store(path: Path, trials: int, cells: int = 1000) -> None:
     rng = random.Random(1)
     rows = [(cell_ids[i % cells], i // cells + 1, 1, "ok", 1, 940e6 * (1 + rng.gauss(0, 0.01)), 10, 40.0, 20.0)
             for i in range(trials)]
-    with store.conn:
+    with store.transaction():
         store.conn.executemany(
             "INSERT INTO trials (cell_id, repetition, attempt, status, final, throughput_bps, retransmits, "
             "cpu_local_pct, cpu_remote_pct) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
@@ -41,7 +41,7 @@ def main(trials: int) -> None:
         build_store(path, trials)
         for fmt in ("md", "json"):
             start = time.perf_counter()
-            text = EXPORTERS[fmt](build_report(Store(path), "synthetic"))
+            text = serializer(fmt)(build_report(Store(path), "synthetic"))
             elapsed = time.perf_counter() - start
             if fmt == "json":
                 assert len(json.loads(text)["cells"]) == 1000

@@ -55,3 +55,9 @@ class ParseError(LinerateError):
 
 class LabError(LinerateError):
     """The lab could not be built, found or removed."""
+
+
+class Interrupted(LinerateError):
+    """Stopped by a termination signal; what was created has been removed."""
+
+    exit_code = 130

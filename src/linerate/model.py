@@ -7,7 +7,7 @@ tests all reject the same bad input with the same message (errors name the field
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from linerate.errors import ConfigError
@@ -16,11 +16,13 @@ DIRECTIONS: tuple[str, ...] = ("forward", "reverse", "bidir")
 PROTOCOLS: tuple[str, ...] = ("tcp", "udp")
 MAX_RULES = 32768  # rules:N draws non-matching sources from 198.18.128.0/17 (see topology.firewall)
 LAB_NAME_RE = re.compile(r"^[a-z0-9]{1,8}$")
+MIN_BITRATE_BPS, MAX_BITRATE_BPS = 1_000, 400_000_000_000
 
 
 @dataclass(frozen=True)
 class FirewallProfile:
-    """A DUT ruleset. kind: none | stateful | rules (with n_rules) | nat."""
+    """A DUT ruleset. kind: none | stateful | nat | rules (stateful, n_rules) | rules-stateless
+    (n_rules, every packet walks them: pf `no state`). See topology/firewall.py."""
 
     kind: str
     n_rules: int = 0
@@ -30,26 +32,42 @@ class FirewallProfile:
         value = str(text).strip()
         if value in ("none", "stateful", "nat"):
             return cls(value)
-        if value.startswith("rules:"):
-            count = value.split(":", 1)[1]
-            if not count.isdigit() or not 1 <= int(count) <= MAX_RULES:
-                raise ConfigError(
-                    field_name,
-                    f"'{value}' is not valid: rules:N needs a whole number N from 1 to {MAX_RULES}",
-                )
-            return cls("rules", int(count))
+        for kind in RULE_PROFILES:
+            if value.startswith(kind + ":"):
+                count = value.split(":", 1)[1]
+                if not re.fullmatch(r"[0-9]{1,5}", count) or not 1 <= int(count) <= MAX_RULES:
+                    raise ConfigError(
+                        field_name,
+                        f"'{value}' is not valid: {kind}:N needs a whole number N from 1 to {MAX_RULES}",
+                    )
+                return cls(kind, int(count))
         raise ConfigError(
-            field_name, f"'{value}' is not a profile; use none, stateful, nat or rules:N (e.g. rules:100)"
+            field_name, f"'{value}' is not a profile; use none, stateful, nat, rules:N or rules-stateless:N "
+            "(e.g. rules:100)"
         )
 
     def __str__(self) -> str:
-        return f"rules:{self.n_rules}" if self.kind == "rules" else self.kind
+        return f"{self.kind}:{self.n_rules}" if self.kind in RULE_PROFILES else self.kind
 
 
-def validate_lab_name(name: str) -> str:
-    if not LAB_NAME_RE.match(name):
-        raise ConfigError("name", f"'{name}' is not a lab name; use 1-8 lower-case letters or digits")
+RULE_PROFILES = ("rules", "rules-stateless")
+
+
+def validate_lab_name(name: object, field_name: str = "name") -> str:
+    if not isinstance(name, str) or not LAB_NAME_RE.fullmatch(name):
+        shown = repr(name)[:40]
+        raise ConfigError(field_name, f"{shown} is not a lab name; use 1-8 lower-case letters or digits")
     return name
+
+
+def lab_namespace(lab_id: str, role: str) -> str:
+    """The only namespace names a lab owns: lr-<id>-client|dut|server."""
+    return f"lr-{lab_id}-{role}"
+
+
+def probe_namespace(probe_id: str) -> str:
+    """preflight's scratch namespace, registered like a lab."""
+    return f"lr-probe-{probe_id}"
 
 
 def _is_int(value: object) -> bool:
@@ -83,29 +101,41 @@ class TrialParams:
             raise ConfigError("omit", f"{self.omit_s!r} is out of range; use whole seconds from 0 to 600")
         if self.protocol not in PROTOCOLS:
             raise ConfigError("protocol", f"{self.protocol!r} is not one of {', '.join(PROTOCOLS)}")
-        if self.udp_bitrate_bps <= 0:
-            raise ConfigError("udp-bitrate", "must be a positive bit rate")
+        if not _is_int(self.udp_bitrate_bps) or not MIN_BITRATE_BPS <= self.udp_bitrate_bps <= MAX_BITRATE_BPS:
+            raise ConfigError("bitrate", f"{self.udp_bitrate_bps!r} is out of range; use a whole number of "
+                              f"bit/s from {MIN_BITRATE_BPS:,} to {MAX_BITRATE_BPS:,}")
+        if not _is_int(self.port) or not 1 <= self.port <= 65535:
+            raise ConfigError("port", f"{self.port!r} is not a TCP/UDP port; use 1 to 65535")
         if self.congestion is not None and not re.fullmatch(r"[a-z0-9_]{1,16}", self.congestion):
             raise ConfigError("congestion", f"{self.congestion!r} is not a congestion control name")
 
 
+def measure(sql_type: str, doc: str) -> Any:
+    """A measured figure of a trial: a dataclass field that is also a column of the trials table.
+    The store's schema, its insert and the exports are all derived from these fields."""
+    return field(default=None, metadata={"column": sql_type, "doc": doc})
+
+
 @dataclass(frozen=True)
 class Trial:
-    """One measured (or failed) iperf3 run, parsed from its -J output."""
+    """One measured (or failed) traffic run. The `measure` fields are the single definition of a
+    trial record: store/schema.py adds their columns, store/db.py inserts them, reports read them."""
 
     status: str  # "ok" or "failed"
     params: TrialParams
     argv: tuple[str, ...]
-    throughput_bps: float | None = None  # receiver side: what crossed the DUT
-    sender_bps: float | None = None
-    reverse_throughput_bps: float | None = None  # only for bidir: server -> client receiver side
-    retransmits: int | None = None
-    cpu_local_pct: float | None = None
-    cpu_remote_pct: float | None = None
-    lost_percent: float | None = None  # UDP only
-    jitter_ms: float | None = None  # UDP only
-    congestion: str | None = None
-    iperf3_version: str | None = None
+    throughput_bps: float | None = measure("REAL", "receiver side: what crossed the DUT")
+    sender_bps: float | None = measure("REAL", "sender side")
+    reverse_throughput_bps: float | None = measure("REAL", "bidir only: server -> client, receiver side")
+    retransmits: int | None = measure("INTEGER", "TCP retransmits, all streams")
+    cpu_local_pct: float | None = measure("REAL", "client host CPU during the trial")
+    cpu_remote_pct: float | None = measure("REAL", "server host CPU during the trial")
+    packets_sent: int | None = measure("INTEGER", "UDP: datagrams the sender sent in the measured window")
+    packets_lost: int | None = measure("INTEGER", "UDP: sent minus received datagrams, never negative")
+    lost_percent: float | None = measure("REAL", "UDP: 100 * packets_lost / packets_sent, 0..100")
+    jitter_ms: float | None = measure("REAL", "UDP: receiver-side jitter")
+    congestion: str | None = measure("TEXT", "TCP congestion control the sender used")
+    iperf3_version: str | None = measure("TEXT", "traffic generator version")
     timestamp: float | None = None
     error: str | None = None
     dut_counters: dict[str, int] = field(default_factory=dict)
@@ -116,29 +146,17 @@ class Trial:
         return self.status == "ok"
 
     def to_dict(self, include_raw: bool = False) -> dict[str, Any]:
-        out = {
-            "status": self.status,
-            "error": self.error,
-            "family": self.params.family,
-            "streams": self.params.streams,
-            "direction": self.params.direction,
-            "protocol": self.params.protocol,
-            "duration_s": self.params.duration_s,
-            "omit_s": self.params.omit_s,
-            "throughput_bps": self.throughput_bps,
-            "sender_bps": self.sender_bps,
-            "reverse_throughput_bps": self.reverse_throughput_bps,
-            "retransmits": self.retransmits,
-            "cpu_local_pct": self.cpu_local_pct,
-            "cpu_remote_pct": self.cpu_remote_pct,
-            "lost_percent": self.lost_percent,
-            "jitter_ms": self.jitter_ms,
-            "congestion": self.congestion,
-            "iperf3_version": self.iperf3_version,
-            "timestamp": self.timestamp,
-            "argv": list(self.argv),
-            "dut_counters": dict(self.dut_counters),
-        }
+        out: dict[str, Any] = {"status": self.status, "error": self.error}
+        out.update(family=self.params.family, streams=self.params.streams, direction=self.params.direction,
+                   protocol=self.params.protocol, duration_s=self.params.duration_s, omit_s=self.params.omit_s)
+        if self.params.protocol == "udp":
+            out["udp_bitrate_bps"] = self.params.udp_bitrate_bps
+        out.update({name: getattr(self, name) for name in TRIAL_COLUMNS})
+        out.update(timestamp=self.timestamp, argv=list(self.argv), dut_counters=dict(self.dut_counters))
         if include_raw:
             out["raw"] = self.raw
         return out
+
+
+TRIAL_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Trial) if "column" in f.metadata)
+TRIAL_COLUMN_TYPES: dict[str, str] = {f.name: f.metadata["column"] for f in fields(Trial) if "column" in f.metadata}

@@ -78,12 +78,25 @@ def probe_kernel() -> list[Check]:
 
     if not os.path.exists("/proc/self/ns/net"):
         return [Check("netns", False, "/proc/self/ns/net missing", True, "kernel needs CONFIG_NET_NS")]
-    name = f"lr-probe-{secrets.token_hex(3)}"
-    netns.create(name)
-    try:
-        return _probe_inside(NetnsExecutor(name))
-    finally:
-        netns.remove(name)
+    from linerate.lab.registry import LabRecord, Registry
+    from linerate.lab.signals import terminations_raise
+    from linerate.model import probe_namespace
+    from linerate.process import ProcessRef
+
+    # Registered like a lab, before it exists: a SIGKILL here leaves a record `lab clean` acts on.
+    registry = Registry()
+    record = LabRecord(secrets.token_hex(3), owner=ProcessRef.me(), kind="probe")
+    name = probe_namespace(record.lab_id)
+    with terminations_raise():
+        registry.create(record)
+        try:
+            record.namespaces.append(name)
+            registry.save(record)
+            netns.create(name)
+            return _probe_inside(NetnsExecutor(name))
+        finally:
+            netns.remove(name)
+            registry.remove(record.lab_id)
 
 
 def _try(host: Executor, argv: list[str], stdin: str | None = None) -> str | None:

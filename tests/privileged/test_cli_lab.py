@@ -76,7 +76,7 @@ def test_clean_leaves_live_and_kept_labs_alone():
     try:
         assert "nothing to clean" in run("lab", "clean").stdout
         assert "lr-keep1-dut" in netns_names()
-        status = json.loads(run("lab", "status", "--json").stdout)
+        status = json.loads(run("lab", "status", "--json").stdout)["labs"]
         assert [row["state"] for row in status if row["name"] == "keep1"] == ["kept"]
     finally:
         run("lab", "down", "keep1")

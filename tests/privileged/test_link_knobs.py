@@ -8,7 +8,7 @@ from linerate.lab.lab import Lab, new_lab_id
 from linerate.lab.wire import WireMeter, measure_during
 from linerate.model import TrialParams
 from linerate.report.data import build_report
-from linerate.report.exporters import EXPORTERS
+from linerate.report.exporters import serializer
 from linerate.store import Store
 from linerate.topology.link import burst_allowance_bps
 
@@ -64,5 +64,5 @@ link_rate = ["none", "1g"]
     # TSO/GSO/GRO off on the unshaped lab costs throughput, as the articles describe
     mean = {key: sum(b for b, _ in v) / len(v) for key, v in by_cell.items()}
     assert mean[("none", True)] < 0.8 * mean[("none", False)]
-    md = EXPORTERS["md"](build_report(store, "offloads"))
+    md = serializer("md")(build_report(store, "offloads"))
     assert "[generator-bound]" in md and "offloads all:tso=off,gso=off,gro=off" in md

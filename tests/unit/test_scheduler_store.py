@@ -12,7 +12,7 @@ from linerate.experiment.config import parse_experiment
 from linerate.experiment.run import run_experiment
 from linerate.model import Trial
 from linerate.report.data import build_report
-from linerate.report.exporters import EXPORTERS
+from linerate.report.exporters import serializer
 from linerate.store import Store
 from linerate.store.schema import MIGRATIONS
 
@@ -148,7 +148,7 @@ def test_persistent_failure_is_final_and_reported(tmp_path):
     run(store, text=CLASSIC.replace("repetitions = 3", "repetitions = 1\nmax_retries = 1"), fail_every=1)
     rows = store.conn.execute("SELECT attempt, final FROM trials").fetchall()
     assert sorted({tuple(r) for r in rows}) == [(1, 0), (2, 1)]
-    md = EXPORTERS["md"](build_report(store, "classic"))
+    md = serializer("md")(build_report(store, "classic"))
     assert "failed (1)" in md
 
 
@@ -167,7 +167,7 @@ def test_report_ci_matches_independent_scipy_and_formats_agree(tmp_path):
     store = Store(tmp_path / "s.db")
     run(store, noise=0.02)
     report = build_report(store, "classic")
-    doc = json.loads(EXPORTERS["json"](report))
+    doc = json.loads(serializer("json")(report))
     raw = sqlite3.connect(tmp_path / "s.db")
     for cell in doc["cells"]:
         values = [r[0] for r in raw.execute("SELECT throughput_bps FROM trials WHERE cell_id=? AND status='ok'",
@@ -176,9 +176,9 @@ def test_report_ci_matches_independent_scipy_and_formats_agree(tmp_path):
         assert cell["stats"]["n"] == 3
         assert cell["stats"]["ci_low"] == pytest.approx(low)
         assert cell["stats"]["ci_high"] == pytest.approx(high)
-    md = EXPORTERS["md"](report)
+    md = serializer("md")(report)
     assert "| IPv4 1 stream |" in md and "firewall none" in md and "n=3" in md and " ± " in md
-    csv_text = EXPORTERS["csv"](report)
+    csv_text = serializer("csv")(report)
     assert len(csv_text.strip().splitlines()) == 9
 
 
@@ -194,5 +194,5 @@ def test_migrations_are_versioned_and_idempotent(tmp_path):
 def test_not_a_database(tmp_path):
     bogus = tmp_path / "x.db"
     bogus.write_text("this is not sqlite" * 100)
-    with pytest.raises(ConfigError, match="not a linerate database"):
+    with pytest.raises(ConfigError, match="not an SQLite database"):
         Store(bogus)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from linerate import __version__
-from linerate.errors import LinerateError
+from linerate.errors import LinerateError, PreflightError
 
 COMMAND_MODULES = ("lab_cmds", "trial_cmds", "experiment_cmds", "calc_cmd", "tuning_cmds")
 
@@ -17,8 +17,14 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse prints usage plus the error; we print one line naming the option, exit 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"linerate: {message.replace('argument ', '')}\n")
+        sys.stderr.write(f"linerate: {_one_line(message.replace('argument ', ''))}\n")
         sys.exit(2)
+
+
+def _one_line(text: str) -> str:
+    from linerate.report.layout import plain
+
+    return plain(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except LinerateError as exc:
-        sys.stderr.write(f"linerate: {exc}\n")
+        # One line per message (control characters escaped); a preflight failure lists its problems.
+        lines = str(exc).split("\n") if isinstance(exc, PreflightError) else [str(exc)]
+        sys.stderr.write("".join(f"linerate: {_one_line(line)}\n" if i == 0 else f"{_one_line(line)}\n"
+                                 for i, line in enumerate(lines)))
         return exc.exit_code
     except BrokenPipeError:  # `linerate report | head`: the reader left; not an error of ours
         sys.stderr.close()

@@ -6,14 +6,13 @@ import argparse
 import json
 import time
 
-from linerate import preflight
+from linerate.errors import LabError
+
 from linerate.cli.options import add_json_flag, add_link_options, as_option, firewall_type, lab_params_from_args
-from linerate.experiment.axes import lab_spec, required_features
-from linerate.lab.apply import remove_namespaces
-from linerate.lab.lab import Lab, find_lab, new_lab_id
-from linerate.lab.registry import Registry
 from linerate.model import FirewallProfile, validate_lab_name
-from linerate.topology.plan import build_plan
+
+# Heavy modules (netlink, the lab) are imported inside the handlers: `linerate --version` and the
+# pure commands must not pay for them (bench/cli_startup.py).
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,21 +56,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_lab_up(args: argparse.Namespace) -> int:
-    name = as_option(lambda: validate_lab_name(args.name)) if args.name else new_lab_id()
+    from linerate import preflight
+    from linerate.experiment.axes import lab_spec, required_features
+    from linerate.lab.lab import Lab, new_lab_id
+    from linerate.topology.plan import build_plan
+
+    name = as_option(lambda: validate_lab_name(args.name)) if args.name is not None else new_lab_id()
     params = lab_params_from_args(args)
     spec = as_option(lambda: lab_spec(name, params))
     if args.dry_run:
         print(build_plan(spec).describe())
         return 0
     preflight.require(preflight.run_checks(), extra_required=required_features([params]))
-    lab = Lab(spec, keep=True)
+    lab = Lab(spec, keep=True, params=params)
     with_cleanup_on_error(lab)
     print(f"lab {name} is up (firewall {spec.firewall}, MTU {spec.mtu}); "
           f"namespaces: {', '.join(spec.namespaces)}; remove with: linerate lab down {name}")
     return 0
 
 
-def with_cleanup_on_error(lab: Lab) -> None:
+def with_cleanup_on_error(lab) -> None:
     try:
         lab.up()
     except BaseException:
@@ -80,53 +84,86 @@ def with_cleanup_on_error(lab: Lab) -> None:
 
 
 def cmd_lab_status(args: argparse.Namespace) -> int:
+    from linerate.lab.apply import pids_in_netns
+    from linerate.lab.registry import Registry, vet
+
     registry = Registry()
     rows = []
     for record in registry.all():
-        lab = find_lab(record.lab_id, registry)
+        problems = vet(record)
         state = "orphaned" if record.orphaned() else ("kept" if record.owner is None else "in use")
+        server_ns = [ns for ns in record.namespaces if ns.endswith("-server")] if not problems else []
         rows.append({
-            "name": record.lab_id, "firewall": record.firewall, "mtu": record.mtu, "state": state,
-            "namespaces": record.namespaces, "server_pids": lab.server_pids(),
-            "age_s": round(time.time() - record.created, 1),
+            "name": record.lab_id, "kind": record.kind, "firewall": record.firewall, "mtu": record.mtu,
+            "state": state, "namespaces": record.namespaces, "server_pids": pids_in_netns(*server_ns),
+            "age_s": round(time.time() - record.created, 1), "problems": problems, "params": record.params,
         })
+    unreadable = [{"file": name, "problem": why} for name, why in registry.unreadable]
     if args.json:
-        print(json.dumps(rows, indent=2))
-    elif not rows:
+        print(json.dumps({"labs": rows, "unreadable": unreadable}, indent=2))
+        return 0
+    if not rows and not unreadable:
         print("no labs")
-    else:
-        for row in rows:
-            servers = ",".join(map(str, row["server_pids"])) or "none"
-            print(f"{row['name']:8}  {row['state']:8}  firewall={row['firewall']:10}  mtu={row['mtu']}  "
-                  f"iperf3 server pid(s)={servers}  age={row['age_s']}s")
+    for row in rows:
+        servers = ",".join(map(str, row["server_pids"])) or "none"
+        what = "probe" if row["kind"] == "probe" else f"firewall={row['firewall']:10}  mtu={row['mtu']}"
+        print(f"{row['name']:8}  {row['state']:8}  {what}  iperf3 server pid(s)={servers}  age={row['age_s']}s")
+        for problem in row["problems"]:
+            print(f"          not acted on: {problem}")
+    for item in unreadable:
+        print(f"state file {item['file']}: {item['problem']}; left untouched")
     return 0
 
 
 def cmd_lab_down(args: argparse.Namespace) -> int:
-    removed = find_lab(args.name, Registry()).down()
-    print(f"lab {args.name} removed ({len(removed)} namespaces)")
+    from linerate.lab.lab import find_lab
+    from linerate.lab.registry import Registry
+
+    name = as_option(lambda: validate_lab_name(args.name))
+    removed = find_lab(name, Registry()).down()
+    print(f"lab {name} removed ({len(removed)} namespaces)")
     return 0
 
 
 def cmd_lab_clean(args: argparse.Namespace) -> int:
+    """Remove labs and probes whose owner died (and, with --all, kept labs) — only those whose
+    records pass vet(); the rest are reported and left as they are."""
+    from linerate.lab.apply import remove_namespaces
+    from linerate.lab.registry import Registry, vet
+
     registry = Registry()
-    cleaned = 0
+    cleaned = refused = 0
     for record in registry.all():
-        if record.orphaned() or (args.all and record.owner is None):
-            remove_namespaces(record.namespaces)
-            registry.remove(record.lab_id)
-            print(f"removed lab {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
-            cleaned += 1
-    if not cleaned:
+        if not (record.orphaned() or (args.all and record.owner is None)):
+            continue
+        problems = vet(record)
+        if problems:
+            refused += 1
+            print(f"left {record.kind} {record.lab_id} untouched: {'; '.join(problems)}")
+            continue
+        remove_namespaces(record.namespaces)
+        registry.remove(record.lab_id)
+        print(f"removed {record.kind} {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
+        cleaned += 1
+    for name, why in registry.unreadable:
+        refused += 1
+        print(f"left state file {name} untouched: {why}")
+    if not cleaned and not refused:
         print("nothing to clean")
-    return 0
+    return 1 if refused else 0
 
 
 def cmd_lab_stop_server(args: argparse.Namespace) -> int:
     import os
     import signal
 
-    lab = find_lab(args.name, Registry())
+    from linerate.lab.lab import find_lab
+    from linerate.lab.registry import Registry, vet
+
+    lab = find_lab(as_option(lambda: validate_lab_name(args.name)), Registry())
+    problems = vet(lab.record)
+    if problems:
+        raise LabError(f"lab {args.name} left untouched: {'; '.join(problems)}")
     pids = lab.server_pids()
     for pid in pids:
         os.kill(pid, signal.SIGTERM)
@@ -135,6 +172,8 @@ def cmd_lab_stop_server(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from linerate import preflight
+
     checks = preflight.run_checks()
     if args.json:
         print(json.dumps([c.__dict__ for c in checks], indent=2))

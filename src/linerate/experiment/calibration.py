@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import platform
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -71,9 +70,9 @@ def calibrate(cells: list[dict[str, Any]], store: Store, lab_factory: LabFactory
     pending: dict[str, dict[str, Any]] = {}
     for cell in cells:
         key = shape_key(cell)
-        row = store.conn.execute("SELECT throughput_bps FROM calibrations WHERE shape=?", (key,)).fetchone()
-        if row:
-            baselines[key] = row[0]
+        cached = store.calibration(key)
+        if cached is not None:
+            baselines[key] = cached
         else:
             pending.setdefault(key, cell)
     by_lab: dict[str, list[tuple[str, dict]]] = {}
@@ -89,10 +88,7 @@ def calibrate(cells: list[dict[str, Any]], store: Store, lab_factory: LabFactory
                     continue
                 lowest = min(good, key=lambda t: t.throughput_bps)
                 baselines[key] = lowest.throughput_bps
-                with store.conn:
-                    store.conn.execute(
-                        "INSERT OR REPLACE INTO calibrations (shape, throughput_bps, sender_cpu_pct, measured_at) "
-                        "VALUES (?, ?, ?, ?)", (key, lowest.throughput_bps, sender_cpu(lowest), time.time()))
+                store.save_calibration(key, lowest.throughput_bps, sender_cpu(lowest))
                 on_message(f"baseline IPv{cell['family']} P{cell['streams']} {cell['direction']} "
                            f"(no firewall, no shaper): lowest of {len(good)} runs "
                            f"{lowest.throughput_bps / 1e6:,.0f} Mbit/s")

@@ -18,6 +18,8 @@ from linerate.experiment.axes import AXES
 
 MAX_FILE_BYTES = 1_000_000
 MAX_CELLS = 10_000
+MAX_DEPTH = 8
+MAX_SEED = 2**63 - 1  # SQLite INTEGER is signed 64-bit
 
 
 class Experiment(BaseModel):
@@ -33,7 +35,7 @@ class Experiment(BaseModel):
     max_repetitions: StrictInt = Field(30, ge=2, le=10_000)
     max_retries: StrictInt = Field(2, ge=0, le=10)
     retry_backoff_s: float = Field(1.0, ge=0, le=60)
-    seed: StrictInt | None = None
+    seed: StrictInt | None = Field(None, ge=0, le=MAX_SEED)
     calibrate: bool = Field(True, strict=True)
     fixed: dict[str, Any] = Field(default_factory=dict)
     axes: dict[str, list[Any]] = Field(default_factory=dict)
@@ -82,8 +84,14 @@ class Experiment(BaseModel):
         names = list(self.axes)
         return [{**base, **dict(zip(names, combo))} for combo in itertools.product(*self.axes.values())]
 
+    def declared_axes(self) -> list[str]:
+        """The axes this file names (varied or fixed): the identity of its cells in the store."""
+        return sorted(set(self.axes) | set(self.fixed))
+
     def config_hash(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        """Hash of what the file sets (not of defaults), so an upgrade that adds an option with a
+        default does not make an unfinished run unresumable."""
+        return hashlib.sha256(self.model_dump_json(exclude_unset=True).encode()).hexdigest()[:16]
 
 
 def _axis_value(name: str, value: Any, where: str) -> Any:
@@ -107,13 +115,25 @@ def _describe(exc: ValidationError, source: str) -> str:
             known = list(Experiment.model_fields) + list(AXES)
             hint = difflib.get_close_matches(key, known, n=1)
             extra = f"did you mean '{hint[0]}'? " if hint else ""
-            problems.append(f"{source}: unknown key '{loc}'; {extra}"
+            problems.append(f"unknown key '{loc}'; {extra}"
                             f"allowed: {', '.join(Experiment.model_fields)} (axes go under [axes])")
         else:
             message = error["msg"].removeprefix("Value error, ")
-            problems.append(f"{source}: {loc}: {message} (got {error.get('input')!r})"
-                            if error["type"] != "value_error" else f"{source}: {loc}: {message}")
-    return "\n".join(problems)
+            got = repr(error.get("input"))
+            got = got if len(got) <= 60 else got[:57] + "..."
+            problems.append(f"{loc}: {message} (got {got})" if error["type"] != "value_error" else f"{loc}: {message}")
+    return "; ".join(problems)
+
+
+def _depth(value: Any, limit: int) -> bool:
+    """Is the structure nested no deeper than `limit`? (An experiment needs 3: [axes] name [values].)"""
+    if limit < 0:
+        return False
+    if isinstance(value, dict):
+        return all(_depth(v, limit - 1) for v in value.values())
+    if isinstance(value, list):
+        return all(_depth(v, limit - 1) for v in value)
+    return True
 
 
 def parse_experiment(text: str, source: str = "<experiment>") -> Experiment:
@@ -121,6 +141,10 @@ def parse_experiment(text: str, source: str = "<experiment>") -> Experiment:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(source, f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(source, f"nested more than {MAX_DEPTH} levels deep; not an experiment file") from None
+    if not _depth(doc, MAX_DEPTH):
+        raise ConfigError(source, f"nested more than {MAX_DEPTH} levels deep; not an experiment file")
     # Known axis names may also be fixed at top level (`family = 6`), as users write them.
     fixed = dict(doc.get("fixed", {})) if isinstance(doc.get("fixed", {}), dict) else doc.get("fixed")
     for name in list(doc):
@@ -132,22 +156,14 @@ def parse_experiment(text: str, source: str = "<experiment>") -> Experiment:
     try:
         return Experiment.model_validate(doc)
     except ValidationError as exc:
-        raise ConfigError(source, "invalid experiment:\n" + _describe(exc, source)) from None
+        raise ConfigError(source, "invalid experiment: " + _describe(exc, source)) from None
 
 
 def load_experiment(path: str | Path) -> tuple[Experiment, str]:
-    file = Path(path)
-    try:
-        if file.stat().st_size > MAX_FILE_BYTES:
-            raise ConfigError(str(file), f"larger than {MAX_FILE_BYTES} bytes; is this an experiment file?")
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(str(file), "no such file") from None
-    except UnicodeDecodeError:
-        raise ConfigError(str(file), "not UTF-8 text; experiment files are TOML") from None
-    except OSError as exc:
-        raise ConfigError(str(file), f"cannot read: {exc.strerror}") from None
-    return parse_experiment(text, str(file)), text
+    from linerate.inputs import read_text
+
+    text = read_text(path, MAX_FILE_BYTES, "experiment file (TOML)")
+    return parse_experiment(text, str(path)), text
 
 
 def experiment_to_json(experiment: Experiment) -> dict:

@@ -20,7 +20,7 @@ def namespace_lab(lab_params: dict[str, Any]) -> Iterator[Any]:
     from linerate.experiment.axes import lab_spec
     from linerate.lab.lab import Lab, new_lab_id
 
-    with Lab(lab_spec(new_lab_id(), lab_params)) as lab:
+    with Lab(lab_spec(new_lab_id(), lab_params), params=lab_params) as lab:
         yield lab
 
 
@@ -29,8 +29,18 @@ def run_experiment(experiment: Experiment, store: Store, *, file_text: str | Non
                    lab_factory: LabFactory = namespace_lab,
                    on_event: Callable[[Event], None] = lambda e: None,
                    environment: dict | None = None) -> RunResult:
+    """Run (or resume) under the experiment's run lock: a second run of the same experiment into
+    the same store is refused with the holder's pid instead of interleaving with it."""
+    with store.run_lock(experiment.name):
+        return _run_locked(experiment, store, file_text=file_text, kind=kind, resume=resume, seed=seed,
+                           lab_factory=lab_factory, on_event=on_event, environment=environment)
+
+
+def _run_locked(experiment: Experiment, store: Store, *, file_text: str | None, kind: str, resume: bool,
+                seed: int | None, lab_factory: LabFactory, on_event: Callable[[Event], None],
+                environment: dict | None) -> RunResult:
     config_hash = experiment.config_hash()
-    existing = store.resumable(experiment.name, config_hash) if resume else None
+    existing = store.resumable(experiment.name, config_hash, file_text) if resume else None
     if existing is not None:
         experiment_id, seed = existing.id, existing.seed
     else:

@@ -8,7 +8,14 @@ lab rebuilds. A cell closes after `repetitions`, or — with `precision` — onc
 half-width is within precision × mean (between min_ and max_repetitions).
 
 Resume: the store knows how many repetitions each cell has finished; a resumed run does only what
-is missing. A trial interrupted mid-way was never committed, so it is simply run again.
+is missing. A trial interrupted mid-way was never committed, so it is simply run again; a run
+killed during a retry's backoff left non-final attempts, and the resumed run numbers its attempts
+after them (it never re-inserts an attempt that exists). Cells are identified by the axes the file
+declares (store.schema.cell_key), so a newer linerate with more registered axes still resumes.
+
+ETA: before the first trial, the per-trial overhead (connect, result exchange, counters) is the
+median of what the store has seen (TRIAL_OVERHEAD_S when it has seen nothing); during a run, the
+mean wall time of this run's own trials.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ContextManager, Protocol
 
@@ -26,7 +33,7 @@ from linerate.model import Trial, TrialParams
 from linerate.stats import relative_half_width
 from linerate.store.db import Store, cell_key
 
-TRIAL_OVERHEAD_S = 1.5  # connect, result exchange, counters; measured ~1-1.5 s here
+TRIAL_OVERHEAD_S = 1.5  # fallback before any trial was stored; measured ~1-1.5 s here in 2025
 
 
 class TrialRunner(Protocol):
@@ -46,6 +53,7 @@ class Event:
     done: int = 0
     planned: int = 0
     message: str = ""
+    eta_s: float | None = None
 
 
 @dataclass
@@ -67,13 +75,35 @@ class RunResult:
 
 
 def planned_trials(experiment: Experiment) -> int:
-    reps = experiment.min_repetitions if experiment.precision else experiment.repetitions
-    return experiment.n_cells * reps
+    return experiment.n_cells * target_repetitions(experiment)
 
 
-def estimate_seconds(experiment: Experiment, trials: int | None = None) -> float:
+def target_repetitions(experiment: Experiment) -> int:
+    """Repetitions every cell gets for sure (adaptive runs may add up to max_repetitions)."""
+    return experiment.min_repetitions if experiment.precision else experiment.repetitions
+
+
+def learned_overhead_s(timings: list[tuple[float, dict]]) -> float | None:
+    """Median of (wall time - duration - omit) over stored trials: what a trial costs beyond its
+    traffic on this machine. None without data."""
+    extras = sorted(wall - p.get("duration_s", 0) - p.get("omit_s", 0) for wall, p in timings
+                    if isinstance(p.get("duration_s"), int) and isinstance(p.get("omit_s"), int))
+    extras = [e for e in extras if 0 <= e < 120]
+    return extras[len(extras) // 2] if extras else None
+
+
+def estimate_seconds(experiment: Experiment, trials: int | None = None, overhead_s: float | None = None) -> float:
     count = planned_trials(experiment) if trials is None else trials
-    return count * (experiment.duration_s + experiment.omit_s + TRIAL_OVERHEAD_S)
+    extra = TRIAL_OVERHEAD_S if overhead_s is None else overhead_s
+    return count * (experiment.duration_s + experiment.omit_s + extra)
+
+
+def round_order(open_states: list, rng: random.Random) -> list:
+    """One round: every open cell once, in an order shuffled by the run's seeded RNG. The run and
+    --dry-run both call this, so the printed order is the order that runs."""
+    order = list(open_states)
+    rng.shuffle(order)
+    return order
 
 
 def _target_reached(experiment: Experiment, state: CellState, store: Store) -> bool:
@@ -101,22 +131,16 @@ class Scheduler:
 
     def run(self, experiment_id: int, seed: int, resumed: bool = False) -> RunResult:
         exp = self.experiment
-        cells = exp.cells()
-        ids = self.store.ensure_cells(experiment_id, cells)
-        done = self.store.completed_repetitions(experiment_id)
-        states = [CellState(ids[cell_key(c)], c, done.get(ids[cell_key(c)], 0)) for c in cells]
-        for state in states:
-            state.open = not _target_reached(exp, state, self.store)
+        states = cell_states(exp, self.store, experiment_id)
         rng = random.Random(seed)
         result = RunResult(experiment_id, 0, 0, resumed, seed, states)
-        planned = sum(max(0, (exp.min_repetitions if exp.precision else exp.repetitions) - s.finished_reps)
-                      for s in states if s.open)
+        planned = missing_trials(exp, states)
+        self._started = time.monotonic()
         self.on_event(Event("start", planned=planned, message=f"seed {seed}"))
         with contextlib.ExitStack() as stack:
             labs: dict[tuple, TrialRunner] = {}
             while any(s.open for s in states):
-                round_cells = [s for s in states if s.open]
-                rng.shuffle(round_cells)
+                round_cells = round_order([s for s in states if s.open], rng)
                 for state in round_cells:
                     key = lab_key(state.params)
                     if key not in labs:
@@ -134,27 +158,65 @@ class Scheduler:
         exp = self.experiment
         repetition = state.finished_reps + 1
         params = trial_params(state.params)
-        attempts = exp.max_retries + 1
-        for attempt in range(1, attempts + 1):
+        prior = self.store.attempts_made(state.cell_id, repetition)  # left by a run killed mid-retry
+        attempts_left = max(1, exp.max_retries + 1 - prior)
+        for index in range(attempts_left):
+            attempt = prior + index + 1
             started = time.time()
             trial = lab.run_trial(params)
-            final = trial.ok or attempt == attempts
+            final = trial.ok or index == attempts_left - 1
             self.store.add_trial(state.cell_id, repetition, attempt, trial, final=final, started_at=started,
                                  flags=self.flagger(state.params, trial), lab_state=getattr(lab, "state", None))
             if final:
                 break
             self.on_event(Event("retry", cell=state.params, trial=trial, repetition=repetition, attempt=attempt,
                                 message=trial.error or ""))
-            self.sleep(exp.retry_backoff_s * 2 ** (attempt - 1))
+            self.sleep(exp.retry_backoff_s * 2 ** index)
         state.finished_reps = repetition
         result.trials_run += 1
         result.failures += 0 if trial.ok else 1
+        planned = max(planned, result.trials_run)
+        per_trial = (time.monotonic() - self._started) / result.trials_run
         self.on_event(Event("trial", cell=state.params, trial=trial, repetition=repetition, attempt=attempt,
-                            done=result.trials_run, planned=max(planned, result.trials_run)))
+                            done=result.trials_run, planned=planned,
+                            eta_s=per_trial * (planned - result.trials_run)))
 
 
-def iter_plan(experiment: Experiment, seed: int) -> Iterator[dict[str, Any]]:
-    """The first round's order, as --dry-run prints it."""
+def cell_states(experiment: Experiment, store: Store, experiment_id: int) -> list[CellState]:
+    """Every cell of the matrix with its finished repetitions; `open` when it needs more."""
     cells = experiment.cells()
-    random.Random(seed).shuffle(cells)
-    yield from cells
+    declared = experiment.declared_axes()
+    ids = store.ensure_cells(experiment_id, cells, declared)
+    done = store.completed_repetitions(experiment_id)
+    states = []
+    for cell in cells:
+        cell_id = ids[cell_key(cell, declared)]
+        state = CellState(cell_id, cell, done.get(cell_id, 0))
+        state.open = not _target_reached(experiment, state, store)
+        states.append(state)
+    return states
+
+
+def cell_states_readonly(experiment: Experiment, store: Store, experiment_id: int) -> list[CellState]:
+    """cell_states without creating cells (for --resume --dry-run): unknown cells have 0 done."""
+    declared = experiment.declared_axes()
+    ids = {row["key"]: row["id"] for row in store.cell_rows(experiment_id)}
+    done = store.completed_repetitions(experiment_id)
+    states = []
+    for cell in experiment.cells():
+        cell_id = ids.get(cell_key(cell, declared), 0)
+        state = CellState(cell_id, cell, done.get(cell_id, 0))
+        state.open = not _target_reached(experiment, state, store)
+        states.append(state)
+    return states
+
+
+def missing_trials(experiment: Experiment, states: list[CellState]) -> int:
+    return sum(max(0, target_repetitions(experiment) - s.finished_reps) for s in states if s.open)
+
+
+def first_round(experiment: Experiment, seed: int, states: list[CellState] | None = None) -> list[dict[str, Any]]:
+    """The order the first round will run in (all cells, or the open ones of a resumed run)."""
+    if states is None:
+        states = [CellState(0, cell, 0) for cell in experiment.cells()]
+    return [s.params for s in round_order([s for s in states if s.open], random.Random(seed))]

@@ -12,10 +12,11 @@ import signal
 import time
 from pathlib import Path
 
-from linerate.errors import LabError, LinerateError
+from linerate.errors import Interrupted, LabError
 from linerate.exec import NetnsExecutor
 from linerate.lab.apply import apply_plan, pids_in_netns, read_sysctl, remove_namespaces
-from linerate.lab.registry import LabRecord, ProcessRef, Registry
+from linerate.lab.registry import LabRecord, Registry, vet
+from linerate.process import ProcessRef
 from linerate.lab.state import read_lab_state, verify
 from linerate.model import Trial, TrialParams
 from linerate.topology.plan import LabSpec, build_plan, server_address
@@ -24,10 +25,6 @@ from linerate.trial import run_trial
 
 SERVER_READY_TIMEOUT_S = 5.0
 TEARDOWN_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-class Interrupted(LinerateError):
-    exit_code = 130
 
 
 def new_lab_id() -> str:
@@ -39,8 +36,10 @@ def _raise_interrupted(signum, _frame):
 
 
 class Lab:
-    def __init__(self, spec: LabSpec, registry: Registry | None = None, keep: bool = False):
+    def __init__(self, spec: LabSpec, registry: Registry | None = None, keep: bool = False,
+                 params: dict | None = None):
         self.spec = spec
+        self.params = dict(params or {})
         self.registry = registry or Registry()
         self.keep = keep
         self.record: LabRecord | None = None
@@ -51,8 +50,9 @@ class Lab:
 
     def up(self) -> "Lab":
         owner = None if self.keep else ProcessRef.of(os.getpid())
-        self.record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner)
-        self.registry.save(self.record)
+        record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
+        self.registry.create(record)  # refuses a taken name; the other lab's record stays as it is
+        self.record = record
 
         def remember(ns: str) -> None:
             self.record.namespaces.append(ns)
@@ -65,9 +65,15 @@ class Lab:
         return self
 
     def down(self) -> list[str]:
-        namespaces = self.record.namespaces if self.record else self.spec.namespaces
-        removed = remove_namespaces(list(namespaces))
+        """Remove what this lab's record lists — nothing when it never got a record of its own."""
+        if self.record is None:
+            return []
+        problems = vet(self.record)
+        if problems:
+            raise LabError(f"lab {self.spec.lab_id} left untouched: " + "; ".join(problems))
+        removed = remove_namespaces(list(self.record.namespaces))
         self.registry.remove(self.spec.lab_id)
+        self.record = None
         return removed
 
     def __enter__(self) -> "Lab":
@@ -141,17 +147,23 @@ def _listening(ns: str, port: int) -> bool:
 
 
 def lab_from_record(record: LabRecord, registry: Registry) -> Lab:
+    from linerate.errors import ConfigError
     from linerate.model import FirewallProfile
 
-    spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)
-    lab = Lab(spec, registry, keep=record.owner is None)
+    try:
+        spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)
+    except ConfigError as exc:
+        raise LabError(f"state file of lab {record.lab_id} is malformed ({exc}); left untouched") from None
+    lab = Lab(spec, registry, keep=record.owner is None, params=record.params)
     lab.record = record
     return lab
 
 
 def find_lab(name: str, registry: Registry) -> Lab:
-    record = registry.load(name)
-    if record is None:
+    from linerate.model import validate_lab_name
+
+    record = registry.load(validate_lab_name(name, "lab"))
+    if record is None or record.kind != "lab":
         known = ", ".join(r.lab_id for r in registry.all()) or "none"
         raise LabError(f"no lab named '{name}' (labs: {known}); see `linerate lab status`")
     return lab_from_record(record, registry)

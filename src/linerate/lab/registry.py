@@ -1,101 +1,252 @@
-"""State files for labs: what each lab created, so that teardown removes exactly that.
+"""State files for labs (and preflight probes): what each created, so teardown removes exactly that.
 
 A record is written *before* each namespace or process is created, so a lab whose process was
 killed (even with SIGKILL) can be found and removed by `linerate lab clean` — and only such labs:
 a record whose owner process is still alive, or that was made by `lab up` to be kept, is left alone.
-Processes are identified by pid *and* start time, so a recycled pid is never signalled.
+
+State files are input too: anything can be written into the state directory. So a record is read
+only from the state directory (by a validated name, never following a link, a regular file of
+bounded size, every field type-checked), written through a fresh O_EXCL|O_NOFOLLOW temp file and an
+atomic rename (directory 0700, files 0600), and *acted on* only when vet() finds nothing wrong:
+every namespace must be one linerate derives from the record's id and must be a real namespace
+mount, and every recorded process still alive must be inside one of those namespaces. Anything
+else is reported and left untouched. A name that is taken is refused, never overwritten.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
+import secrets
+import stat
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from linerate.errors import LabError
+from linerate.model import LAB_NAME_RE, lab_namespace, probe_namespace, validate_lab_name
+from linerate.process import ProcessRef, net_namespace_id, process_start_time
+
 DEFAULT_STATE_DIR = "/run/linerate/labs"
+NETNS_DIR = Path("/run/netns")
+MAX_RECORD_BYTES = 64 * 1024
+RECORD_KINDS = ("lab", "probe")
+TEMP_RE = re.compile(r"^\.([a-z0-9]{1,8})\.(\d{1,10})\.[0-9a-f]{8}\.tmp$")
+
+__all__ = ["LabRecord", "ProcessRef", "Registry", "RecordError", "process_start_time", "vet"]
 
 
-def process_start_time(pid: int) -> int | None:
-    """Start time in clock ticks since boot (field 22 of /proc/PID/stat), None if gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may contain spaces and parentheses; fields follow the last ')'.
-    return int(stat.rsplit(")", 1)[1].split()[19])
+class RecordError(ValueError):
+    """A state file that is not a well-formed linerate record."""
 
 
-@dataclass(frozen=True)
-class ProcessRef:
-    pid: int
-    start_time: int | None
+def _pid(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**22:
+        raise RecordError(f"pid {value!r} is not a process id")
+    return value
 
-    @classmethod
-    def of(cls, pid: int) -> "ProcessRef":
-        return cls(pid, process_start_time(pid))
 
-    def alive(self) -> bool:
-        return self.start_time is not None and process_start_time(self.pid) == self.start_time
+def _process(doc: object) -> ProcessRef:
+    if not isinstance(doc, dict) or set(doc) != {"pid", "start_time"}:
+        raise RecordError("a process must be {pid, start_time}")
+    start = doc["start_time"]
+    if start is not None and (isinstance(start, bool) or not isinstance(start, int) or start < 0):
+        raise RecordError(f"start_time {start!r} is not a clock-tick count")
+    return ProcessRef(_pid(doc["pid"]), start)
 
 
 @dataclass
 class LabRecord:
     lab_id: str
-    firewall: str
-    mtu: int
-    owner: ProcessRef | None  # None: kept on purpose (`lab up`), removed only by `lab down`
+    firewall: str = ""
+    mtu: int = 0
+    owner: ProcessRef | None = None  # None: kept on purpose (`lab up`), removed only by `lab down`
     created: float = field(default_factory=time.time)
     namespaces: list[str] = field(default_factory=list)
     servers: list[ProcessRef] = field(default_factory=list)
+    kind: str = "lab"  # lab | probe (preflight's scratch namespace)
+    params: dict = field(default_factory=dict)  # the lab-scoped axis values it was built with
 
     def orphaned(self) -> bool:
         return self.owner is not None and not self.owner.alive()
+
+    def expected_namespaces(self) -> set[str]:
+        if self.kind == "probe":
+            return {probe_namespace(self.lab_id)}
+        return {lab_namespace(self.lab_id, role) for role in ("client", "dut", "server")}
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
 
     @classmethod
     def from_json(cls, text: str) -> "LabRecord":
-        doc = json.loads(text)
-        owner = ProcessRef(**doc["owner"]) if doc.get("owner") else None
-        servers = [ProcessRef(**s) for s in doc.get("servers", [])]
-        return cls(
-            lab_id=doc["lab_id"], firewall=doc["firewall"], mtu=doc["mtu"], owner=owner,
-            created=doc.get("created", 0.0), namespaces=list(doc.get("namespaces", [])), servers=servers,
-        )
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise RecordError(f"not JSON ({type(exc).__name__})") from None
+        if not isinstance(doc, dict):
+            raise RecordError("not a JSON object")
+        unknown = set(doc) - {f for f in cls.__dataclass_fields__}
+        if unknown:
+            raise RecordError(f"unknown field(s) {', '.join(sorted(map(str, unknown)))[:80]}")
+        lab_id, kind = doc.get("lab_id"), doc.get("kind", "lab")
+        if not isinstance(lab_id, str) or not LAB_NAME_RE.fullmatch(lab_id):
+            raise RecordError(f"lab_id {str(lab_id)[:40]!r} is not a lab name")
+        if kind not in RECORD_KINDS:
+            raise RecordError(f"kind {str(kind)[:20]!r} is not one of {', '.join(RECORD_KINDS)}")
+        firewall, mtu, created = doc.get("firewall", ""), doc.get("mtu", 0), doc.get("created", 0.0)
+        namespaces, servers = doc.get("namespaces", []), doc.get("servers", [])
+        if not isinstance(firewall, str) or len(firewall) > 40:
+            raise RecordError("firewall is not a profile name")
+        if isinstance(mtu, bool) or not isinstance(mtu, int) or not 0 <= mtu <= 65535:
+            raise RecordError("mtu is not a whole number")
+        if isinstance(created, bool) or not isinstance(created, (int, float)):
+            raise RecordError("created is not a time")
+        if not isinstance(namespaces, list) or not all(isinstance(n, str) and len(n) < 64 for n in namespaces):
+            raise RecordError("namespaces is not a list of names")
+        if not isinstance(servers, list) or len(servers) > 64:
+            raise RecordError("servers is not a list of processes")
+        params = doc.get("params", {})
+        if not isinstance(params, dict) or len(params) > 64 or not all(
+                isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in params.items()):
+            raise RecordError("params is not a table of lab options")
+        owner = _process(doc["owner"]) if doc.get("owner") is not None else None
+        return cls(lab_id=lab_id, firewall=firewall, mtu=mtu, owner=owner, created=float(created),
+                   namespaces=list(namespaces), servers=[_process(s) for s in servers], kind=kind,
+                   params=dict(params))
+
+
+def _nsfs_device() -> int:
+    return os.stat("/proc/self/ns/net").st_dev
+
+
+def vet(record: LabRecord) -> list[str]:
+    """Why a record must not be acted on (empty: it is safe to tear down what it lists)."""
+    problems = []
+    expected = record.expected_namespaces()
+    ns_ids = set()
+    for name in record.namespaces:
+        if name not in expected:
+            problems.append(f"namespace {name!r} is not one linerate derives from {record.kind} id "
+                            f"'{record.lab_id}' ({', '.join(sorted(expected))})")
+            continue
+        try:
+            info = os.lstat(NETNS_DIR / name)
+        except FileNotFoundError:
+            continue  # already gone: nothing to do for it
+        except OSError as exc:
+            problems.append(f"{NETNS_DIR / name}: {exc.strerror}")
+            continue
+        if info.st_dev != _nsfs_device():
+            problems.append(f"{NETNS_DIR / name} is not a network namespace mount")
+            continue
+        ns_ids.add((info.st_dev, info.st_ino))
+    for proc in record.servers:
+        if not proc.alive():
+            continue
+        if net_namespace_id(proc.pid) not in ns_ids:
+            problems.append(f"pid {proc.pid} is alive but not inside this lab's namespaces")
+    return problems
 
 
 class Registry:
     def __init__(self, state_dir: str | os.PathLike[str] | None = None):
         self.state_dir = Path(state_dir or os.environ.get("LINERATE_STATE_DIR") or DEFAULT_STATE_DIR)
+        self.unreadable: list[tuple[str, str]] = []  # (file name, why), filled by all()
 
     def path(self, lab_id: str) -> Path:
-        return self.state_dir / f"{lab_id}.json"
+        return self.state_dir / f"{validate_lab_name(lab_id)}.json"
+
+    def _ensure_dir(self) -> None:
+        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(self.state_dir)
+        if not stat.S_ISDIR(info.st_mode):
+            raise LabError(f"state directory {self.state_dir} is not a directory (a link?); remove it")
+        if info.st_uid != os.geteuid():
+            raise LabError(f"state directory {self.state_dir} belongs to uid {info.st_uid}, not to us")
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.chmod(self.state_dir, 0o700)
+
+    def _write_temp(self, record: LabRecord) -> Path:
+        tmp = self.state_dir / f".{record.lab_id}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(record.to_json())
+        return tmp
+
+    def create(self, record: LabRecord) -> None:
+        """Register a new lab; LabError if the name is taken (the existing record is untouched)."""
+        self._ensure_dir()
+        tmp = self._write_temp(record)
+        try:
+            os.link(tmp, self.path(record.lab_id))  # atomic, whole, and fails if the name exists
+        except FileExistsError:
+            raise LabError(f"a lab named '{record.lab_id}' already exists; see `linerate lab status`, "
+                           f"or pick another name") from None
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def save(self, record: LabRecord) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.path(record.lab_id).with_suffix(".tmp")
-        tmp.write_text(record.to_json())
-        os.replace(tmp, self.path(record.lab_id))  # atomic: a kill never leaves half a record
+        """Update a record this process created (atomic rename: a kill never leaves half a record)."""
+        self._ensure_dir()
+        tmp = self._write_temp(record)
+        os.replace(tmp, self.path(record.lab_id))
+
+    def _read(self, path: Path) -> LabRecord:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise RecordError("is a symbolic link") from None
+            raise
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise RecordError("is not a regular file")
+            data = handle.read(MAX_RECORD_BYTES + 1)
+        if len(data) > MAX_RECORD_BYTES:
+            raise RecordError(f"is larger than {MAX_RECORD_BYTES} bytes")
+        try:
+            record = LabRecord.from_json(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise RecordError("is not UTF-8") from None
+        if f"{record.lab_id}.json" != path.name:
+            raise RecordError(f"names lab '{record.lab_id}' but is stored as {path.name}")
+        return record
 
     def load(self, lab_id: str) -> LabRecord | None:
         try:
-            return LabRecord.from_json(self.path(lab_id).read_text())
+            return self._read(self.path(lab_id))
         except FileNotFoundError:
             return None
+        except RecordError as exc:
+            raise LabError(f"state file {self.path(lab_id)} {exc}; left untouched") from None
 
     def remove(self, lab_id: str) -> None:
         self.path(lab_id).unlink(missing_ok=True)
 
     def all(self) -> list[LabRecord]:
-        if not self.state_dir.is_dir():
+        """Every well-formed record; malformed files go to self.unreadable; stale temp files of
+        dead writers are removed."""
+        self.unreadable = []
+        if not self.state_dir.is_dir() or self.state_dir.is_symlink():
             return []
         records = []
-        for path in sorted(self.state_dir.glob("*.json")):
-            try:
-                records.append(LabRecord.from_json(path.read_text()))
-            except (OSError, ValueError, KeyError):
+        for entry in sorted(os.scandir(self.state_dir), key=lambda e: e.name):
+            temp = TEMP_RE.match(entry.name)
+            if temp and entry.is_file(follow_symlinks=False):
+                if process_start_time(int(temp.group(2))) is None:
+                    os.unlink(entry.path)
                 continue
+            if not entry.name.endswith(".json"):
+                continue
+            if not LAB_NAME_RE.fullmatch(entry.name[:-5]):
+                self.unreadable.append((entry.name, "is not named after a lab id"))
+                continue
+            try:
+                records.append(self._read(Path(entry.path)))
+            except (RecordError, OSError) as exc:
+                self.unreadable.append((entry.name, str(exc)))
         return records

@@ -8,18 +8,32 @@ import io
 from linerate.report.data import Report
 
 STAT_COLUMNS = ("n", "mean", "stdev", "ci_low", "ci_high", "ci_half_width", "median", "min", "max",
-                "retransmits_mean", "cpu_local_mean", "cpu_remote_mean", "failures")
+                "retransmits_mean", "cpu_local_mean", "cpu_remote_mean", "failures", "lost_percent_mean",
+                "jitter_ms_mean")
+PLAIN_STATS = ("n", "failures", "retransmits_mean", "cpu_local_mean", "cpu_remote_mean", "lost_percent_mean",
+               "jitter_ms_mean")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe(value: object) -> object:
+    """Text a spreadsheet could run as a formula (OWASP CSV injection) gets a leading quote;
+    numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
 
 
 def serialize(report: Report) -> str:
     params = sorted({k for c in report.cells for k in c.params})
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["experiment", "cell_id", *params, *[f"throughput_bps_{s}" if s not in
-                    ("n", "failures", "retransmits_mean", "cpu_local_mean", "cpu_remote_mean") else s
-                    for s in STAT_COLUMNS], "flags"])
+    writer.writerow([safe(h) for h in ["experiment", "cell_id", *params,
+                     *[s if s in PLAIN_STATS else f"throughput_bps_{s}" for s in STAT_COLUMNS],
+                     "precision_reached", "flags"]])
     for cell in report.cells:
         stats = cell.summary.to_dict()
-        writer.writerow([report.experiment.name, cell.cell_id, *[cell.params.get(p) for p in params],
-                         *["" if stats[s] is None else stats[s] for s in STAT_COLUMNS], " ".join(cell.flags)])
+        reached = "" if cell.precision_reached is None else str(cell.precision_reached).lower()
+        writer.writerow([safe(v) for v in [report.experiment.name, cell.cell_id, *[cell.params.get(p) for p in params],
+                         *["" if stats[s] is None else stats[s] for s in STAT_COLUMNS], reached,
+                         " ".join(cell.flags)]])
     return out.getvalue()

@@ -19,6 +19,12 @@ class CellReport:
     params: dict[str, Any]
     summary: Summary
     flags: tuple[str, ...] = ()
+    precision_reached: bool | None = None  # adaptive runs only: CI half-width <= precision x mean
+
+    @property
+    def few_trials(self) -> bool:
+        """Fewer than 3 trials: the t interval is very wide (t = 12.7 for n = 2); reports mark it."""
+        return 0 < self.summary.n < 3
 
 
 @dataclass(frozen=True)
@@ -44,13 +50,22 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
             bucket["retransmits"].append(row["retransmits"])
             bucket["cpu_local"].append(row["cpu_local_pct"])
             bucket["cpu_remote"].append(row["cpu_remote_pct"])
+            bucket["lost_percent"].append(row["lost_percent"])
+            bucket["jitter_ms"].append(row["jitter_ms"])
             flags[cell].update(json.loads(row["flags"]))
         elif row["final"]:
             failures[cell] += 1
+    precision = experiment.config.get("precision") if isinstance(experiment.config, dict) else None
     cells = []
     for row in store.cell_rows(experiment.id):
         b = values.get(row["id"], {})
         summary = summarize(b.get("throughput", []), b.get("retransmits", []), b.get("cpu_local", []),
-                            b.get("cpu_remote", []), failures=failures.get(row["id"], 0))
-        cells.append(CellReport(row["id"], json.loads(row["params"]), summary, tuple(sorted(flags[row["id"]]))))
+                            b.get("cpu_remote", []), failures=failures.get(row["id"], 0),
+                            lost_percent=b.get("lost_percent", []), jitter_ms=b.get("jitter_ms", []))
+        reached = None
+        if precision:
+            half, mean = summary.half_width, summary.mean
+            reached = half is not None and bool(mean) and half / abs(mean) <= precision
+        cells.append(CellReport(row["id"], json.loads(row["params"]), summary, tuple(sorted(flags[row["id"]])),
+                                reached))
     return Report(experiment, cells)

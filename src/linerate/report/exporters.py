@@ -1,5 +1,14 @@
-"""Format name -> serializer. One small module per format (as hyperfine's exporters)."""
+"""Format name -> serializer. One small module per format (as hyperfine's exporters), imported
+only when that format is asked for."""
 
-from linerate.report import csv_export, json_export, markdown
+from __future__ import annotations
 
-EXPORTERS = {"md": markdown.serialize, "csv": csv_export.serialize, "json": json_export.serialize}
+import importlib
+from collections.abc import Callable
+
+MODULES = {"md": "markdown", "csv": "csv_export", "json": "json_export"}
+FORMATS = tuple(MODULES)
+
+
+def serializer(name: str) -> Callable:
+    return importlib.import_module(f"linerate.report.{MODULES[name]}").serialize

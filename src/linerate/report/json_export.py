@@ -13,7 +13,8 @@ def serialize(report: Report) -> str:
         "experiment": {"id": exp.id, "name": exp.name, "kind": exp.kind, "status": exp.status, "seed": exp.seed,
                        "started_at": exp.started_at, "ended_at": exp.ended_at, "config": exp.config,
                        "environment": exp.environment},
-        "cells": [{"cell_id": c.cell_id, "params": c.params, "stats": c.summary.to_dict(), "flags": list(c.flags)}
+        "cells": [{"cell_id": c.cell_id, "params": c.params, "stats": c.summary.to_dict(), "flags": list(c.flags),
+                   "few_trials": c.few_trials, "precision_reached": c.precision_reached}
                   for c in report.cells],
     }
     return json.dumps(doc, indent=2) + "\n"

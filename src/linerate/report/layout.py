@@ -3,7 +3,20 @@ configuration, cells such as "941 (12 retr)" or "941 ± 3 Mbps (12 retr)"."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def plain(text: object) -> str:
+    """One printable line: control characters (newlines, escapes) shown as \\xNN, never obeyed."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def md_cell(text: object) -> str:
+    """A Markdown table cell: one line, pipes escaped so a value cannot add columns."""
+    return plain(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def row_label(family: int, streams: int, direction: str = "forward") -> str:
@@ -19,7 +32,7 @@ def format_mbps(bps: float | None) -> str:
 
 
 def markdown_table(title: str, columns: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> str:
-    head = f"| {title} | " + " | ".join(columns) + " |"
+    head = f"| {md_cell(title)} | " + " | ".join(md_cell(c) for c in columns) + " |"
     rule = "|" + "---|" * (len(columns) + 1)
-    body = [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
+    body = [f"| {md_cell(label)} | " + " | ".join(md_cell(c) for c in cells) + " |" for label, cells in rows]
     return "\n".join([head, rule, *body])

@@ -4,7 +4,7 @@ cells "941 ± 3 (12 retr, n=20)" in Mbit/s (mean ± 95% CI half-width)."""
 from __future__ import annotations
 
 from linerate.report.data import ROW_AXES, CellReport, Report
-from linerate.report.layout import format_mbps, markdown_table, row_label
+from linerate.report.layout import format_mbps, markdown_table, plain, row_label
 
 
 def row_of(cell: CellReport) -> str:
@@ -29,7 +29,13 @@ def cell_text(cell: CellReport) -> str:
     extras = []
     if s.retransmits_mean is not None:
         extras.append(f"{s.retransmits_mean:.0f} retr")
-    extras.append(f"n={s.n}")
+    if s.lost_percent_mean is not None:
+        extras.append(f"loss {s.lost_percent_mean:.2f}%")
+    if s.jitter_ms_mean is not None:
+        extras.append(f"jitter {s.jitter_ms_mean:.3f} ms")
+    extras.append(f"n={s.n}" + (" <3: CI unreliable" if cell.few_trials else ""))
+    if cell.precision_reached is False:
+        extras.append("precision target not reached")
     if s.failures:
         extras.append(f"{s.failures} failed")
     text += f" ({', '.join(extras)})"
@@ -53,8 +59,13 @@ def serialize(report: Report) -> str:
     title = f"{exp.name} (Mbit/s, mean ± 95% CI)"
     table = markdown_table(title, columns, [(label, [cells.get(c, "–") for c in columns])
                                            for label, cells in rows.items()])
-    env = exp.environment
-    footer = (f"\nExperiment {exp.id} '{exp.name}', {exp.status}, seed {exp.seed}; "
-              f"kernel {env.get('kernel', '?')}, iperf3 {env.get('iperf3_version', '?')}, "
-              f"CPU {env.get('cpu_model', '?')}.")
+    env = exp.environment if isinstance(exp.environment, dict) else {}
+    footer = "\n" + plain(f"Experiment {exp.id} '{exp.name}', {exp.status}, seed {exp.seed}; "
+                   f"kernel {env.get('kernel', '?')}, iperf3 {env.get('iperf3_version', '?')}, "
+                   f"CPU {env.get('cpu_model', '?')}.")
+    precision = exp.config.get("precision") if isinstance(exp.config, dict) else None
+    if precision:
+        missed = sum(1 for c in report.cells if c.precision_reached is False)
+        footer += (f"\nAdaptive: precision target ±{precision * 100:g}% of the mean reached in "
+                   f"{len(report.cells) - missed} of {len(report.cells)} cells.")
     return table + "\n" + footer + "\n"

@@ -34,6 +34,8 @@ class Summary:
     cpu_local_mean: float | None = None
     cpu_remote_mean: float | None = None
     failures: int = 0
+    lost_percent_mean: float | None = None
+    jitter_ms_mean: float | None = None
 
     @property
     def half_width(self) -> float | None:
@@ -62,7 +64,10 @@ def _mean_or_none(values: Sequence[float | None]) -> float | None:
 
 def summarize(throughputs: Sequence[float], retransmits: Sequence[float | None] = (),
               cpu_local: Sequence[float | None] = (), cpu_remote: Sequence[float | None] = (),
-              failures: int = 0) -> Summary:
+              failures: int = 0, lost_percent: Sequence[float | None] = (),
+              jitter_ms: Sequence[float | None] = ()) -> Summary:
+    """Throughput is never negative, so the interval's lower end is clipped at 0 (with n = 2 the
+    t interval is often wider than the mean: t(0.975, 1) = 12.7). Reports mark n < 3."""
     values = np.asarray(throughputs, dtype=float)
     n = len(values)
     if n == 0:
@@ -70,10 +75,11 @@ def summarize(throughputs: Sequence[float], retransmits: Sequence[float | None] 
     low, high = _t_interval(values)
     return Summary(
         n=n, mean=float(values.mean()), stdev=float(np.std(values, ddof=1)) if n > 1 else None,
-        ci_low=low, ci_high=high, median=float(np.median(values)),
+        ci_low=None if low is None else max(0.0, low), ci_high=high, median=float(np.median(values)),
         min=float(values.min()), max=float(values.max()),
         retransmits_mean=_mean_or_none(retransmits), cpu_local_mean=_mean_or_none(cpu_local),
         cpu_remote_mean=_mean_or_none(cpu_remote), failures=failures,
+        lost_percent_mean=_mean_or_none(lost_percent), jitter_ms_mean=_mean_or_none(jitter_ms),
     )
 
 

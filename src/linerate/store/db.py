@@ -1,32 +1,38 @@
 """Store: every experiment, cell and trial, committed the moment each trial ends (WAL mode), so a
-killed run loses at most the trial that was in flight."""
+killed run loses at most the trial that was in flight. The only module that speaks SQL.
+
+Opening is careful because the path comes from the user: `:memory:` (an import would vanish),
+special files (a FIFO would hang, /dev/zero never ends), another program's SQLite file and a
+database from a newer linerate are all refused *before anything is written* — the file is first
+inspected through a read-only connection. All pending migrations then run in one transaction.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
+import stat
 import time
-from collections.abc import Iterable
+import urllib.parse
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from linerate.errors import ConfigError
-from linerate.model import Trial
-from linerate.store.schema import MIGRATIONS
+from linerate.model import TRIAL_COLUMNS, Trial
+from linerate.process import ProcessRef, this_host
+from linerate.store.schema import APPLICATION_ID, KNOWN_TABLES, MIGRATIONS, cell_key, sync_trial_columns
 
-TRIAL_FIELDS = ("throughput_bps", "sender_bps", "reverse_throughput_bps", "retransmits", "cpu_local_pct",
-                "cpu_remote_pct", "lost_percent", "jitter_ms", "congestion", "iperf3_version")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+LEGACY_VERSIONS = (1, 2)  # linerate databases from before application_id was set
 
 
 def default_db_path() -> str:
     return os.environ.get("LINERATE_DB") or "linerate.db"
-
-
-def cell_key(params: dict[str, Any]) -> str:
-    return json.dumps(params, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -44,17 +50,65 @@ class ExperimentRow:
     config_hash: str | None
 
 
-class Store:
-    def __init__(self, path: str | os.PathLike[str] | None = None):
-        self.path = str(path or default_db_path())
-        parent = Path(self.path).parent
+def _check_path(path: str, create: bool) -> bool:
+    """Refuse what cannot be a linerate database file. True when the file exists with content."""
+    if path == ":memory:" or path.startswith("file:") or path == "":
+        raise ConfigError("--db", f"'{path}' is not a file path; give a database file such as linerate.db")
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        parent = Path(path).parent
         if not parent.is_dir():
-            raise ConfigError("--db", f"directory {parent} does not exist")
+            raise ConfigError("--db", f"directory {parent} does not exist") from None
+        if not create:
+            raise ConfigError("--db", f"no database at {path}; run an experiment first or pass --db") from None
+        return False
+    except OSError as exc:
+        raise ConfigError("--db", f"cannot use {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError("--db", f"{path} is not a regular file; give a database file such as linerate.db")
+    return info.st_size > 0
+
+
+def _inspect(path: str) -> None:
+    """Read-only look at an existing file: is it linerate's, and not newer than this version?"""
+    with open(path, "rb") as handle:
+        header = handle.read(100)
+    if not header.startswith(SQLITE_MAGIC):
+        raise ConfigError("--db", f"{path} is not an SQLite database; give a linerate database or a new path")
+    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=30)
         try:
-            self.conn = sqlite3.connect(self.path, timeout=30)
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError("--db", f"{path} cannot be read as SQLite ({exc})") from None
+    ours = (app_id == APPLICATION_ID or (app_id == 0 and version in LEGACY_VERSIONS and
+                                         {"experiments", "cells", "trials"} <= tables))
+    if app_id == 0 and version == 0 and not tables:
+        return  # an empty SQLite file: fine to initialise
+    if not ours or not tables <= KNOWN_TABLES | {"sqlite_sequence"}:
+        raise ConfigError("--db", f"{path} is an SQLite database of another program (application_id {app_id}, "
+                          f"tables {', '.join(sorted(tables)) or 'none'}); linerate will not change it")
+    if version > len(MIGRATIONS):
+        raise ConfigError("--db", f"{path} has schema {version}, newer than this linerate ({len(MIGRATIONS)}); "
+                          "upgrade linerate")
+
+
+class Store:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True):
+        self.path = str(path if path is not None else default_db_path())
+        if _check_path(self.path, create):
+            _inspect(self.path)
+        try:
+            self.conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.conn.execute("PRAGMA journal_mode=WAL")
         except sqlite3.DatabaseError as exc:
-            raise ConfigError("--db", f"{self.path} is not a linerate database ({exc})") from None
+            raise ConfigError("--db", f"{self.path} cannot be opened ({exc})") from None
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -69,26 +123,67 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on any error): the write lock is taken up front."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
     @property
     def schema_version(self) -> int:
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
     def migrate(self) -> None:
-        version = self.schema_version
-        if version > len(MIGRATIONS):
-            raise ConfigError("--db", f"{self.path} has schema {version}, newer than this linerate "
-                              f"({len(MIGRATIONS)}); upgrade linerate")
-        for index in range(version, len(MIGRATIONS)):
-            with self.conn:
-                self.conn.executescript(MIGRATIONS[index])
-                self.conn.execute(f"PRAGMA user_version = {index + 1}")
+        """Every pending migration, and the trial columns, in one transaction."""
+        with self.transaction():
+            version = self.schema_version  # read under the write lock: two openers cannot both migrate
+            if version > len(MIGRATIONS):
+                raise ConfigError("--db", f"{self.path} has schema {version}, newer than this linerate "
+                                  f"({len(MIGRATIONS)}); upgrade linerate")
+            for index in range(version, len(MIGRATIONS)):
+                for step in MIGRATIONS[index]:
+                    step(self.conn) if callable(step) else self.conn.execute(step)
+            if version < len(MIGRATIONS):
+                self.conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+            sync_trial_columns(self.conn)
+
+    # --- run locks -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def run_lock(self, name: str) -> Iterator[None]:
+        """One live run (or resume) per experiment name and database. A lock whose holder died (even
+        by SIGKILL) is taken over; a live holder is named, with its pid."""
+        me = ProcessRef.me()
+        with self.transaction():
+            row = self.conn.execute("SELECT pid, start_time, host, acquired_at FROM run_locks WHERE name=?",
+                                    (name,)).fetchone()
+            if row is not None and row["host"] == this_host() and ProcessRef(row["pid"], row["start_time"]).alive() \
+                    and row["pid"] != me.pid:
+                since = time.strftime("%H:%M:%S", time.localtime(row["acquired_at"]))
+                raise ConfigError("experiment", f"'{name}' is being run by pid {row['pid']} (since {since}) "
+                                  f"with {self.path}; wait for it to finish or stop it")
+            if row is not None and row["host"] != this_host():
+                raise ConfigError("experiment", f"'{name}' is locked by host {row['host']} pid {row['pid']} in "
+                                  f"{self.path}; run it there, or remove the lock with that host down")
+            self.conn.execute("INSERT OR REPLACE INTO run_locks (name, pid, start_time, host, acquired_at) "
+                              "VALUES (?, ?, ?, ?, ?)", (name, me.pid, me.start_time, this_host(), time.time()))
+        try:
+            yield
+        finally:
+            with self.transaction():
+                self.conn.execute("DELETE FROM run_locks WHERE name=? AND pid=?", (name, me.pid))
 
     # --- experiments -----------------------------------------------------------------------------
 
     def create_experiment(self, name: str, kind: str, config: dict, *, file_text: str | None = None,
                           config_hash: str | None = None, seed: int | None = None,
                           environment: dict | None = None) -> int:
-        with self.conn:
+        with self.transaction():
             cur = self.conn.execute(
                 "INSERT INTO experiments (name, kind, file_text, config, config_hash, seed, environment, "
                 "started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -97,12 +192,12 @@ class Store:
         return int(cur.lastrowid)
 
     def finish_experiment(self, experiment_id: int, status: str = "done") -> None:
-        with self.conn:
+        with self.transaction():
             self.conn.execute("UPDATE experiments SET status=?, ended_at=? WHERE id=?",
                               (status, time.time(), experiment_id))
 
     def set_environment(self, experiment_id: int, environment: dict) -> None:
-        with self.conn:
+        with self.transaction():
             self.conn.execute("UPDATE experiments SET environment=? WHERE id=?",
                               (json.dumps(environment), experiment_id))
 
@@ -118,35 +213,40 @@ class Store:
         """By id, by name (the newest of that name), or the newest of all when ref is None."""
         if ref is None:
             row = self.conn.execute("SELECT * FROM experiments ORDER BY id DESC LIMIT 1").fetchone()
-        elif str(ref).isdigit():
+        elif str(ref).isascii() and str(ref).isdigit() and len(str(ref)) < 19:
             row = self.conn.execute("SELECT * FROM experiments WHERE id=?", (int(ref),)).fetchone()
         else:
             row = self.conn.execute("SELECT * FROM experiments WHERE name=? ORDER BY id DESC LIMIT 1",
                                     (str(ref),)).fetchone()
         if row is None:
-            what = "no experiments stored yet" if ref is None else f"no experiment '{ref}'"
+            what = "no experiments stored yet" if ref is None else f"no experiment {str(ref)[:100]!r}"
             raise ConfigError("experiment", f"{what} in {self.path}; see `linerate list`")
         return self._row(row)
 
-    def resumable(self, name: str, config_hash: str) -> ExperimentRow | None:
+    def resumable(self, name: str, config_hash: str, file_text: str | None = None) -> ExperimentRow | None:
+        """The newest unfinished run of `name`, if it was started from the same experiment (same
+        declared content, or byte-identical file)."""
         row = self.conn.execute(
             "SELECT * FROM experiments WHERE name=? AND kind='run' AND status!='done' "
             "ORDER BY id DESC LIMIT 1", (name,)).fetchone()
         if row is None:
             return None
         found = self._row(row)
-        if found.config_hash != config_hash:
+        same_text = file_text is not None and found.file_text == file_text
+        if found.config_hash != config_hash and not same_text:
             raise ConfigError("--resume", f"experiment '{name}' (id {found.id}) was started from a different "
                               "file; run without --resume to start afresh")
         return found
 
     # --- cells and trials --------------------------------------------------------------------------
 
-    def ensure_cells(self, experiment_id: int, cells: Iterable[dict[str, Any]]) -> dict[str, int]:
-        with self.conn:
+    def ensure_cells(self, experiment_id: int, cells: Iterable[dict[str, Any]],
+                     declared: list[str] | None = None) -> dict[str, int]:
+        """cell key -> cell id, creating missing cells. Keys cover the declared axes (schema.cell_key)."""
+        with self.transaction():
             for params in cells:
                 self.conn.execute("INSERT OR IGNORE INTO cells (experiment_id, key, params) VALUES (?, ?, ?)",
-                                  (experiment_id, cell_key(params), json.dumps(params)))
+                                  (experiment_id, cell_key(params, declared), json.dumps(params)))
         return {r["key"]: r["id"] for r in self.conn.execute(
             "SELECT id, key FROM cells WHERE experiment_id=?", (experiment_id,))}
 
@@ -157,18 +257,25 @@ class Store:
             "WHERE c.experiment_id=? AND t.final=1 GROUP BY t.cell_id", (experiment_id,))
         return {cell: count for cell, count in rows}
 
+    def attempts_made(self, cell_id: int, repetition: int) -> int:
+        """How many attempts of this repetition are stored (a run killed during a retry's backoff
+        leaves non-final ones): a resumed run numbers its next attempt after them."""
+        row = self.conn.execute("SELECT MAX(attempt) FROM trials WHERE cell_id=? AND repetition=?",
+                                (cell_id, repetition)).fetchone()
+        return int(row[0] or 0)
+
     def ok_throughputs(self, cell_id: int) -> list[float]:
         return [r[0] for r in self.conn.execute(
             "SELECT throughput_bps FROM trials WHERE cell_id=? AND status='ok' ORDER BY id", (cell_id,))]
 
     def add_trial(self, cell_id: int, repetition: int, attempt: int, trial: Trial, *, final: bool,
                   flags: Iterable[str] = (), started_at: float | None = None, lab_state: dict | None = None) -> int:
-        values = [getattr(trial, name) for name in TRIAL_FIELDS]
-        with self.conn:  # one transaction per trial: committed the moment it ends
+        values = [getattr(trial, name) for name in TRIAL_COLUMNS]
+        with self.transaction():  # one transaction per trial: committed the moment it ends
             cur = self.conn.execute(
-                f"INSERT INTO trials (cell_id, repetition, attempt, status, final, error, {', '.join(TRIAL_FIELDS)}, "
+                f"INSERT INTO trials (cell_id, repetition, attempt, status, final, error, {', '.join(TRIAL_COLUMNS)}, "
                 "flags, argv, dut_counters, raw, started_at, ended_at, lab_state_id) VALUES "
-                f"(?, ?, ?, ?, ?, ?, {', '.join('?' * len(TRIAL_FIELDS))}, ?, ?, ?, ?, ?, ?, ?)",
+                f"(?, ?, ?, ?, ?, ?, {', '.join('?' * len(TRIAL_COLUMNS))}, ?, ?, ?, ?, ?, ?, ?)",
                 (cell_id, repetition, attempt, trial.status, int(final), trial.error, *values,
                  json.dumps(list(flags)), json.dumps(list(trial.argv)), json.dumps(trial.dut_counters),
                  trial.raw, started_at, time.time(), self._lab_state_id(lab_state)))
@@ -188,10 +295,33 @@ class Store:
                                       (experiment_id,)))
 
     def trial_rows(self, experiment_id: int) -> list[sqlite3.Row]:
+        columns = ", ".join(f"t.{name}" for name in TRIAL_COLUMNS)
         return list(self.conn.execute(
-            "SELECT t.cell_id, t.status, t.final, t.throughput_bps, t.retransmits, t.cpu_local_pct, "
-            "t.cpu_remote_pct, t.flags FROM trials t JOIN cells c ON c.id=t.cell_id "
+            f"SELECT t.id, t.cell_id, t.repetition, t.attempt, t.status, t.final, t.error, {columns}, t.flags, "
+            "t.dut_counters, t.started_at, t.ended_at FROM trials t JOIN cells c ON c.id=t.cell_id "
             "WHERE c.experiment_id=? ORDER BY t.cell_id, t.id", (experiment_id,)))
+
+    def recent_trial_timings(self, limit: int = 200) -> list[tuple[float, dict]]:
+        """(wall seconds, cell params) of the newest ok trials: the ETA learns the overhead from them."""
+        rows = self.conn.execute(
+            "SELECT t.ended_at - t.started_at, c.params FROM trials t JOIN cells c ON c.id=t.cell_id "
+            "WHERE t.started_at IS NOT NULL AND t.ended_at IS NOT NULL AND t.status='ok' "
+            "ORDER BY t.id DESC LIMIT ?", (limit,))
+        return [(float(wall), json.loads(params)) for wall, params in rows]
+
+    # --- calibration ---------------------------------------------------------------------------------
+
+    def calibration(self, shape: str) -> float | None:
+        row = self.conn.execute("SELECT throughput_bps FROM calibrations WHERE shape=?", (shape,)).fetchone()
+        return None if row is None else float(row[0])
+
+    def save_calibration(self, shape: str, throughput_bps: float, sender_cpu_pct: float | None) -> None:
+        with self.transaction():
+            self.conn.execute("INSERT OR REPLACE INTO calibrations (shape, throughput_bps, sender_cpu_pct, "
+                              "measured_at) VALUES (?, ?, ?, ?)", (shape, throughput_bps, sender_cpu_pct, time.time()))
 
     def integrity_ok(self) -> bool:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+__all__ = ["ExperimentRow", "Store", "cell_key", "default_db_path"]

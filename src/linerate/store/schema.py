@@ -1,63 +1,130 @@
-"""Schema migrations. MIGRATIONS[i] takes a database from user_version i to i+1; append, never edit."""
+"""Schema migrations. MIGRATIONS[i] takes a database from user_version i to i+1; append, never edit
+(version 1 and 2 are as they shipped, split into statements so that all pending migrations run in
+one transaction: executescript() would commit between them).
 
-MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE experiments (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL,
-        kind TEXT NOT NULL DEFAULT 'run',          -- run | import | demo
-        file_text TEXT,
-        config TEXT NOT NULL DEFAULT '{}',         -- validated experiment as JSON
-        config_hash TEXT,
-        seed INTEGER,
-        environment TEXT NOT NULL DEFAULT '{}',
-        status TEXT NOT NULL DEFAULT 'running',    -- running | done | interrupted
-        started_at REAL NOT NULL,
-        ended_at REAL
-    );
-    CREATE INDEX experiments_name ON experiments(name);
-    CREATE TABLE cells (
-        id INTEGER PRIMARY KEY,
-        experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
-        key TEXT NOT NULL,                         -- canonical JSON of the parameters
-        params TEXT NOT NULL,
-        UNIQUE (experiment_id, key)
-    );
-    CREATE TABLE trials (
-        id INTEGER PRIMARY KEY,
-        cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
-        repetition INTEGER NOT NULL,
-        attempt INTEGER NOT NULL DEFAULT 1,
-        status TEXT NOT NULL,                      -- ok | failed
-        final INTEGER NOT NULL DEFAULT 1,          -- 0: a failed attempt that was retried
-        error TEXT,
-        throughput_bps REAL, sender_bps REAL, reverse_throughput_bps REAL,
-        retransmits INTEGER, cpu_local_pct REAL, cpu_remote_pct REAL,
-        lost_percent REAL, jitter_ms REAL, congestion TEXT, iperf3_version TEXT,
-        flags TEXT NOT NULL DEFAULT '[]',          -- e.g. ["generator-bound"]
-        argv TEXT NOT NULL DEFAULT '[]',
-        dut_counters TEXT NOT NULL DEFAULT '{}',
-        raw TEXT,
-        started_at REAL, ended_at REAL,
-        UNIQUE (cell_id, repetition, attempt)
-    );
-    CREATE INDEX trials_cell ON trials(cell_id, status);
-    """,
-    """
-    CREATE TABLE lab_states (                    -- read-back knob values, stored once per distinct lab
-        id INTEGER PRIMARY KEY,
-        digest TEXT NOT NULL UNIQUE,
-        state TEXT NOT NULL
-    );
-    ALTER TABLE trials ADD COLUMN lab_state_id INTEGER REFERENCES lab_states(id);
-    CREATE TABLE calibrations (
-        id INTEGER PRIMARY KEY,
-        shape TEXT NOT NULL,                       -- lab shape + traffic case, canonical JSON
-        throughput_bps REAL NOT NULL,
-        sender_cpu_pct REAL,
-        measured_at REAL NOT NULL,
-        environment TEXT NOT NULL DEFAULT '{}',
-        UNIQUE (shape)
-    );
-    """,
+A step is an SQL statement or a function of the connection (for changes SQL alone cannot express).
+The trials table's measured columns are not listed here: they are derived from the `measure`
+fields of model.Trial (sync_trial_columns), so the dataclass, the schema, the insert and the
+exports cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+
+from linerate.model import TRIAL_COLUMN_TYPES
+
+APPLICATION_ID = 0x4C524154  # "LRAT": PRAGMA application_id of every linerate database (from v3)
+KNOWN_TABLES = {"experiments", "cells", "trials", "lab_states", "calibrations", "run_locks"}
+
+Step = str | Callable[[sqlite3.Connection], None]
+
+
+def cell_key(params: dict, declared: list[str] | None = None) -> str:
+    """The identity of a cell: the values of the axes its experiment file declares (all of its
+    parameters when nothing is declared, as for imports). A later linerate that registers a new
+    axis therefore still finds the cells of an older, unfinished run."""
+    chosen = params if declared is None else {name: params.get(name) for name in declared}
+    return json.dumps(chosen, sort_keys=True, separators=(",", ":"))
+
+
+def declared_names(config: dict) -> list[str] | None:
+    """Axis names an experiment's stored config declares (axes and fixed values), or None."""
+    if not isinstance(config, dict) or "axes" not in config:
+        return None
+    return sorted(set(config.get("axes") or {}) | set(config.get("fixed") or {}))
+
+
+def _rekey_cells(conn: sqlite3.Connection) -> None:
+    """v3: cells keyed by their declared axes only (was: every registered axis)."""
+    for exp_id, config in conn.execute("SELECT id, config FROM experiments").fetchall():
+        declared = declared_names(json.loads(config or "{}"))
+        if declared is None:
+            continue
+        for cell_id, params in conn.execute("SELECT id, params FROM cells WHERE experiment_id=?",
+                                            (exp_id,)).fetchall():
+            conn.execute("UPDATE cells SET key=? WHERE id=?", (cell_key(json.loads(params), declared), cell_id))
+
+
+def sync_trial_columns(conn: sqlite3.Connection) -> None:
+    """Add a column for every measured Trial field the trials table lacks (idempotent)."""
+    present = {row[1] for row in conn.execute("PRAGMA table_info(trials)")}
+    for name, sql_type in TRIAL_COLUMN_TYPES.items():
+        if name not in present:
+            conn.execute(f"ALTER TABLE trials ADD COLUMN {name} {sql_type}")
+
+
+MIGRATIONS: list[list[Step]] = [
+    [
+        """CREATE TABLE experiments (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'run',          -- run | import | demo
+            file_text TEXT,
+            config TEXT NOT NULL DEFAULT '{}',         -- validated experiment as JSON
+            config_hash TEXT,
+            seed INTEGER,
+            environment TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL DEFAULT 'running',    -- running | done | interrupted
+            started_at REAL NOT NULL,
+            ended_at REAL
+        )""",
+        "CREATE INDEX experiments_name ON experiments(name)",
+        """CREATE TABLE cells (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,                         -- canonical JSON of the parameters
+            params TEXT NOT NULL,
+            UNIQUE (experiment_id, key)
+        )""",
+        """CREATE TABLE trials (
+            id INTEGER PRIMARY KEY,
+            cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+            repetition INTEGER NOT NULL,
+            attempt INTEGER NOT NULL DEFAULT 1,
+            status TEXT NOT NULL,                      -- ok | failed
+            final INTEGER NOT NULL DEFAULT 1,          -- 0: a failed attempt that was retried
+            error TEXT,
+            throughput_bps REAL, sender_bps REAL, reverse_throughput_bps REAL,
+            retransmits INTEGER, cpu_local_pct REAL, cpu_remote_pct REAL,
+            lost_percent REAL, jitter_ms REAL, congestion TEXT, iperf3_version TEXT,
+            flags TEXT NOT NULL DEFAULT '[]',          -- e.g. ["generator-bound"]
+            argv TEXT NOT NULL DEFAULT '[]',
+            dut_counters TEXT NOT NULL DEFAULT '{}',
+            raw TEXT,
+            started_at REAL, ended_at REAL,
+            UNIQUE (cell_id, repetition, attempt)
+        )""",
+        "CREATE INDEX trials_cell ON trials(cell_id, status)",
+    ],
+    [
+        """CREATE TABLE lab_states (                    -- read-back knob values, once per distinct lab
+            id INTEGER PRIMARY KEY,
+            digest TEXT NOT NULL UNIQUE,
+            state TEXT NOT NULL
+        )""",
+        "ALTER TABLE trials ADD COLUMN lab_state_id INTEGER REFERENCES lab_states(id)",
+        """CREATE TABLE calibrations (
+            id INTEGER PRIMARY KEY,
+            shape TEXT NOT NULL,                       -- lab shape + traffic case, canonical JSON
+            throughput_bps REAL NOT NULL,
+            sender_cpu_pct REAL,
+            measured_at REAL NOT NULL,
+            environment TEXT NOT NULL DEFAULT '{}',
+            UNIQUE (shape)
+        )""",
+    ],
+    [
+        f"PRAGMA application_id = {APPLICATION_ID}",
+        """CREATE TABLE run_locks (                     -- one live run per experiment name
+            name TEXT PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            start_time INTEGER,
+            host TEXT NOT NULL,
+            acquired_at REAL NOT NULL
+        )""",
+        _rekey_cells,
+    ],
 ]

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from linerate.errors import ConfigError
-from linerate.model import FirewallProfile, validate_lab_name
+from linerate.model import FirewallProfile, lab_namespace, validate_lab_name
 from linerate.topology.firewall import render_ruleset
 from linerate.topology.link import OFFLOAD_FEATURES, LinkSpec, qdisc_argvs
 
@@ -85,7 +85,7 @@ class LabSpec:
             raise ConfigError("mtu", f"{self.mtu!r} is out of range; use {MTU_MIN} to {MTU_MAX} bytes")
 
     def netns(self, role: str) -> str:
-        return f"lr-{self.lab_id}-{role}"
+        return lab_namespace(self.lab_id, role)
 
     @property
     def namespaces(self) -> list[str]:

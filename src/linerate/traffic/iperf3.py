@@ -11,10 +11,11 @@ to server: Connection refused". Such output is a failed trial with that message,
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from linerate.errors import ParseError
-from linerate.model import Trial, TrialParams
+from linerate.model import MAX_BITRATE_BPS, MIN_BITRATE_BPS, Trial, TrialParams
 
 CONNECT_TIMEOUT_MS = 3000
 
@@ -52,72 +53,162 @@ def client_timeout_s(params: TrialParams) -> float:
     return params.duration_s + params.omit_s + CONNECT_TIMEOUT_MS / 1000 + 10
 
 
-def _num(section: dict[str, Any], key: str) -> float | None:
-    value = section.get(key)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+MAX_RATE_BPS = 1e15  # 1 Pbit/s: anything above is a corrupt or crafted file, not a measurement
+MAX_COUNT = 2**53  # exactly representable; SQLite INTEGER holds it
 
 
-def parse(text: str, params: TrialParams, argv: list[str] | tuple[str, ...]) -> Trial:
-    """Parse `iperf3 -J` output. Raises ParseError when the text is not iperf3 JSON at all."""
+def _reject_constant(name: str):
+    raise ParseError(f"iperf3 JSON holds {name}, which is not a measurement")
+
+
+def load_json(text: str, source: str = "iperf3 output") -> dict[str, Any]:
+    """json.loads that refuses Infinity/NaN and absurd nesting, naming the source."""
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise ParseError(f"iperf3 output is not JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(doc, dict) or not ({"start", "end", "error"} & doc.keys()):
-        raise ParseError("iperf3 output is JSON but has none of start/end/error")
-    start = doc.get("start") or {}
+        raise ParseError(f"{source} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise ParseError(f"{source} is nested too deeply to be iperf3 output") from None
+    if not isinstance(doc, dict):
+        raise ParseError(f"{source} is JSON but not an object")
+    return doc
+
+
+def _section(doc: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = doc.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ParseError(f"{where}.{key} is {type(value).__name__}, not an object")
+    return value
+
+
+def _num(section: dict[str, Any], key: str, where: str, *, upper: float = MAX_RATE_BPS,
+         integer: bool = False) -> float | int | None:
+    """A field that must be a finite, non-negative number (absent: None). ParseError names it."""
+    value = section.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParseError(f"{where}.{key} is {type(value).__name__}, not a number")
+    if not math.isfinite(value) or value < 0 or value > upper:
+        raise ParseError(f"{where}.{key} = {value!r} is out of range (0 to {upper:g})")
+    if integer:
+        if value != int(value):
+            raise ParseError(f"{where}.{key} = {value!r} is not a whole number")
+        return int(value)
+    return float(value)
+
+
+def udp_loss(sent: dict[str, Any], received: dict[str, Any], blksize: int | None) -> tuple[int | None, int | None]:
+    """(datagrams sent, datagrams lost) from packet counts, never from iperf3's lost_percent.
+
+    iperf3 3.12 with --omit counts datagrams of the omitted seconds as lost and reports
+    lost_percent > 100 (esnet/iperf#1489; #412 for the negative variant). Sent is the sender's
+    count in the measured window (end.sum_sent.packets); received is what the receiver counted in
+    its window: bytes / datagram size. Loss is their difference, clipped at 0 (a datagram in flight
+    at a window edge can make received exceed sent by a few)."""
+    packets = _num(sent, "packets", "end.sum_sent", upper=MAX_COUNT, integer=True)
+    got_bytes = _num(received, "bytes", "end.sum_received", upper=MAX_COUNT, integer=True)
+    if packets is None:
+        return None, None
+    if blksize and got_bytes is not None:
+        received_packets = got_bytes // blksize
+    else:
+        total = _num(received, "packets", "end.sum_received", upper=MAX_COUNT, integer=True)
+        lost = _num(received, "lost_packets", "end.sum_received", upper=MAX_COUNT, integer=True)
+        if total is None or lost is None:
+            return packets, None
+        received_packets = total - min(lost, total)
+    return packets, max(0, packets - received_packets)
+
+
+def parse(text: str, params: TrialParams, argv: list[str] | tuple[str, ...], source: str = "iperf3 output") -> Trial:
+    """Parse `iperf3 -J` output. Raises ParseError, naming the field, when the text is not iperf3
+    JSON or a figure in it is not a finite, non-negative number of the right type."""
+    doc = load_json(text, source)
+    if not ({"start", "end", "error"} & doc.keys()):
+        raise ParseError(f"{source} is JSON but has none of start/end/error")
+    start = _section(doc, "start", source)
     version = start.get("version")
-    timestamp = (start.get("timestamp") or {}).get("timesecs")
-    common = dict(params=params, argv=tuple(argv), iperf3_version=version, timestamp=timestamp, raw=text)
+    if version is not None and not isinstance(version, str):
+        raise ParseError(f"{source}: start.version is not text")
+    timestamp = _num(_section(start, "timestamp", "start"), "timesecs", "start.timestamp", upper=2**40)
+    common = dict(params=params, argv=tuple(argv), iperf3_version=version and version[:40], timestamp=timestamp,
+                  raw=text)
     if doc.get("error"):
-        return Trial(status="failed", error=str(doc["error"]), **common)
-    end = doc.get("end") or {}
-    received = end.get("sum_received") or end.get("sum") or {}
-    sent = end.get("sum_sent") or end.get("sum") or {}
-    throughput = _num(received, "bits_per_second")
+        return Trial(status="failed", error=str(doc["error"])[:500], **common)
+    end = _section(doc, "end", source)
+    received = _section(end, "sum_received", "end") or _section(end, "sum", "end")
+    sent = _section(end, "sum_sent", "end") or _section(end, "sum", "end")
+    throughput = _num(received, "bits_per_second", "end.sum_received")
     if throughput is None:
         return Trial(status="failed", error="iperf3 reported no receiver summary (end.sum_received)", **common)
-    cpu = end.get("cpu_utilization_percent") or {}
-    retransmits = sent.get("retransmits")
-    reverse = end.get("sum_received_bidir_reverse") or {}
+    cpu = _section(end, "cpu_utilization_percent", "end")
+    retransmits = _num(sent, "retransmits", "end.sum_sent", upper=MAX_COUNT, integer=True)
+    reverse = _section(end, "sum_received_bidir_reverse", "end")
     if params.direction == "bidir" and "sum_sent_bidir_reverse" in end:
-        retransmits = (retransmits or 0) + (end["sum_sent_bidir_reverse"].get("retransmits") or 0)
+        extra = _num(_section(end, "sum_sent_bidir_reverse", "end"), "retransmits", "end.sum_sent_bidir_reverse",
+                     upper=MAX_COUNT, integer=True)
+        retransmits = (retransmits or 0) + (extra or 0)
+    congestion = end.get("sender_tcp_congestion")
     udp = params.protocol == "udp"
+    packets_sent = packets_lost = lost_percent = None
+    if udp:
+        blksize = _num(_section(start, "test_start", "start"), "blksize", "start.test_start", upper=2**20,
+                       integer=True)
+        packets_sent, packets_lost = udp_loss(sent, received, blksize)
+        if packets_sent and packets_lost is not None:
+            lost_percent = 100.0 * packets_lost / packets_sent
+        elif packets_sent == 0:
+            lost_percent = 0.0
     return Trial(
         status="ok",
         throughput_bps=throughput,
-        sender_bps=_num(sent, "bits_per_second"),
-        reverse_throughput_bps=_num(reverse, "bits_per_second"),
-        retransmits=int(retransmits) if retransmits is not None else None,
-        cpu_local_pct=_num(cpu, "host_total"),
-        cpu_remote_pct=_num(cpu, "remote_total"),
-        lost_percent=_num(received, "lost_percent") if udp else None,
-        jitter_ms=_num(received, "jitter_ms") if udp else None,
-        congestion=end.get("sender_tcp_congestion"),
+        sender_bps=_num(sent, "bits_per_second", "end.sum_sent"),
+        reverse_throughput_bps=_num(reverse, "bits_per_second", "end.sum_received_bidir_reverse"),
+        retransmits=retransmits,
+        cpu_local_pct=_num(cpu, "host_total", "end.cpu_utilization_percent", upper=10_000),
+        cpu_remote_pct=_num(cpu, "remote_total", "end.cpu_utilization_percent", upper=10_000),
+        packets_sent=packets_sent,
+        packets_lost=packets_lost,
+        lost_percent=lost_percent,
+        jitter_ms=_num(received, "jitter_ms", "end.sum_received", upper=1e7) if udp else None,
+        congestion=congestion[:16] if isinstance(congestion, str) else None,
         **common,
     )
 
 
-def params_from_json(text: str) -> TrialParams:
-    """Recover TrialParams from a hand-run iperf3 -J file (for `linerate import`)."""
-    doc = json.loads(text)
-    test = (doc.get("start") or {}).get("test_start") or {}
-    connecting = (doc.get("start") or {}).get("connecting_to") or {}
+def params_from_json(text: str, source: str = "iperf3 output") -> TrialParams:
+    """Recover TrialParams from a hand-run iperf3 -J file (for `linerate import`). ParseError or
+    ConfigError (naming the field) when a parameter is missing its type or range."""
+    doc = load_json(text, source)
+    start = _section(doc, "start", source)
+    test = _section(start, "test_start", "start")
+    connecting = _section(start, "connecting_to", "start")
     host = str(connecting.get("host", ""))
-    end = doc.get("end") or {}
+    end = _section(doc, "end", source)
     if "sum_sent_bidir_reverse" in end:
         direction = "bidir"
     elif test.get("reverse"):
         direction = "reverse"
     else:
         direction = "forward"
+    streams = _num(test, "num_streams", "start.test_start", upper=128, integer=True) or 1
+    duration = _num(test, "duration", "start.test_start", upper=86_400, integer=True) or 1
+    omit = _num(test, "omit", "start.test_start", upper=600, integer=True) or 0
+    bitrate = _num(test, "target_bitrate", "start.test_start", upper=MAX_BITRATE_BPS, integer=True)
+    port = _num(connecting, "port", "start.connecting_to", upper=65535, integer=True) or 5201
+    protocol = test.get("protocol", "TCP")
+    if not isinstance(protocol, str):
+        raise ParseError("start.test_start.protocol is not text")
     return TrialParams(
         family=6 if ":" in host else 4,
-        streams=int(test.get("num_streams") or 1),
+        streams=streams,
         direction=direction,
-        duration_s=max(1, int(test.get("duration") or 1)),
-        omit_s=int(test.get("omit") or 0),
-        protocol="udp" if str(test.get("protocol", "TCP")).upper() == "UDP" else "tcp",
-        udp_bitrate_bps=int(test.get("target_bitrate") or 1_000_000_000) or 1_000_000_000,
-        port=int(connecting.get("port") or 5201),
+        duration_s=max(1, duration),
+        omit_s=omit,
+        protocol="udp" if protocol.upper() == "UDP" else "tcp",
+        udp_bitrate_bps=bitrate if bitrate and bitrate >= MIN_BITRATE_BPS else 1_000_000_000,
+        port=port,
     )

@@ -41,18 +41,9 @@ def guess_kind(path: str) -> str:
 
 
 def read_text(path: str) -> str:
-    file = Path(path)
-    try:
-        size = file.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ConfigError(path, f"{size} bytes is too large for a tuning file (limit {MAX_FILE_BYTES})")
-        data = file.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(path, "no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(path, "is a directory; give the files inside") from None
-    except PermissionError:
-        raise ConfigError(path, "permission denied") from None
+    from linerate.inputs import read_bytes
+
+    data = read_bytes(path, MAX_FILE_BYTES, "tuning file")
     if b"\x00" in data:
         raise ConfigError(path, "binary data (NUL bytes); expected a text configuration file")
     try:

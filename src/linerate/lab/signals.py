@@ -1,0 +1,31 @@
+"""SIGTERM and SIGHUP as exceptions, so `finally` blocks that remove what linerate created run
+when a user or a supervisor stops it (SIGINT already raises KeyboardInterrupt). SIGKILL cannot be
+caught: for that, every creation is recorded first (lab/registry.py) and `lab clean` finishes."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+from linerate.errors import Interrupted
+
+TERMINATIONS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise(signum, _frame):
+    raise Interrupted(f"stopped by {signal.Signals(signum).name}; what was created was removed")
+
+
+@contextlib.contextmanager
+def terminations_raise() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # handlers can only be set on the main thread; the caller's own handlers stay
+        return
+    saved = {sig: signal.signal(sig, _raise) for sig in TERMINATIONS}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,118 @@
+"""`linerate compare A B`, cell by cell. A selector is `EXPERIMENT` or `EXPERIMENT:key=value,...`.
+
+Cells are paired by everything the selectors do not name (family, streams, direction, and any other
+parameter), and Welch's t-test runs per pair: pooling IPv4 with IPv6 or 1 with 4 streams into one
+sample would mix different quantities and hide the real differences (or invent them).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from linerate.errors import ConfigError
+from linerate.report.layout import format_mbps, plain, row_label
+from linerate.store.db import Store
+
+MIN_PER_SIDE = 2
+
+
+@dataclass(frozen=True)
+class Selection:
+    text: str
+    experiment_id: int
+    wanted: dict[str, str]
+    cells: list[tuple[int, dict[str, Any]]]
+
+
+def parse_selector(store: Store, selector: str) -> Selection:
+    ref, _, conditions = selector.partition(":")
+    wanted = {}
+    for item in filter(None, conditions.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError("compare", f"{plain(item)!r} is not key=value")
+        wanted[key.strip()] = value.strip()
+    exp = store.experiment(ref or None)
+    cells = [(r["id"], json.loads(r["params"])) for r in store.cell_rows(exp.id)]
+    known = sorted({k for _, params in cells for k in params})
+    for key in wanted:
+        if key not in known:
+            raise ConfigError("compare", f"{plain(key)!r} is not a parameter of experiment '{exp.name}'; "
+                              f"known: {', '.join(known)}")
+    chosen = [(cid, p) for cid, p in cells if all(str(p.get(k)) == v for k, v in wanted.items())]
+    if not chosen:
+        raise ConfigError("compare", f"{plain(selector)!r} matches no cell")
+    return Selection(selector, exp.id, wanted, chosen)
+
+
+@dataclass
+class PairResult:
+    label: str
+    n_a: int
+    n_b: int
+    comparison: Any = None  # stats.Comparison, or None with too few trials
+
+    def render(self) -> str:
+        if self.comparison is None:
+            return f"{self.label}: too few trials to compare (A n={self.n_a}, B n={self.n_b}; need {MIN_PER_SIDE} each)"
+        c = self.comparison
+        p = "n/a" if c.p_value is None else f"{c.p_value:.3g}"
+        return (f"{self.label}: A {format_mbps(c.mean_a)} (n={self.n_a}), B {format_mbps(c.mean_b)} (n={self.n_b}) "
+                f"Mbit/s; B-A {c.difference / 1e6:+,.1f} Mbit/s ({c.relative * 100:+.1f}%), Welch p={p}: "
+                f"{c.verdict()}")
+
+
+@dataclass
+class CompareResult:
+    a: Selection
+    b: Selection
+    pairs: list[PairResult] = field(default_factory=list)
+    unpaired: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        lines = [f"A = {plain(self.a.text)}", f"B = {plain(self.b.text)}",
+                 "cell by cell (Mbit/s, mean; Welch's t-test per cell):"]
+        lines += ["  " + pair.render() for pair in self.pairs]
+        lines += [f"  {label}: no partner cell on the other side" for label in self.unpaired]
+        return "\n".join(lines)
+
+
+def _label(params: dict[str, Any], shown: list[str]) -> str:
+    label = row_label(params.get("family", 4), params.get("streams", 1), params.get("direction", "forward"))
+    extra = [f"{k}={params[k]}" for k in shown if k not in ("family", "streams", "direction") and k in params]
+    return plain(" ".join([label, *extra]))
+
+
+def compare_selections(store: Store, selector_a: str, selector_b: str) -> CompareResult:
+    from linerate.stats import compare
+
+    a, b = parse_selector(store, selector_a), parse_selector(store, selector_b)
+    named = set(a.wanted) | set(b.wanted)
+
+    def pair_key(params: dict[str, Any], keys: list[str]) -> str:
+        return json.dumps({k: params.get(k) for k in keys}, sort_keys=True)
+
+    common = sorted((set.intersection(*(set(p) for _, p in a.cells + b.cells))) - named)
+    # The pairing keys that vary among the selected cells (the rest are equal on both sides).
+    varying = [k for k in common if len({json.dumps(p.get(k)) for _, p in a.cells + b.cells}) > 1]
+    keys = sorted(set(varying) | {"family", "streams", "direction"} & set(common))
+    side_a = {pair_key(p, keys): (cid, p) for cid, p in a.cells}
+    side_b = {pair_key(p, keys): (cid, p) for cid, p in b.cells}
+    result = CompareResult(a, b)
+    for key in sorted(set(side_a) | set(side_b)):
+        if key not in side_a or key not in side_b:
+            params = (side_a.get(key) or side_b.get(key))[1]
+            result.unpaired.append(_label(params, varying))
+            continue
+        (cell_a, params), (cell_b, _) = side_a[key], side_b[key]
+        values_a, values_b = store.ok_throughputs(cell_a), store.ok_throughputs(cell_b)
+        pair = PairResult(_label(params, varying), len(values_a), len(values_b))
+        if len(values_a) >= MIN_PER_SIDE and len(values_b) >= MIN_PER_SIDE:
+            pair.comparison = compare(values_a, values_b, "A", "B")
+        result.pairs.append(pair)
+    if not result.pairs:
+        raise ConfigError("compare", "no cell of A has a partner in B with the same traffic case; "
+                          "select the same family/streams/direction on both sides")
+    return result
