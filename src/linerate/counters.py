@@ -1,7 +1,11 @@
-"""DUT counters: parse `ip -j -s link` and `nstat -j` output (pure) and take before/after deltas.
+"""DUT counters: parse `ip -j -s link`, `nstat -j` and `tc -s -j qdisc` output (pure) and take
+before/after deltas.
 
-Forwarded packets come from the IP MIB (IpForwDatagrams, Ip6OutForwDatagrams); drops from the
-interfaces' rx/tx_dropped plus the IP layer's discards, so a trial can say *where* packets died.
+Forwarded packets come from the IP MIB (IpForwDatagrams, Ip6OutForwDatagrams). They count what
+the forwarding path handled: with GRO a 64 KB super-packet is *one*, so they are not frames on a
+wire. Wire frames come from the root qdiscs of the DUT's ports where a shaper runs (tc counts a
+GSO packet as its segments; lab/wire.py). Drops: the interfaces' rx/tx_dropped, the IP layer's
+discards, and the qdiscs' drops (an emulated link that is overrun drops there, nowhere else).
 """
 
 from __future__ import annotations
@@ -51,10 +55,33 @@ def parse_nstat(text: str) -> dict[str, int]:
     return {name: int(kernel[key]) for key, name in NSTAT_KEYS.items() if key in kernel}
 
 
+def parse_qdisc_stats(text: str) -> dict[str, int]:
+    """`tc -s -j qdisc show` -> {"qdisc_<dev>_packets": n, "qdisc_<dev>_bytes": n, "qdisc_<dev>_drops": n}
+    for each root qdisc that counts (noqueue does not)."""
+    try:
+        qdiscs = json.loads(text or "[]")
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"tc -s -j qdisc output is not JSON: {exc.msg}") from None
+    out: dict[str, int] = {}
+    for qdisc in qdiscs:
+        dev = qdisc.get("dev")
+        if not qdisc.get("root") or qdisc.get("kind") == "noqueue" or not dev or dev == "lo":
+            continue
+        for key in ("packets", "bytes", "drops"):
+            if isinstance(qdisc.get(key), int):
+                out[f"qdisc_{dev}_{key}"] = qdisc[key]
+    return out
+
+
 def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     counters = {key: after[key] - before.get(key, 0) for key in after}
     counters["forwarded_packets"] = counters.get("ipv4_forwarded", 0) + counters.get("ipv6_forwarded", 0)
-    counters["dropped_packets"] = sum(
-        value for key, value in counters.items() if key.endswith("_dropped") or key.endswith("discards")
+    counters["shaper_dropped"] = sum(v for k, v in counters.items() if k.startswith("qdisc_") and k.endswith("_drops"))
+    wire = [v for k, v in counters.items() if k.startswith("qdisc_") and k.endswith("_packets")]
+    if wire:
+        counters["wire_frames"] = sum(wire)
+    counters["dropped_packets"] = counters["shaper_dropped"] + sum(
+        value for key, value in counters.items() if key.endswith("_dropped") and key != "shaper_dropped"
+        or key.endswith("discards")
     )
     return counters

@@ -16,12 +16,14 @@ from linerate.traffic import iperf3
 
 LINK_STATS_ARGV = ["ip", "-j", "-s", "link", "show"]
 NSTAT_ARGV = ["nstat", "-a", "-z", "-s", "-j"]  # -s: leave nstat's history file alone
+QDISC_STATS_ARGV = ["tc", "-s", "-j", "qdisc", "show"]
 
 
 def read_dut_counters(dut: Executor) -> dict[str, int]:
     links = dut.run(LINK_STATS_ARGV, timeout_s=10).stdout
     snmp = dut.run(NSTAT_ARGV, timeout_s=10).stdout
-    return {**counters.parse_link_stats(links), **counters.parse_nstat(snmp)}
+    qdiscs = dut.run(QDISC_STATS_ARGV, timeout_s=10).stdout
+    return {**counters.parse_link_stats(links), **counters.parse_nstat(snmp), **counters.parse_qdisc_stats(qdiscs)}
 
 
 def run_trial(client: Executor, dut: Executor | None, params: TrialParams, server_address: str) -> Trial:

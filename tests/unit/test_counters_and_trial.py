@@ -3,7 +3,7 @@ import pytest
 from linerate import counters
 from linerate.exec import FakeExecutor
 from linerate.model import TrialParams
-from linerate.trial import LINK_STATS_ARGV, NSTAT_ARGV, run_trial
+from linerate.trial import LINK_STATS_ARGV, NSTAT_ARGV, QDISC_STATS_ARGV, run_trial
 from tests.conftest import read_data
 
 
@@ -28,6 +28,9 @@ def make_dut(forwarded_after: int) -> FakeExecutor:
     dut.respond(LINK_STATS_ARGV, read_data("ip", "dut_link_stats.json"))
     calls = iter([0, forwarded_after])
     dut.respond_with(NSTAT_ARGV, lambda argv: (0, '{"kernel": {"IpForwDatagrams": %d}}' % next(calls), ""))
+    # recorded here: the DUT of a 100 Mbit/s lab after a 1 Gbit/s UDP trial
+    qdiscs = iter(["[]", read_data("tc", "qdisc_all_udp_overload.json")])
+    dut.respond_with(QDISC_STATS_ARGV, lambda argv: (0, next(qdiscs), ""))
     return dut
 
 
@@ -36,6 +39,10 @@ def test_run_trial_with_fake_executors():
     trial = run_trial(client, make_dut(500), TrialParams(duration_s=1), "198.19.0.2")
     assert trial.ok and trial.throughput_bps > 1e9
     assert trial.dut_counters["forwarded_packets"] == 500
+    # the shaper's drops (root tbf of wan0, which counts its child's) and wire frames of both ports
+    assert trial.dut_counters["shaper_dropped"] == 310464
+    assert trial.dut_counters["wire_frames"] == 18 + 34783
+    assert trial.dut_counters["dropped_packets"] >= 310464
     assert client.calls[0][:3] == ("iperf3", "--client", "198.19.0.2")
 
 

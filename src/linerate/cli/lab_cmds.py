@@ -9,7 +9,7 @@ import time
 from linerate.errors import LabError
 
 from linerate.cli.options import add_json_flag, add_link_options, as_option, firewall_type, lab_params_from_args
-from linerate.model import FirewallProfile, validate_lab_name
+from linerate.model import validate_lab_name
 
 # Heavy modules (netlink, the lab) are imported inside the handlers: `linerate --version` and the
 # pure commands must not pay for them (bench/cli_startup.py).
@@ -23,9 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     up = lab_sub.add_parser("up", help="build a lab and keep it (client -> DUT -> server)",
                             description="Example: linerate lab up --name fw1 --firewall rules:100")
     up.add_argument("--name", help="lab id, 1-8 lower-case letters/digits (default: random)")
-    up.add_argument("--firewall", type=firewall_type, default=FirewallProfile("none"),
-                    help="DUT ruleset: none, stateful, nat or rules:N (default: none)")
-    up.add_argument("--mtu", type=int, default=1500, help="MTU of every lab link (68-9216, default 1500)")
+    up.add_argument("--firewall", type=firewall_type, default=None,
+                    help="DUT ruleset: none, stateful, nat, rules:N or rules-stateless:N (default: none)")
+    up.add_argument("--mtu", type=int, default=None, help="MTU of every lab link (68-9216, default 1500)")
     add_link_options(up)
     up.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     up.set_defaults(handler=cmd_lab_up)

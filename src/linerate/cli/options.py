@@ -31,27 +31,51 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
+def bitrate_type(text: str) -> int:
+    from linerate.calc import parse_rate
+    from linerate.model import MAX_BITRATE_BPS, MIN_BITRATE_BPS
+
+    try:
+        value = int(parse_rate(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not MIN_BITRATE_BPS <= value <= MAX_BITRATE_BPS:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range (1k to 400g)")
+    return value
+
+
+# lab-scoped axis -> the option that sets it (defaults are None so "given" can be told from "default")
+LAB_OPTIONS = {"firewall": "--firewall", "mtu": "--mtu", "link_rate": "--link", "delay_ms": "--delay",
+               "jitter_ms": "--jitter", "loss_pct": "--loss", "offloads": "--offloads"}
+
+
 def add_link_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--link", default="none", help="emulated link rate on the DUT ports: 100m, 1g, 10g "
+    parser.add_argument("--link", default=None, help="emulated link rate on the DUT ports: 100m, 1g, 10g "
                         "(per-frame Ethernet accounting; default none)")
-    parser.add_argument("--delay", type=float, default=0.0, help="one-way delay in ms (needs sch_netem)")
-    parser.add_argument("--jitter", type=float, default=0.0, help="delay jitter in ms (needs sch_netem)")
-    parser.add_argument("--loss", type=float, default=0.0, help="loss in percent (needs sch_netem)")
-    parser.add_argument("--offloads", default="default", help="e.g. 'all:tso=off,gso=off,gro=off' or "
-                        "'dut:rx=off;client:tso=off' (client, dut_in, dut_out, dut, server, all)")
+    parser.add_argument("--delay", type=float, default=None, help="one-way delay in ms (needs sch_netem)")
+    parser.add_argument("--jitter", type=float, default=None, help="delay jitter in ms (needs sch_netem)")
+    parser.add_argument("--loss", type=float, default=None, help="loss in percent (needs sch_netem)")
+    parser.add_argument("--offloads", default=None, help="e.g. 'all:tso=off,gso=off,gro=off' or "
+                        "'dut:rx=off;client:tso=off' (client, dut_in, dut_out, dut, server, all; default: as the "
+                        "kernel has them)")
 
 
-def lab_params_from_args(args: argparse.Namespace) -> dict:
-    """Validate lab options through the same axis validators experiment files use."""
+def lab_params_from_args(args: argparse.Namespace, only_given: bool = False) -> dict:
+    """Validate lab options through the same axis validators experiment files use; options not
+    given take the axis defaults (or are left out with only_given)."""
     from linerate.experiment.axes import AXES
 
-    values = {"firewall": str(args.firewall), "mtu": args.mtu, "link_rate": args.link, "delay_ms": args.delay,
-              "jitter_ms": args.jitter, "loss_pct": args.loss, "offloads": args.offloads}
+    values = {"firewall": None if args.firewall is None else str(args.firewall), "mtu": args.mtu,
+              "link_rate": args.link, "delay_ms": args.delay, "jitter_ms": args.jitter, "loss_pct": args.loss,
+              "offloads": args.offloads}
     out = {}
     for name, value in values.items():
+        if value is None:
+            if not only_given:
+                out[name] = AXES[name].default
+            continue
         try:
             out[name] = AXES[name].validate(value)
         except ValueError as exc:
-            option = {"link_rate": "link", "delay_ms": "delay", "jitter_ms": "jitter", "loss_pct": "loss"}.get(name, name)
-            raise ConfigError(f"--{option}", f"{exc}; allowed: {AXES[name].allowed}") from None
+            raise ConfigError(LAB_OPTIONS[name], f"{exc}; allowed: {AXES[name].allowed}") from None
     return out

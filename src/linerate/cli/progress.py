@@ -1,5 +1,6 @@
 """Progress reporting: listens to scheduler events. A rich progress bar (cells done/total, current
-cell, ETA) on a terminal; one plain line per trial otherwise (CI logs, pipes)."""
+cell, ETA) on a terminal; one plain line per trial otherwise (CI logs, pipes), whose ETA is the
+scheduler's: remaining trials x this run's measured wall time per trial."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ def describe_cell(cell: dict) -> str:
     label = f"IPv{cell['family']} P{cell['streams']} {cell['direction']}"
     extra = [f"{k}={cell[k]}" for k in ("firewall", "mtu") if k in cell]
     return f"{label} {' '.join(extra)}"
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
 class ProgressReporter:
@@ -48,7 +54,8 @@ class ProgressReporter:
                 self.progress.update(self.task, completed=event.done, total=event.planned,
                                      description=describe_cell(event.cell))
             else:
-                self.console.print(f"[{event.done}/{event.planned}] {line}", highlight=False)
+                eta = "" if event.eta_s is None else f" (ETA {_duration(event.eta_s)})"
+                self.console.print(f"[{event.done}/{event.planned}] {line}{eta}", highlight=False)
         elif event.kind == "calibrate":
             self.console.print(f"calibration: {event.message}", highlight=False)
         elif event.kind == "retry":

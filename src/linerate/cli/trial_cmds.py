@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from linerate import preflight
-from linerate.cli.options import add_json_flag, add_link_options, as_option, firewall_type, lab_params_from_args
-from linerate.experiment.axes import lab_spec, required_features
-from linerate.lab.lab import Lab, find_lab, new_lab_id
-from linerate.lab.registry import Registry
-from linerate.model import DIRECTIONS, PROTOCOLS, FirewallProfile, Trial, TrialParams
+from linerate.cli.options import (LAB_OPTIONS, add_json_flag, add_link_options, as_option, bitrate_type,
+                                  firewall_type, lab_params_from_args)
+from linerate.errors import ConfigError
+from linerate.model import DIRECTIONS, PROTOCOLS, Trial, TrialParams
 from linerate.report.layout import format_mbps, row_label
 
 
@@ -23,12 +21,17 @@ def add_trial_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--omit", type=int, default=1, help="warm-up seconds not counted, iperf3 -O (default 1)")
     parser.add_argument("--protocol", default="tcp", choices=PROTOCOLS, help="tcp or udp (default tcp)")
     parser.add_argument("--congestion", help="TCP congestion control, e.g. cubic or bbr (default: kernel's)")
+    parser.add_argument("--bitrate", type=bitrate_type, help="UDP: offered rate, e.g. 100m, 1g (default 1g); "
+                        "TCP trials are not paced")
 
 
 def params_from_args(args: argparse.Namespace) -> TrialParams:
+    if args.bitrate is not None and args.protocol != "udp":
+        raise ConfigError("--bitrate", "applies to UDP trials; add --protocol udp")
     return as_option(lambda: TrialParams(
         family=args.family, streams=args.streams, direction=args.direction,
         duration_s=args.duration, omit_s=args.omit, protocol=args.protocol, congestion=args.congestion,
+        **({"udp_bitrate_bps": args.bitrate} if args.bitrate is not None else {}),
     ))
 
 
@@ -37,9 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "trial", help="bring a lab up, run one iperf3 trial through the DUT, tear it down",
         description="Example: linerate trial --family 6 --streams 4 --firewall stateful --json")
     add_trial_options(trial)
-    trial.add_argument("--firewall", type=firewall_type, default=FirewallProfile("none"),
-                       help="DUT ruleset: none, stateful, nat or rules:N (default none)")
-    trial.add_argument("--mtu", type=int, default=1500, help="MTU of the lab links (default 1500)")
+    trial.add_argument("--firewall", type=firewall_type, default=None,
+                       help="DUT ruleset: none, stateful, nat, rules:N or rules-stateless:N (default none)")
+    trial.add_argument("--mtu", type=int, default=None, help="MTU of the lab links (default 1500)")
     add_link_options(trial)
     trial.add_argument("--lab", help="use this existing lab (from `linerate lab up`) instead of a new one")
     add_json_flag(trial)
@@ -63,48 +66,95 @@ def describe_trial(trial: Trial) -> str:
     parts = [f"{label}: {format_mbps(trial.throughput_bps)} Mbit/s"]
     if trial.retransmits is not None:
         parts.append(f"({trial.retransmits} retr)")
+    if trial.lost_percent is not None:
+        parts.append(f"loss {trial.lost_percent:.2f}% ({trial.packets_lost} of {trial.packets_sent} datagrams)")
+    if trial.jitter_ms is not None:
+        parts.append(f"jitter {trial.jitter_ms:.3f} ms")
     if trial.reverse_throughput_bps is not None:
         parts.append(f"reverse {format_mbps(trial.reverse_throughput_bps)} Mbit/s")
     if trial.cpu_local_pct is not None:
         parts.append(f"CPU client {trial.cpu_local_pct:.0f}% server {trial.cpu_remote_pct or 0:.0f}%")
-    if trial.dut_counters:
-        parts.append(f"DUT forwarded {trial.dut_counters.get('forwarded_packets', 0)} pkts, "
-                     f"dropped {trial.dut_counters.get('dropped_packets', 0)}")
+    counters = trial.dut_counters
+    if counters:
+        wire = f", wire frames {counters['wire_frames']}" if "wire_frames" in counters else ""
+        parts.append(f"DUT forwarded {counters.get('forwarded_packets', 0)} pkts (GSO/GRO batches count once)"
+                     f"{wire}, dropped {counters.get('dropped_packets', 0)} "
+                     f"(shaper {counters.get('shaper_dropped', 0)})")
     if trial.congestion:
         parts.append(f"cc={trial.congestion}")
     return " ".join(parts)
 
 
+def check_lab_options(args: argparse.Namespace, lab_name: str, built_with: dict) -> None:
+    """`--lab L` runs on L as it was built: a lab option that asks for something else is an error,
+    never silently ignored."""
+    wanted = lab_params_from_args(args, only_given=True)
+    for name, value in wanted.items():
+        have = built_with.get(name)
+        if have is not None and have != value:
+            option = LAB_OPTIONS[name]
+            raise ConfigError(option, f"lab {lab_name} was built with {name}={have}; {option} {value} cannot "
+                              f"change it: drop {option}, or build a lab with it (linerate lab up {option} ...)")
+        if have is None:
+            raise ConfigError(LAB_OPTIONS[name], f"lab {lab_name} does not record its {name}; drop "
+                              f"{LAB_OPTIONS[name]} or build a new lab")
+
+
+def flags_of(trial: Trial, lab_params: dict) -> list[str]:
+    from linerate.experiment.ceiling import ceiling_flags
+
+    return ceiling_flags({**lab_params, "family": trial.params.family, "protocol": trial.params.protocol,
+                          "duration_s": trial.params.duration_s}, trial)
+
+
 def cmd_trial(args: argparse.Namespace) -> int:
+    from linerate.experiment.axes import lab_spec
+
     params = params_from_args(args)
-    lab_params = lab_params_from_args(args)
-    spec = as_option(lambda: lab_spec(new_lab_id(), lab_params))
-    if args.lab:
-        trial = find_lab(args.lab, Registry()).run_trial(params)
+    if args.lab is not None:
+        from linerate.lab.lab import find_lab
+        from linerate.lab.registry import Registry
+        from linerate.model import validate_lab_name
+
+        lab = find_lab(as_option(lambda: validate_lab_name(args.lab, "lab")), Registry())
+        built_with = lab.params or {"firewall": str(lab.spec.firewall), "mtu": lab.spec.mtu}
+        check_lab_options(args, args.lab, built_with)
+        trial = lab.run_trial(params)
+        lab_params = built_with
     else:
+        from linerate import preflight
+        from linerate.experiment.axes import required_features
+        from linerate.lab.lab import Lab, new_lab_id
+
+        lab_params = lab_params_from_args(args)
+        spec = as_option(lambda: lab_spec(new_lab_id(), lab_params))
         preflight.require(preflight.run_checks(), extra_required=required_features([lab_params]))
-        with Lab(spec) as lab:
+        with Lab(spec, params=lab_params) as lab:
             trial = lab.run_trial(params)
-    print(json.dumps(trial.to_dict(), indent=2) if args.json else describe_trial(trial))
+    flags = flags_of(trial, lab_params)
+    if args.json:
+        print(json.dumps({**trial.to_dict(), "flags": flags}, indent=2))
+    else:
+        print(describe_trial(trial) + "".join(f" [{flag}]" for flag in flags))
     return 0 if trial.ok else 1
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from linerate import preflight
     from linerate.cli.experiment_cmds import open_store
     from linerate.cli.progress import ProgressReporter
-    from linerate.errors import ConfigError
     from linerate.experiment.builtin import demo_experiment
     from linerate.experiment.run import run_experiment
     from linerate.report.data import build_report
     from linerate.report.markdown import serialize
 
-    for option, value, low in (("--repetitions", args.repetitions, 1), ("--duration", args.duration, 1),
-                               ("--omit", args.omit, 0)):
-        if value < low:
-            raise ConfigError(option, f"{value} is out of range; use {low} or more")
+    for option, value, low, high in (("--repetitions", args.repetitions, 1, 1000), ("--duration", args.duration, 1, 3600),
+                                     ("--omit", args.omit, 0, 600)):
+        if not low <= value <= high:
+            raise ConfigError(option, f"{value} is out of range; use {low} to {high}")
     experiment = demo_experiment(args.repetitions, args.duration, args.omit)
-    store = open_store(args)
     preflight.require(preflight.run_checks())
+    store = open_store(args)
     with ProgressReporter() as reporter:
         result = run_experiment(experiment, store, kind="demo", on_event=reporter)
     print(serialize(build_report(store, result.experiment_id)))

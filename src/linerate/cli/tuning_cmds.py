@@ -6,11 +6,10 @@ import argparse
 import json
 
 from linerate.errors import ConfigError
-from linerate.tuning.audit import Context, audit, exit_code
-from linerate.tuning.catalog import ROLES, load_catalog
-from linerate.tuning.parsers import KINDS, parse_file
-from linerate.tuning.recommend import recommend
-from linerate.tuning.versions import OS_FAMILIES, base_version
+from linerate.tuning.parsers import KINDS
+from linerate.tuning.versions import OS_FAMILIES, ROLES, base_version
+
+# The catalog (pydantic models over ~1,500 entries) loads only in the handlers that use it.
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,6 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    from linerate.tuning.audit import Context, audit, exit_code
+    from linerate.tuning.catalog import load_catalog
+    from linerate.tuning.parsers import parse_file
+
     family, version = base_version(args.os, args.os_version) if args.os_version else (OS_FAMILIES[args.os], None)
     settings = [s for path in args.files for s in parse_file(path, args.kind)]  # every file read before any output
     ctx = Context(args.os, family, version, args.role, args.virtual, args.os_version)
@@ -66,6 +69,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from linerate.tuning.catalog import load_catalog
+
     catalog = load_catalog()
     if args.stats:
         stats = catalog.stats()
@@ -104,6 +109,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
+    from linerate.tuning.recommend import recommend
+
     advice = recommend(args.os, args.os_version, args.role, args.nic, args.cores, args.pppoe, args.virtual)
     print(json.dumps(advice.to_dict(), indent=2) if args.json else advice.render(), end="" if not args.json else "\n")
     return 0

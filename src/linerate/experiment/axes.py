@@ -80,7 +80,7 @@ register(Axis("congestion", "trial", "", _congestion, "a congestion control name
 register(Axis("udp_bitrate_bps", "trial", 1_000_000_000,
               _via_model(_whole, lambda v: TrialParams(udp_bitrate_bps=v).udp_bitrate_bps), "a bit rate > 0"))
 register(Axis("firewall", "lab", "none", _via_model(_text, lambda v: str(FirewallProfile.parse(v))),
-              "none, stateful, nat or rules:N"))
+              "none, stateful, nat, rules:N or rules-stateless:N"))
 register(Axis("mtu", "lab", 1500, _mtu, f"{MTU_MIN} to {MTU_MAX}"))
 
 
@@ -100,7 +100,7 @@ def _link_rate(value: Any) -> str:
     from linerate.topology.link import parse_link_rate
 
     text = str(value).strip().lower() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
-    if text is None:
+    if not text:
         raise ValueError(f"{value!r} is not a link rate")
     parse_link_rate(text)
     return text
@@ -117,8 +117,10 @@ def _non_negative(limit: float) -> Callable[[Any], float]:
 def _spec_text(parse: Callable[[str], Any]) -> Callable[[Any], str]:
     def validate(value: Any) -> str:
         text = _text(value).strip()
+        if not text:
+            raise ValueError("'' is empty; write 'default' for the kernel's defaults")
         parse(text)
-        return text or "default"
+        return text
     return validate
 
 
@@ -132,13 +134,14 @@ def _txqueuelen(value: Any) -> int:
 def _rps(value: Any) -> str:
     from linerate.topology.link import parse_cpu_mask
 
-    return "default" if str(value).strip() == "default" else parse_cpu_mask(_text(value))
+    return "default" if _text(value).strip() == "default" else parse_cpu_mask(_text(value))
 
 
 def _register_link_axes() -> None:
     from linerate.topology.link import parse_offloads, parse_sysctls
 
-    register(Axis("link_rate", "lab", "none", _link_rate, "none, or a rate such as 100m, 1g, 2.5g, 10g"))
+    register(Axis("link_rate", "lab", "none", _link_rate,
+                  "none, or a rate from 100k to 40g such as 100m, 1g, 2.5g, 10g"))
     register(Axis("delay_ms", "lab", 0.0, _non_negative(60_000), "milliseconds >= 0 (needs sch_netem)"))
     register(Axis("jitter_ms", "lab", 0.0, _non_negative(60_000), "milliseconds >= 0 (needs sch_netem)"))
     register(Axis("loss_pct", "lab", 0.0, _non_negative(100), "percent 0..100 (needs sch_netem)"))

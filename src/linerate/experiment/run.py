@@ -64,13 +64,20 @@ def _run_locked(experiment: Experiment, store: Store, *, file_text: str | None, 
                 store.set_environment(experiment_id, env)
             yield lab
 
-    flagger = lambda cell, trial: []  # noqa: E731
+    from linerate.experiment.ceiling import ceiling_flags
+
+    baselines: dict[str, float] = {}
     if experiment.calibrate:
-        from linerate.experiment.calibration import calibrate, flags_for, shape_key
+        from linerate.experiment.calibration import calibrate
 
         baselines = calibrate(experiment.cells(), store, lab_factory,
                               on_message=lambda m: on_event(Event("calibrate", message=m)))
-        flagger = lambda cell, trial: flags_for(trial, baselines.get(shape_key(cell)))  # noqa: E731
+
+    def flagger(cell: dict[str, Any], trial) -> list[str]:
+        from linerate.experiment.calibration import flags_for, shape_key
+
+        rig = flags_for(trial, baselines.get(shape_key(cell))) if experiment.calibrate else []
+        return rig + ceiling_flags(cell, trial)
     scheduler = Scheduler(experiment, store, lab_recording_environment, on_event, flagger=flagger)
     try:
         result = scheduler.run(experiment_id, seed, resumed=existing is not None)

@@ -135,17 +135,28 @@ def qdisc_argvs(link: LinkSpec, ifname: str, mtu: int) -> list[list[str]]:
     return argvs
 
 
+MIN_LINK_BPS, MAX_LINK_BPS = 100e3, 40e9  # the segmenter runs at 100x: tc's tbf stops being exact past ~4 Tbit/s
+
+
 def parse_link_rate(value: str) -> float | None:
-    if str(value).strip().lower() in ("none", ""):
+    text = str(value).strip().lower()
+    if text == "none":
         return None
-    return parse_rate(value)
+    if not text:
+        raise ValueError("'' is not a link rate; use none or a rate such as 1g")
+    rate = parse_rate(text)
+    if not MIN_LINK_BPS <= rate <= MAX_LINK_BPS:
+        raise ValueError(f"{rate:g} bit/s cannot be emulated; use 100k to 40g")
+    return rate
 
 
 def parse_offloads(text: str) -> tuple[tuple[str, str, str, str], ...]:
     """'default' or 'dut:tso=off,gso=off;client:gro=on' -> ((role, ifname, feature, on|off), ...)."""
     text = text.strip()
-    if text in ("", "default"):
+    if text == "default":
         return ()
+    if not text:
+        raise ValueError("'' is empty; write 'default' to leave offloads as the kernel has them")
     settings: dict[tuple[str, str, str], str] = {}
     for group in filter(None, (g.strip() for g in text.split(";"))):
         where, sep, features = group.partition(":")
@@ -164,8 +175,10 @@ def parse_sysctls(text: str) -> tuple[tuple[str, str], ...]:
     """'default' or 'net.core.netdev_budget=600;net.core.netdev_max_backlog=5000'. Only namespaced
     net.* sysctls: the DUT is a namespace, and anything else would change the host."""
     text = text.strip()
-    if text in ("", "default"):
+    if text == "default":
         return ()
+    if not text:
+        raise ValueError("'' is empty; write 'default' to leave sysctls as they are")
     pairs = []
     for item in filter(None, (i.strip() for i in text.split(";"))):
         key, eq, value = item.partition("=")

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from linerate.tuning.versions import parse_version
 
 Location = Literal["loader", "sysctl", "both", "rc_conf", "gui", "pf_conf", "ethtool", "sysfs"]
-ROLES = ("nat-firewall", "router", "server", "vm-guest", "pppoe")
+from linerate.tuning.versions import ROLES  # noqa: E402  (kept here for importers)
 
 
 class Recommendation(BaseModel):

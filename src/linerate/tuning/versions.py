@@ -6,6 +6,7 @@ import re
 
 from linerate.errors import ConfigError
 
+ROLES = ("nat-firewall", "router", "server", "vm-guest", "pppoe")
 OS_FAMILIES = {"freebsd": "freebsd", "pfsense": "freebsd", "opnsense": "freebsd", "openbsd": "openbsd",
                "linux": "linux", "openwrt": "linux"}
 
