@@ -50,8 +50,19 @@ def test_rulesets():
     nat = render_ruleset(FirewallProfile("nat"), "lan0", "wan0", 5201)
     assert 'oifname "wan0" masquerade' in nat
     rules = render_ruleset(FirewallProfile("rules", 1000), "lan0", "wan0", 5201)
-    fillers = [line for line in rules.splitlines() if "ip saddr 198.18." in line]
-    assert len(fillers) == 1000 and len(set(fillers)) == 1000
+    fillers = [line for line in rules.splitlines() if " saddr " in line]
+    v4 = [line for line in fillers if "ip saddr 198.18." in line]
+    v6 = [line for line in fillers if "ip6 saddr 2001:2:0:ff::" in line]
+    assert len(fillers) == 1000 and len(set(fillers)) == 1000 and len(v4) == len(v6) == 500
     # the pass rule comes after every filler, and no filler can match the lab's client
     assert rules.index("th dport 5201 accept") > rules.index(fillers[-1])
-    assert not any("198.18.0.2 " in line for line in fillers)
+    assert not any("198.18.0.2 " in line or "2001:2:0:1::2 " in line for line in fillers)
+    # stateful: established packets are accepted before the list; stateless: no conntrack at all,
+    # every packet (both directions) meets the fillers first
+    assert rules.index("ct state established") < rules.index(fillers[0])
+    stateless = render_ruleset(FirewallProfile.parse("rules-stateless:10"), "lan0", "wan0", 5201)
+    lines = stateless.splitlines()
+    assert "ct state" not in stateless and sum(" saddr " in line for line in lines) == 10
+    last_filler = max(i for i, line in enumerate(lines) if " saddr " in line)
+    assert lines.index('        iifname "wan0" oifname "lan0" meta l4proto { tcp, udp } th sport 5201 accept') > last_filler
+    assert str(FirewallProfile.parse("rules-stateless:10")) == "rules-stateless:10"
