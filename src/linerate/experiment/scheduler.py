@@ -120,13 +120,13 @@ def _target_reached(experiment: Experiment, state: CellState, store: Store) -> b
 class Scheduler:
     def __init__(self, experiment: Experiment, store: Store, lab_factory: LabFactory,
                  on_event: Callable[[Event], None] = lambda event: None,
-                 sleep: Callable[[float], None] = time.sleep,
+                 sleep: Callable[[float], None] | None = None,
                  flagger: Callable[[dict[str, Any], Trial], list[str]] = lambda cell, trial: []):
         self.experiment = experiment
         self.store = store
         self.lab_factory = lab_factory
         self.on_event = on_event
-        self.sleep = sleep
+        self.sleep = sleep or (lambda seconds: time.sleep(seconds))
         self.flagger = flagger
 
     def run(self, experiment_id: int, seed: int, resumed: bool = False) -> RunResult:

@@ -25,7 +25,8 @@ from typing import Any
 from linerate.errors import ConfigError
 from linerate.model import TRIAL_COLUMNS, Trial
 from linerate.process import ProcessRef, this_host
-from linerate.store.schema import APPLICATION_ID, KNOWN_TABLES, MIGRATIONS, cell_key, sync_trial_columns
+from linerate.store import schema
+from linerate.store.schema import APPLICATION_ID, KNOWN_TABLES, cell_key, sync_trial_columns
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 LEGACY_VERSIONS = (1, 2)  # linerate databases from before application_id was set
@@ -76,7 +77,10 @@ def _inspect(path: str) -> None:
         header = handle.read(100)
     if not header.startswith(SQLITE_MAGIC):
         raise ConfigError("--db", f"{path} is not an SQLite database; give a linerate database or a new path")
-    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
+    # Without a -wal file everything is in the main file, and immutable=1 reads it without creating
+    # a -shm file; with one, a read-only connection is needed to see the WAL's pages.
+    mode = "mode=ro" if os.path.exists(path + "-wal") else "immutable=1"
+    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?{mode}"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=30)
         try:
@@ -94,8 +98,8 @@ def _inspect(path: str) -> None:
     if not ours or not tables <= KNOWN_TABLES | {"sqlite_sequence"}:
         raise ConfigError("--db", f"{path} is an SQLite database of another program (application_id {app_id}, "
                           f"tables {', '.join(sorted(tables)) or 'none'}); linerate will not change it")
-    if version > len(MIGRATIONS):
-        raise ConfigError("--db", f"{path} has schema {version}, newer than this linerate ({len(MIGRATIONS)}); "
+    if version > len(schema.MIGRATIONS):
+        raise ConfigError("--db", f"{path} has schema {version}, newer than this linerate ({len(schema.MIGRATIONS)}); "
                           "upgrade linerate")
 
 
@@ -142,14 +146,14 @@ class Store:
         """Every pending migration, and the trial columns, in one transaction."""
         with self.transaction():
             version = self.schema_version  # read under the write lock: two openers cannot both migrate
-            if version > len(MIGRATIONS):
+            if version > len(schema.MIGRATIONS):
                 raise ConfigError("--db", f"{self.path} has schema {version}, newer than this linerate "
-                                  f"({len(MIGRATIONS)}); upgrade linerate")
-            for index in range(version, len(MIGRATIONS)):
-                for step in MIGRATIONS[index]:
+                                  f"({len(schema.MIGRATIONS)}); upgrade linerate")
+            for index in range(version, len(schema.MIGRATIONS)):
+                for step in schema.MIGRATIONS[index]:
                     step(self.conn) if callable(step) else self.conn.execute(step)
-            if version < len(MIGRATIONS):
-                self.conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+            if version < len(schema.MIGRATIONS):
+                self.conn.execute(f"PRAGMA user_version = {len(schema.MIGRATIONS)}")
             sync_trial_columns(self.conn)
 
     # --- run locks -------------------------------------------------------------------------------
@@ -224,11 +228,10 @@ class Store:
         return self._row(row)
 
     def resumable(self, name: str, config_hash: str, file_text: str | None = None) -> ExperimentRow | None:
-        """The newest unfinished run of `name`, if it was started from the same experiment (same
-        declared content, or byte-identical file)."""
+        """The newest run of `name` (finished or not: resuming a finished run runs nothing), if it was
+        started from the same experiment (same declared content, or byte-identical file)."""
         row = self.conn.execute(
-            "SELECT * FROM experiments WHERE name=? AND kind='run' AND status!='done' "
-            "ORDER BY id DESC LIMIT 1", (name,)).fetchone()
+            "SELECT * FROM experiments WHERE name=? AND kind='run' ORDER BY id DESC LIMIT 1", (name,)).fetchone()
         if row is None:
             return None
         found = self._row(row)
