@@ -20,8 +20,8 @@ def read_bytes(path: str | os.PathLike[str], max_bytes: int, what: str = "file")
         raise ConfigError(name, "is a directory; give a file") from None
     except OSError as exc:
         raise ConfigError(name, f"cannot open: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    try:
+        info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise ConfigError(name, "is a directory; give a file")
         if not stat.S_ISREG(info.st_mode):
@@ -29,9 +29,11 @@ def read_bytes(path: str | os.PathLike[str], max_bytes: int, what: str = "file")
         if info.st_size > max_bytes:
             raise ConfigError(name, f"{info.st_size} bytes is too large for a {what} (limit {max_bytes} bytes)")
         try:
-            data = handle.read(max_bytes + 1)
+            data = os.read(fd, max_bytes + 1)
         except OSError as exc:
             raise ConfigError(name, f"cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         raise ConfigError(name, f"too large for a {what} (limit {max_bytes} bytes)")
     return data

@@ -43,9 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
+    try:  # Ctrl-C during start-up (imports, parsing) is an interruption too, not a traceback
+        args = build_parser().parse_args(argv)
         return int(args.handler(args) or 0)
     except LinerateError as exc:
         # One line per message (control characters escaped); a preflight failure lists its problems.

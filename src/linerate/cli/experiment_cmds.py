@@ -184,10 +184,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from linerate.experiment.importer import import_files
+    from linerate.experiment.importer import check_label, parse_files, store_parsed
 
-    store = open_store(args)
-    outcome = import_files(store, [Path(f) for f in args.files], args.label)
+    label = check_label(args.label)
+    parsed = parse_files([Path(f) for f in args.files])  # every file checked before the store is opened
+    outcome = store_parsed(open_store(args), parsed, label)
     for path, message in outcome.errors:
         print(f"{path}: error: {message}", file=sys.stderr)
     print(f"imported {outcome.stored_ok} trial(s) into experiment '{args.label}' "

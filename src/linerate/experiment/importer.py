@@ -1,29 +1,32 @@
 """`linerate import`: iperf3 -J files run by hand become an experiment of kind "import".
 Each file becomes a trial of the cell its own parameters describe; files whose JSON carries an
-"error" are stored as failed trials and reported, never as zeros."""
+"error" are stored as failed trials and reported, never as zeros. A file that is not iperf3 -J
+output at all refuses the import (exit 2), before anything is stored."""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linerate.errors import LinerateError
+from linerate.errors import ConfigError, ParseError
 from linerate.experiment.axes import AXES
+from linerate.inputs import read_text
 from linerate.store.db import Store, cell_key
 from linerate.traffic import iperf3
 
 MAX_IMPORT_BYTES = 50_000_000
+LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
-def imported_environment(paths: list[Path]) -> dict:
-    for path in paths:
-        try:
-            start = json.loads(path.read_text(encoding="utf-8")).get("start", {})
-        except (OSError, ValueError, AttributeError, UnicodeDecodeError):
-            continue
-        return {"source": "import", "iperf3_version": start.get("version"),
-                "system_info": start.get("system_info")}
+def imported_environment(texts: list[str]) -> dict:
+    for text in texts:
+        start = json.loads(text).get("start")
+        if isinstance(start, dict):
+            version, info = start.get("version"), start.get("system_info")
+            return {"source": "import", "iperf3_version": version if isinstance(version, str) else None,
+                    "system_info": info[:500] if isinstance(info, str) else None}
     return {"source": "import"}
 
 
@@ -44,22 +47,41 @@ def _cell_for(params) -> dict:
     return cell
 
 
+def parse_files(paths: list[Path]) -> list[tuple[Path, str, object]]:
+    """Read and parse every file before anything is stored: one malformed file (not iperf3 -J
+    output, or a figure that is not a finite, non-negative number) refuses the whole import with a
+    ConfigError naming the file and the field — nothing half-imported."""
+    parsed = []
+    for path in paths:
+        text = read_text(path, MAX_IMPORT_BYTES, "iperf3 -J output file")
+        try:
+            params = iperf3.params_from_json(text, str(path))
+            trial = iperf3.parse(text, params, ["iperf3", "(imported)", str(path)], str(path))
+        except (ParseError, ConfigError) as exc:
+            raise ConfigError(str(path), f"{exc}; fix the file or leave it out of the import") from None
+        parsed.append((path, text, trial))
+    return parsed
+
+
+def check_label(label: str) -> str:
+    if not LABEL_RE.fullmatch(label):
+        raise ConfigError("--label", f"{label[:40]!r} is not a name; use letters, digits, '.', '_' or '-' "
+                          "(up to 100, starting with a letter or digit)")
+    return label
+
+
 def import_files(store: Store, paths: list[Path], label: str) -> ImportOutcome:
+    return store_parsed(store, parse_files(paths), check_label(label))
+
+
+def store_parsed(store: Store, parsed: list[tuple[Path, str, object]], label: str) -> ImportOutcome:
+    paths = [path for path, _, _ in parsed]
     experiment_id = store.create_experiment(label, "import", {"files": [str(p) for p in paths]},
-                                            environment=imported_environment(paths))
+                                            environment=imported_environment([text for _, text, _ in parsed]))
     outcome = ImportOutcome(experiment_id)
     repetitions: dict[str, int] = {}
-    for path in paths:
-        try:
-            if path.stat().st_size > MAX_IMPORT_BYTES:
-                raise LinerateError(f"larger than {MAX_IMPORT_BYTES} bytes")
-            text = path.read_text(encoding="utf-8")
-            params = iperf3.params_from_json(text)
-            trial = iperf3.parse(text, params, ["iperf3", "(imported)", str(path)])
-        except (OSError, UnicodeDecodeError, ValueError, LinerateError, AttributeError, TypeError) as exc:
-            outcome.errors.append((str(path), str(exc) or type(exc).__name__))
-            continue
-        cell = _cell_for(params)
+    for path, _text, trial in parsed:
+        cell = _cell_for(trial.params)
         key = cell_key(cell)
         cell_id = store.ensure_cells(experiment_id, [cell])[key]
         repetitions[key] = repetitions.get(key, 0) + 1
