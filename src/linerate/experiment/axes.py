@@ -67,7 +67,9 @@ def _mtu(value: Any) -> int:
 
 
 def _congestion(value: Any) -> str:
-    return TrialParams(congestion=_text(value)).congestion or ""
+    """'' (or 'default') is the kernel's default congestion control."""
+    text = _text(value).strip()
+    return "" if text in ("", "default") else TrialParams(congestion=text).congestion or ""
 
 
 register(Axis("family", "trial", 4, _via_model(_whole, lambda v: TrialParams(family=v).family), "4 or 6"))
@@ -76,7 +78,7 @@ register(Axis("direction", "trial", "forward",
               _via_model(_text, lambda v: TrialParams(direction=v).direction), ", ".join(DIRECTIONS)))
 register(Axis("protocol", "trial", "tcp",
               _via_model(_text, lambda v: TrialParams(protocol=v).protocol), ", ".join(PROTOCOLS)))
-register(Axis("congestion", "trial", "", _congestion, "a congestion control name such as cubic or bbr"))
+register(Axis("congestion", "trial", "", _congestion, "default, or a congestion control name such as cubic or bbr"))
 register(Axis("udp_bitrate_bps", "trial", 1_000_000_000,
               _via_model(_whole, lambda v: TrialParams(udp_bitrate_bps=v).udp_bitrate_bps), "a bit rate > 0"))
 register(Axis("firewall", "lab", "none", _via_model(_text, lambda v: str(FirewallProfile.parse(v))),

@@ -16,7 +16,8 @@ def row_of(cell: CellReport) -> str:
 def column_of(cell: CellReport, column_axes: list[str]) -> str:
     if not column_axes:
         return "throughput"
-    return ", ".join(f"{name} {cell.params.get(name)}" for name in column_axes)
+    return ", ".join(f"{name} {cell.params.get(name) if cell.params.get(name) != '' else 'default'}"
+                     for name in column_axes)
 
 
 def cell_text(cell: CellReport) -> str:

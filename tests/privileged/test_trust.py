@@ -1,0 +1,125 @@
+"""Trust, end to end on real labs: `linerate run` killed at random moments (in preflight, in a
+retry's backoff, anywhere) then `lab clean` + `--resume`; a 100 Mbit/s UDP trial offered 1 Gbit/s;
+the per-packet cost of a stateless rule list."""
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+from tests.privileged.conftest import netns_names
+
+LINERATE = [sys.executable, "-m", "linerate"]
+
+CRASHY = """
+name = "crashy"
+repetitions = 2
+duration_s = 1
+omit_s = 0
+max_retries = 2
+retry_backoff_s = 1
+calibrate = false
+[axes]
+family = [4, 6]
+congestion = ["default", "nosuchcc"]   # the second always fails: every repetition retries, with backoffs
+"""
+
+
+def linerate(*argv, check=True, timeout=300):
+    proc = subprocess.run([*LINERATE, *argv], capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def count(db, sql) -> int:
+    try:
+        conn = sqlite3.connect(db, timeout=5)
+        try:
+            return conn.execute(sql).fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.OperationalError:
+        return 0
+
+
+def wait_for(predicate, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_killed_at_random_moments_then_clean_and_resume(tmp_path):
+    exp = tmp_path / "crashy.toml"
+    exp.write_text(CRASHY)
+    db = str(tmp_path / "c.db")
+    before = netns_names()
+    rng = random.Random(int(os.environ.get("LINERATE_CRASH_SEED", "7")))
+    moments = ["preflight", "backoff"] + [rng.uniform(0.2, 4.0) for _ in range(9)]
+    seen = []
+    for index, moment in enumerate(moments):
+        argv = [*LINERATE, "run", str(exp), "--db", db] + (["--resume"] if index else [])
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            if moment == "preflight":
+                hit = wait_for(lambda: any(n.startswith("lr-probe-") for n in netns_names()), 20)
+            elif moment == "backoff":
+                retried = count(db, "SELECT COUNT(*) FROM trials WHERE final=0")
+                hit = wait_for(lambda: count(db, "SELECT COUNT(*) FROM trials WHERE final=0") > retried, 60)
+            else:
+                hit = wait_for(lambda: proc.poll() is not None, moment) is False
+            seen.append((moment, hit, proc.poll()))
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        linerate("lab", "clean")
+        assert netns_names() == before, f"after kill {index} ({moment}): {netns_names() - before}"
+    assert seen[0][1] and seen[1][1], seen  # the preflight and backoff kills really hit those moments
+    out = linerate("run", str(exp), "--db", db, "--resume").stdout
+    assert "(resumed)" in out
+    conn = sqlite3.connect(db)
+    finals = dict(conn.execute("SELECT cell_id, COUNT(*) FROM trials WHERE final=1 GROUP BY cell_id").fetchall())
+    assert len(finals) == 4 and set(finals.values()) == {2}, finals
+    reps = conn.execute("SELECT cell_id, repetition, COUNT(*) FROM trials WHERE final=1 "
+                        "GROUP BY cell_id, repetition").fetchall()
+    assert all(n == 1 for _, _, n in reps)
+    keys = conn.execute("SELECT cell_id, repetition, attempt FROM trials").fetchall()
+    assert len(keys) == len(set(keys))
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("SELECT COUNT(*) FROM experiments").fetchone()[0] == 1
+    assert conn.execute("SELECT COUNT(*) FROM run_locks").fetchone()[0] == 0
+    ok = conn.execute("SELECT COUNT(*) FROM trials t JOIN cells c ON c.id=t.cell_id "
+                      "WHERE t.status='ok' AND c.params NOT LIKE '%nosuchcc%'").fetchone()[0]
+    assert ok == 4
+    assert netns_names() == before
+    assert json.loads(linerate("lab", "status", "--json").stdout) == {"labs": [], "unreadable": []}
+
+
+def test_udp_overload_of_an_emulated_100m_link_shows_loss_and_shaper_drops():
+    proc = linerate("trial", "--link", "100m", "--protocol", "udp", "--bitrate", "1g", "--duration", "2", "--json")
+    doc = json.loads(proc.stdout)
+    assert doc["status"] == "ok" and doc["flags"] == []
+    assert 80 <= doc["lost_percent"] <= 95, doc["lost_percent"]  # ~90% of 1 Gbit/s cannot fit 100 Mbit/s
+    assert doc["packets_lost"] <= doc["packets_sent"]
+    assert 90e6 <= doc["throughput_bps"] <= 100e6
+    assert doc["dut_counters"]["shaper_dropped"] > 0.7 * doc["packets_lost"]
+    human = linerate("trial", "--link", "100m", "--protocol", "udp", "--bitrate", "1g", "--duration", "1").stdout
+    assert "loss " in human and "jitter " in human and "(shaper " in human
+
+
+def test_stateless_rule_list_costs_measurably(tmp_path):
+    exp = tmp_path / "rs.toml"
+    exp.write_text('name = "rs"\nrepetitions = 3\nduration_s = 1\nomit_s = 1\ncalibrate = false\n'
+                   '[axes]\nfirewall = ["none", "rules-stateless:1000"]\n')
+    db = str(tmp_path / "rs.db")
+    linerate("run", str(exp), "--db", db)
+    out = linerate("compare", "rs:firewall=none", "rs:firewall=rules-stateless:1000", "--db", db).stdout
+    line = [l for l in out.splitlines() if l.strip().startswith("IPv4 1 stream")][0]
+    assert "B is" in line and "slower than A" in line, out
