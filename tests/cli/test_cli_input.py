@@ -61,3 +61,21 @@ def test_every_command_has_help_and_an_example():
             continue
         text = sub.format_help()
         assert "Example: linerate" in text, f"{' '.join(path)} has no example in its help"
+
+
+def test_command_table_names_every_command():
+    from linerate.cli import COMMANDS
+
+    parser = build_parser()
+    top = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(top.choices) == set(COMMANDS)
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["calc", "--link", "1g"], ["explain", "net.inet.tcp.tso"],
+                                  ["audit", "/dev/null", "--os", "linux"]])
+def test_light_commands_load_no_heavy_library(argv):
+    probe = ("import sys\nfrom linerate.cli import main\n"
+             f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('scipy', 'matplotlib', 'pyroute2', 'numpy', 'rich') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

@@ -11,6 +11,12 @@ from linerate import __version__
 from linerate.errors import LinerateError, PreflightError
 
 COMMAND_MODULES = ("lab_cmds", "trial_cmds", "experiment_cmds", "calc_cmd", "tuning_cmds")
+# command -> the module that registers it: a run of one command imports only that module
+# (bench/cli_startup.py); help, errors and unknown commands still see every command.
+COMMANDS = {"lab": "lab_cmds", "doctor": "lab_cmds", "trial": "trial_cmds", "demo": "trial_cmds",
+            "run": "experiment_cmds", "report": "experiment_cmds", "list": "experiment_cmds",
+            "compare": "experiment_cmds", "import": "experiment_cmds", "calc": "calc_cmd",
+            "audit": "tuning_cmds", "explain": "tuning_cmds", "recommend": "tuning_cmds"}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -27,7 +33,20 @@ def _one_line(text: str) -> str:
     return plain(text)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def modules_for(argv: Sequence[str] | None) -> tuple[str, ...]:
+    """Which command modules a parse of argv needs: the named command's, none for a bare
+    --version, all otherwise (help, mistakes, no command)."""
+    if argv is None:
+        return COMMAND_MODULES
+    words = [a for a in argv if not a.startswith("-")]
+    if words and words[0] in COMMANDS and "-h" not in argv[:1] and "--help" not in argv[:1]:
+        return (COMMANDS[words[0]],)
+    if list(argv) == ["--version"]:
+        return ()
+    return COMMAND_MODULES
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     import importlib
 
     parser = OneLineParser(
@@ -37,14 +56,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"linerate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    for name in COMMAND_MODULES:
+    for name in modules_for(argv):
         importlib.import_module(f"linerate.cli.{name}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:  # Ctrl-C during start-up (imports, parsing) is an interruption too, not a traceback
-        args = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else list(argv)
+        args = build_parser(words).parse_args(words)
         return int(args.handler(args) or 0)
     except LinerateError as exc:
         # One line per message (control characters escaped); a preflight failure lists its problems.
