@@ -82,6 +82,11 @@ def test_killed_at_random_moments_then_clean_and_resume(tmp_path):
         linerate("lab", "clean")
         assert netns_names() == before, f"after kill {index} ({moment}): {netns_names() - before}"
     assert seen[0][1] and seen[1][1], seen  # the preflight and backoff kills really hit those moments
+    done = count(db, "SELECT COUNT(*) FROM trials WHERE final=1")
+    stored = count(db, "SELECT COUNT(*) FROM trials")
+    plan = linerate("run", str(exp), "--db", db, "--resume", "--dry-run").stdout
+    assert f"4 cells, {8 - done} trials still missing" in plan and "preflight: ok" in plan, plan
+    assert count(db, "SELECT COUNT(*) FROM trials") == stored  # a dry run runs nothing
     out = linerate("run", str(exp), "--db", db, "--resume").stdout
     assert "(resumed)" in out
     conn = sqlite3.connect(db)
@@ -123,3 +128,14 @@ def test_stateless_rule_list_costs_measurably(tmp_path):
     out = linerate("compare", "rs:firewall=none", "rs:firewall=rules-stateless:1000", "--db", db).stdout
     line = [l for l in out.splitlines() if l.strip().startswith("IPv4 1 stream")][0]
     assert "B is" in line and "slower than A" in line, out
+
+
+def test_lab_option_that_conflicts_with_the_lab_is_refused():
+    linerate("lab", "up", "--name", "conf1", "--firewall", "stateful")
+    try:
+        proc = linerate("trial", "--lab", "conf1", "--firewall", "nat", "--mtu", "9000", check=False)
+        assert proc.returncode == 2 and "lab conf1 was built with firewall=stateful" in proc.stderr
+        same = linerate("trial", "--lab", "conf1", "--firewall", "stateful", "--duration", "1")
+        assert "Mbit/s" in same.stdout
+    finally:
+        linerate("lab", "down", "conf1")

@@ -30,42 +30,26 @@ def _filler_rule(index: int, lan_if: str, port: int) -> str:
     return f'        iifname "{lan_if}" ip6 saddr 2001:2:0:ff::{slot + 1:x} tcp dport {port} accept'
 
 
-def _stateless(profile: FirewallProfile, lan_if: str, wan_if: str, port: int) -> list[str]:
-    lines = [
-        f"table inet {TABLE} {{",
-        "    chain forward {",
-        "        type filter hook forward priority filter; policy drop;",
-    ]
-    lines += [_filler_rule(i, lan_if, port) for i in range(profile.n_rules)]
-    lines += [
-        f'        iifname "{lan_if}" oifname "{wan_if}" meta l4proto {{ tcp, udp }} th dport {port} accept',
-        f'        iifname "{wan_if}" oifname "{lan_if}" meta l4proto {{ tcp, udp }} th sport {port} accept',
-        '        meta l4proto { icmp, ipv6-icmp } accept',
-        "    }",
-        "}",
-    ]
-    return lines
-
-
 def render_ruleset(profile: FirewallProfile, lan_if: str, wan_if: str, port: int) -> str | None:
     """Return the nft script for a profile, or None for `none` (nothing is loaded)."""
     if profile.kind == "none":
         return None
-    if profile.kind == "rules-stateless":
-        return "\n".join(_stateless(profile, lan_if, wan_if, port)) + "\n"
+    stateless = profile.kind == "rules-stateless"
     lines = [
         f"table inet {TABLE} {{",
         "    chain forward {",
         "        type filter hook forward priority filter; policy drop;",
-        "        ct state established,related accept",
-        "        ct state invalid drop",
     ]
+    if not stateless:
+        lines += ["        ct state established,related accept", "        ct state invalid drop"]
     lines += [_filler_rule(i, lan_if, port) for i in range(profile.n_rules)]
-    lines += [
-        f'        iifname "{lan_if}" oifname "{wan_if}" meta l4proto {{ tcp, udp }} th dport {port} accept',
-        f'        iifname "{lan_if}" oifname "{wan_if}" meta l4proto {{ icmp, ipv6-icmp }} accept',
-        "    }",
-    ]
+    lines.append(f'        iifname "{lan_if}" oifname "{wan_if}" meta l4proto {{ tcp, udp }} th dport {port} accept')
+    if stateless:  # no state: the replies need a rule of their own
+        lines += [f'        iifname "{wan_if}" oifname "{lan_if}" meta l4proto {{ tcp, udp }} th sport {port} accept',
+                  '        meta l4proto { icmp, ipv6-icmp } accept']
+    else:
+        lines.append(f'        iifname "{lan_if}" oifname "{wan_if}" meta l4proto {{ icmp, ipv6-icmp }} accept')
+    lines.append("    }")
     if profile.kind == "nat":
         lines += [
             "    chain postrouting {",
