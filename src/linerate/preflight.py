@@ -85,18 +85,17 @@ def probe_kernel() -> list[Check]:
 
     # Registered like a lab, before it exists: a SIGKILL here leaves a record `lab clean` acts on.
     registry = Registry()
-    record = LabRecord(secrets.token_hex(3), owner=ProcessRef.me(), kind="probe")
-    name = probe_namespace(record.lab_id)
+    probe_id = secrets.token_hex(3)
+    name = probe_namespace(probe_id)
+    record = LabRecord(probe_id, owner=ProcessRef.me(), kind="probe", namespaces=[name])
     with terminations_raise():
         registry.create(record)
         try:
-            record.namespaces.append(name)
-            registry.save(record)
             netns.create(name)
             return _probe_inside(NetnsExecutor(name))
         finally:
             netns.remove(name)
-            registry.remove(record.lab_id)
+            registry.remove(probe_id)
 
 
 def _try(host: Executor, argv: list[str], stdin: str | None = None) -> str | None:

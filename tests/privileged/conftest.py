@@ -3,6 +3,8 @@ fixture below removes whatever that registry still lists afterwards — exactly 
 created, never anything found by name pattern — and then fails the test if anything was left."""
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,14 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+LINERATE = [sys.executable, "-m", "linerate"]
+
+
+def linerate(*argv, check=True, timeout=300):
+    """Run the CLI as a user would; with check, a non-zero exit fails the test showing its output."""
+    proc = subprocess.run([*LINERATE, *argv], capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc

@@ -1,21 +1,10 @@
 import json
 import signal
 import subprocess
-import sys
 import time
 
 from linerate.lab.registry import Registry
-from tests.privileged.conftest import netns_names, pid_alive
-
-LINERATE = [sys.executable, "-m", "linerate"]
-
-
-def run(*argv, check=True):
-    proc = subprocess.run([*LINERATE, *argv], capture_output=True, text=True, timeout=120)
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
-
+from tests.privileged.conftest import LINERATE, linerate as run, netns_names, pid_alive
 
 def test_trial_json_and_failed_trial_on_stopped_server():
     run("lab", "up", "--name", "clij", "--firewall", "stateful")

@@ -8,12 +8,9 @@ import random
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 
-from tests.privileged.conftest import netns_names
-
-LINERATE = [sys.executable, "-m", "linerate"]
+from tests.privileged.conftest import LINERATE, linerate, netns_names
 
 CRASHY = """
 name = "crashy"
@@ -27,13 +24,6 @@ calibrate = false
 family = [4, 6]
 congestion = ["default", "nosuchcc"]   # the second always fails: every repetition retries, with backoffs
 """
-
-
-def linerate(*argv, check=True, timeout=300):
-    proc = subprocess.run([*LINERATE, *argv], capture_output=True, text=True, timeout=timeout)
-    if check:
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
 
 
 def count(db, sql) -> int:

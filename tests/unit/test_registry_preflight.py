@@ -1,7 +1,8 @@
 import os
 import subprocess
 
-from linerate.lab.registry import LabRecord, ProcessRef, Registry
+from linerate.lab.registry import LabRecord, Registry
+from linerate.process import ProcessRef
 from linerate.preflight import Check, check_binaries, parse_iperf3_version, require
 from linerate.exec import FakeExecutor
 from linerate.errors import PreflightError

@@ -11,14 +11,14 @@ from pathlib import Path
 
 from linerate.errors import ConfigError
 
-MAX_SEED = 2**63 - 1
-
 
 def add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
 
 
 def seed_type(text: str) -> int:
+    from linerate.experiment.config import MAX_SEED
+
     try:
         value = int(text, 10)
     except ValueError:
@@ -79,8 +79,8 @@ def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None) 
 
     from linerate import preflight
     from linerate.experiment.axes import required_features
-    from linerate.experiment.scheduler import (cell_states_readonly, estimate_seconds, first_round,
-                                               learned_overhead_s, missing_trials, planned_trials)
+    from linerate.experiment.scheduler import (cell_states, estimate_seconds, first_round, learned_overhead_s,
+                                               missing_trials, planned_trials)
 
     store = None
     try:
@@ -90,22 +90,17 @@ def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None) 
             raise
     overhead = learned_overhead_s(store.recent_trial_timings()) if store else None
     states = None
+    how = "--seed" if args.seed is not None else "the file's seed"
     if args.resume:
         existing = store.resumable(experiment.name, experiment.config_hash(), text)
         if existing is None:
-            print(f"experiment '{experiment.name}': no unfinished run in {store.path}; "
-                  "--resume would start afresh")
+            print(f"experiment '{experiment.name}': no earlier run in {store.path}; --resume would start afresh")
         else:
-            seed = existing.seed
-            states = cell_states_readonly(experiment, store, existing.id)
-    how = "the file's seed" if seed is not None else None
+            seed, how = existing.seed, "the earlier run's seed"
+            states = cell_states(experiment, store, existing.id, create=False)
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
         how = f"chosen now; pass --seed {seed} to run exactly this order"
-    elif args.resume and states is not None:
-        how = "the unfinished run's seed"
-    elif args.seed is not None:
-        how = "--seed"
     trials = planned_trials(experiment) if states is None else missing_trials(experiment, states)
     order = first_round(experiment, seed, states)
     print(f"experiment '{experiment.name}': {experiment.n_cells} cells, {trials} trials"

@@ -119,9 +119,8 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
     from linerate.lab.lab import find_lab
     from linerate.lab.registry import Registry
 
-    name = as_option(lambda: validate_lab_name(args.name))
-    removed = find_lab(name, Registry()).down()
-    print(f"lab {name} removed ({len(removed)} namespaces)")
+    removed = as_option(lambda: find_lab(args.name, Registry())).down()
+    print(f"lab {args.name} removed ({len(removed)} namespaces)")
     return 0
 
 
@@ -160,7 +159,7 @@ def cmd_lab_stop_server(args: argparse.Namespace) -> int:
     from linerate.lab.lab import find_lab
     from linerate.lab.registry import Registry, vet
 
-    lab = find_lab(as_option(lambda: validate_lab_name(args.name)), Registry())
+    lab = as_option(lambda: find_lab(args.name, Registry()))
     problems = vet(lab.record)
     if problems:
         raise LabError(f"lab {args.name} left untouched: {'; '.join(problems)}")

@@ -114,9 +114,8 @@ def cmd_trial(args: argparse.Namespace) -> int:
     if args.lab is not None:
         from linerate.lab.lab import find_lab
         from linerate.lab.registry import Registry
-        from linerate.model import validate_lab_name
 
-        lab = find_lab(as_option(lambda: validate_lab_name(args.lab, "lab")), Registry())
+        lab = as_option(lambda: find_lab(args.lab, Registry()))
         built_with = lab.params or {"firewall": str(lab.spec.firewall), "mtu": lab.spec.mtu}
         check_lab_options(args, args.lab, built_with)
         trial = lab.run_trial(params)

@@ -19,15 +19,20 @@ ABOVE_CEILING = "above-ceiling"
 ABOVE_TOLERANCE = 0.005
 
 
-def ceiling_bps(cell: dict[str, Any]) -> float | None:
-    """Theoretical goodput of the cell's emulated link, or None when no link rate is set."""
-    from linerate.calc import LinkInput, goodput
+def _link_bps(cell: dict[str, Any]) -> float | None:
     from linerate.topology.link import parse_link_rate
 
     try:
-        rate = parse_link_rate(str(cell.get("link_rate", "none")))
+        return parse_link_rate(str(cell.get("link_rate", "none")))
     except ValueError:
         return None
+
+
+def ceiling_bps(cell: dict[str, Any], rate_bps: float | None = None) -> float | None:
+    """Theoretical goodput of the cell's emulated link, or None when no link rate is set."""
+    from linerate.calc import LinkInput, goodput
+
+    rate = rate_bps if rate_bps is not None else _link_bps(cell)
     if rate is None:
         return None
     return goodput(LinkInput(rate, int(cell.get("mtu", 1500)), int(cell.get("family", 4)), True,
@@ -35,11 +40,10 @@ def ceiling_bps(cell: dict[str, Any]) -> float | None:
 
 
 def ceiling_flags(cell: dict[str, Any], trial: Trial) -> list[str]:
-    from linerate.topology.link import burst_allowance_bps, parse_link_rate
+    from linerate.topology.link import burst_allowance_bps
 
-    ceiling = ceiling_bps(cell)
-    if not trial.ok or ceiling is None or trial.throughput_bps is None:
+    rate = _link_bps(cell)
+    if not trial.ok or rate is None or trial.throughput_bps is None:
         return []
-    rate = parse_link_rate(str(cell["link_rate"]))
     allowance = burst_allowance_bps(rate, int(cell.get("mtu", 1500)), max(1, int(cell.get("duration_s", 1))))
-    return [ABOVE_CEILING] if trial.throughput_bps > ceiling * (1 + ABOVE_TOLERANCE) + allowance else []
+    return [ABOVE_CEILING] if trial.throughput_bps > ceiling_bps(cell, rate) * (1 + ABOVE_TOLERANCE) + allowance else []

@@ -106,7 +106,7 @@ def _axis_value(name: str, value: Any, where: str) -> Any:
         raise ValueError(f"{name} = {value!r}: {exc}; allowed: {axis.allowed}") from None
 
 
-def _describe(exc: ValidationError, source: str) -> str:
+def _describe(exc: ValidationError) -> str:
     problems = []
     for error in exc.errors():
         loc = ".".join(str(part) for part in error["loc"]) or "(file)"
@@ -156,7 +156,7 @@ def parse_experiment(text: str, source: str = "<experiment>") -> Experiment:
     try:
         return Experiment.model_validate(doc)
     except ValidationError as exc:
-        raise ConfigError(source, "invalid experiment: " + _describe(exc, source)) from None
+        raise ConfigError(source, "invalid experiment: " + _describe(exc)) from None
 
 
 def load_experiment(path: str | Path) -> tuple[Experiment, str]:

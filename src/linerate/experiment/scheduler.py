@@ -182,25 +182,14 @@ class Scheduler:
                             eta_s=per_trial * (planned - result.trials_run)))
 
 
-def cell_states(experiment: Experiment, store: Store, experiment_id: int) -> list[CellState]:
-    """Every cell of the matrix with its finished repetitions; `open` when it needs more."""
-    cells = experiment.cells()
+def cell_states(experiment: Experiment, store: Store, experiment_id: int, create: bool = True) -> list[CellState]:
+    """Every cell of the matrix with its finished repetitions; `open` when it needs more. With
+    create=False (--resume --dry-run) nothing is written: cells not stored yet have 0 done."""
     declared = experiment.declared_axes()
-    ids = store.ensure_cells(experiment_id, cells, declared)
-    done = store.completed_repetitions(experiment_id)
-    states = []
-    for cell in cells:
-        cell_id = ids[cell_key(cell, declared)]
-        state = CellState(cell_id, cell, done.get(cell_id, 0))
-        state.open = not _target_reached(experiment, state, store)
-        states.append(state)
-    return states
-
-
-def cell_states_readonly(experiment: Experiment, store: Store, experiment_id: int) -> list[CellState]:
-    """cell_states without creating cells (for --resume --dry-run): unknown cells have 0 done."""
-    declared = experiment.declared_axes()
-    ids = {row["key"]: row["id"] for row in store.cell_rows(experiment_id)}
+    if create:
+        ids = store.ensure_cells(experiment_id, experiment.cells(), declared)
+    else:
+        ids = {row["key"]: row["id"] for row in store.cell_rows(experiment_id)}
     done = store.completed_repetitions(experiment_id)
     states = []
     for cell in experiment.cells():

@@ -12,27 +12,24 @@ import signal
 import time
 from pathlib import Path
 
-from linerate.errors import Interrupted, LabError
+from linerate.errors import LabError
 from linerate.exec import NetnsExecutor
 from linerate.lab.apply import apply_plan, pids_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.registry import LabRecord, Registry, vet
-from linerate.process import ProcessRef
+from linerate.lab.signals import TERMINATIONS, raise_interrupted
 from linerate.lab.state import read_lab_state, verify
+from linerate.process import ProcessRef
 from linerate.model import Trial, TrialParams
 from linerate.topology.plan import LabSpec, build_plan, server_address
 from linerate.traffic import iperf3
 from linerate.trial import run_trial
 
 SERVER_READY_TIMEOUT_S = 5.0
-TEARDOWN_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+TEARDOWN_SIGNALS = TERMINATIONS
 
 
 def new_lab_id() -> str:
     return secrets.token_hex(3)
-
-
-def _raise_interrupted(signum, _frame):
-    raise Interrupted(f"stopped by {signal.Signals(signum).name}; the lab was removed")
 
 
 class Lab:
@@ -81,7 +78,7 @@ class Lab:
 
     def __enter__(self) -> "Lab":
         for sig in TEARDOWN_SIGNALS:
-            self._saved_handlers[sig] = signal.signal(sig, _raise_interrupted)
+            self._saved_handlers[sig] = signal.signal(sig, raise_interrupted)
         try:
             return self.up()
         except BaseException:

@@ -35,7 +35,7 @@ MAX_RECORD_BYTES = 64 * 1024
 RECORD_KINDS = ("lab", "probe")
 TEMP_RE = re.compile(r"^\.([a-z0-9]{1,8})\.(\d{1,10})\.[0-9a-f]{8}\.tmp$")
 
-__all__ = ["LabRecord", "ProcessRef", "Registry", "RecordError", "process_start_time", "vet"]
+__all__ = ["LabRecord", "Registry", "RecordError", "vet"]
 
 
 class RecordError(ValueError):

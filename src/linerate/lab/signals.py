@@ -14,7 +14,7 @@ from linerate.errors import Interrupted
 TERMINATIONS = (signal.SIGTERM, signal.SIGHUP)
 
 
-def _raise(signum, _frame):
+def raise_interrupted(signum, _frame):
     raise Interrupted(f"stopped by {signal.Signals(signum).name}; what was created was removed")
 
 
@@ -23,7 +23,7 @@ def terminations_raise() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # handlers can only be set on the main thread; the caller's own handlers stay
         return
-    saved = {sig: signal.signal(sig, _raise) for sig in TERMINATIONS}
+    saved = {sig: signal.signal(sig, raise_interrupted) for sig in TERMINATIONS}
     try:
         yield
     finally:

@@ -58,10 +58,8 @@ class PairResult:
         if self.comparison is None:
             return f"{self.label}: too few trials to compare (A n={self.n_a}, B n={self.n_b}; need {MIN_PER_SIDE} each)"
         c = self.comparison
-        p = "n/a" if c.p_value is None else f"{c.p_value:.3g}"
         return (f"{self.label}: A {format_mbps(c.mean_a)} (n={self.n_a}), B {format_mbps(c.mean_b)} (n={self.n_b}) "
-                f"Mbit/s; B-A {c.difference / 1e6:+,.1f} Mbit/s ({c.relative * 100:+.1f}%), Welch p={p}: "
-                f"{c.verdict()}")
+                f"Mbit/s; B-A {c.difference / 1e6:+,.1f} Mbit/s ({c.relative * 100:+.1f}%): {c.verdict()}")
 
 
 @dataclass

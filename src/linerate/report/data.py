@@ -62,10 +62,8 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
         summary = summarize(b.get("throughput", []), b.get("retransmits", []), b.get("cpu_local", []),
                             b.get("cpu_remote", []), failures=failures.get(row["id"], 0),
                             lost_percent=b.get("lost_percent", []), jitter_ms=b.get("jitter_ms", []))
-        reached = None
-        if precision:
-            half, mean = summary.half_width, summary.mean
-            reached = half is not None and bool(mean) and half / abs(mean) <= precision
+        rel = summary.relative_half_width
+        reached = None if not precision else (rel is not None and rel <= precision)
         cells.append(CellReport(row["id"], json.loads(row["params"]), summary, tuple(sorted(flags[row["id"]])),
                                 reached))
     return Report(experiment, cells)

@@ -41,6 +41,12 @@ class Summary:
     def half_width(self) -> float | None:
         return None if self.ci_high is None or self.mean is None else self.ci_high - self.mean
 
+    @property
+    def relative_half_width(self) -> float | None:
+        """CI half-width as a fraction of the mean: what an adaptive run's `precision` targets."""
+        half = self.half_width
+        return None if half is None or not self.mean else half / abs(self.mean)
+
     def to_dict(self) -> dict:
         return {**asdict(self), "ci_half_width": self.half_width}
 
