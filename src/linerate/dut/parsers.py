@@ -1,0 +1,210 @@
+"""Pure parsers of DUT command outputs: text in, numbers out. Each is unit-tested on real captured
+outputs in tests/data/{linux,bsd} whose first line names the source.
+
+Counters are cumulative; callers take before/after deltas (dut.base.delta). Column tables
+(`netstat -i`, `netstat -Q`, `vmstat -i`) are read by their header names, not by position, so a
+release that adds a column (`netstat -ibn` adds Ibytes/Obytes) still parses. Anything that is not
+the expected shape raises ParseError naming the command — never a silent zero.
+
+CPU states: Linux /proc/stat has user nice system idle iowait irq softirq steal ...; FreeBSD
+kern.cp_times has 5 per CPU (user nice sys intr idle, sys/resource.h CPUSTATES); OpenBSD
+kern.cp_time has 6 (user nice sys spin intr idle, sys/sched.h, since 6.4 added CP_SPIN). They are
+mapped onto one shape: user, system, interrupt, softirq, idle (ticks).
+"""
+
+from __future__ import annotations
+
+import re
+
+from linerate.errors import ParseError
+
+CPU_FIELDS = ("user", "system", "interrupt", "softirq", "idle")
+
+
+def _int(text: str, what: str) -> int:
+    if not re.fullmatch(r"[0-9]{1,20}", text):
+        raise ParseError(f"{what}: {text[:30]!r} is not a counter")
+    return int(text)
+
+
+# --- CPU time ---------------------------------------------------------------------------------------
+
+def parse_proc_stat(text: str) -> list[dict[str, int]]:
+    """Linux /proc/stat -> per-CPU ticks (cpu0, cpu1 ... in order)."""
+    cpus = []
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields or not re.fullmatch(r"cpu[0-9]+", fields[0]):
+            continue
+        values = [_int(v, "/proc/stat") for v in fields[1:]]
+        if len(values) < 7:
+            raise ParseError(f"/proc/stat: {fields[0]} has {len(values)} fields, expected at least 7")
+        user, nice, system, idle, iowait, irq, softirq = values[:7]
+        steal = values[7] if len(values) > 7 else 0
+        cpus.append({"user": user + nice, "system": system + steal, "interrupt": irq, "softirq": softirq,
+                     "idle": idle + iowait})
+    if not cpus:
+        raise ParseError("/proc/stat has no per-CPU lines")
+    return cpus
+
+
+def _sysctl_value(text: str, name: str) -> str:
+    """`sysctl NAME` prints 'NAME: v' (FreeBSD) or 'NAME=v' (OpenBSD); -n prints just v."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    for sep in (": ", "="):
+        if line.startswith(name + sep):
+            return line[len(name) + len(sep):]
+    return line
+
+
+def parse_freebsd_cp_times(text: str) -> list[dict[str, int]]:
+    """FreeBSD `sysctl kern.cp_times`: 5 ticks per CPU (user nice sys intr idle)."""
+    values = [_int(v, "kern.cp_times") for v in _sysctl_value(text, "kern.cp_times").split()]
+    if not values or len(values) % 5:
+        raise ParseError(f"kern.cp_times has {len(values)} values, not a multiple of 5 (user nice sys intr idle)")
+    return [{"user": u + n, "system": s, "interrupt": i, "softirq": 0, "idle": idle}
+            for u, n, s, i, idle in (values[k:k + 5] for k in range(0, len(values), 5))]
+
+
+def parse_openbsd_cp_time(text: str) -> list[dict[str, int]]:
+    """OpenBSD `sysctl kern.cp_time`: one comma-separated line for all CPUs together (6 states since
+    OpenBSD 6.4, 5 before). Per-CPU counters (KERN_CPTIME2) exist only through sysctl(2), which
+    sysctl(8) does not print, so OpenBSD telemetry carries one aggregate 'CPU'."""
+    values = [_int(v.strip(), "kern.cp_time") for v in _sysctl_value(text, "kern.cp_time").split(",")]
+    if len(values) == 6:
+        user, nice, system, spin, intr, idle = values
+    elif len(values) == 5:
+        (user, nice, system, intr, idle), spin = values, 0
+    else:
+        raise ParseError(f"kern.cp_time has {len(values)} values; expected 5 or 6")
+    return [{"user": user + nice, "system": system + spin, "interrupt": intr, "softirq": 0, "idle": idle}]
+
+
+# --- interrupts --------------------------------------------------------------------------------------
+
+def parse_proc_interrupts(text: str) -> dict[str, int]:
+    """Linux /proc/interrupts -> {device queue name: total over CPUs} for numbered IRQs."""
+    lines = text.splitlines()
+    if not lines or not lines[0].split() or not lines[0].split()[0].startswith("CPU"):
+        raise ParseError("/proc/interrupts has no CPU header")
+    ncpu = len(lines[0].split())
+    out: dict[str, int] = {}
+    for line in lines[1:]:
+        fields = line.split()
+        if not fields or not fields[0].rstrip(":").isdigit():
+            continue
+        counts = [_int(v, "/proc/interrupts") for v in fields[1:1 + ncpu]]
+        name = fields[-1] if len(fields) > ncpu + 1 else fields[0].rstrip(":")
+        out[name] = out.get(name, 0) + sum(counts)
+    return out
+
+
+def parse_vmstat_i(text: str) -> dict[str, int]:
+    """BSD `vmstat -i` -> {source: total}. FreeBSD names lines 'irq134: igb0:rxq0' (source
+    'igb0:rxq0'); the Total line is left out."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines or not lines[0].split() or lines[0].split()[0] != "interrupt":
+        raise ParseError("vmstat -i output has no 'interrupt total rate' header")
+    out: dict[str, int] = {}
+    for line in lines[1:]:
+        fields = line.split()
+        if len(fields) < 3 or fields[0].lower() == "total":
+            continue
+        total, name = fields[-2], " ".join(fields[:-2])
+        name = re.sub(r"^irq[0-9]+:?\s*", "", name) or name
+        out[name] = out.get(name, 0) + _int(total, "vmstat -i")
+    return out
+
+
+# --- tables with a header -----------------------------------------------------------------------------
+
+def _table(lines: list[str], header_start: str, command: str) -> tuple[list[str], list[list[str]]]:
+    for index, line in enumerate(lines):
+        if line.split()[:1] == [header_start]:
+            return line.split(), [row.split() for row in lines[index + 1:] if row.strip()]
+    raise ParseError(f"{command} output has no header starting with {header_start!r}")
+
+
+def parse_netstat_i(text: str) -> dict[str, int]:
+    """BSD `netstat -i -n [-b] [-d]` -> {"<if>_rx_packets": n, "<if>_rx_errors", "_rx_dropped",
+    "_tx_packets", "_tx_errors", "_tx_dropped", "_rx_bytes", "_tx_bytes"} from the <Link#N> rows
+    (the per-address rows repeat or dash them). FreeBSD calls input errors Ierrs, OpenBSD Ifail."""
+    header, rows = _table(text.splitlines(), "Name", "netstat -i")
+    names = {"Ipkts": "rx_packets", "Ierrs": "rx_errors", "Ifail": "rx_errors", "Idrop": "rx_dropped",
+             "Ibytes": "rx_bytes", "Opkts": "tx_packets", "Oerrs": "tx_errors", "Ofail": "tx_errors",
+             "Drop": "tx_dropped", "Obytes": "tx_bytes"}
+    # Address may be empty on a <Link#N> row of an interface without a MAC, so count from the right.
+    tail = header[header.index("Address") + 1:] if "Address" in header else header[4:]
+    out: dict[str, int] = {}
+    for row in rows:
+        if len(row) < len(tail) + 2 or not any(field.startswith("<Link#") for field in row):
+            continue
+        ifname = row[0].rstrip("*")
+        for column, value in zip(tail, row[-len(tail):]):
+            if column in names and value != "-":
+                out[f"{ifname}_{names[column]}"] = _int(value, "netstat -i")
+    if not out:
+        raise ParseError("netstat -i output has no <Link#N> interface rows")
+    return out
+
+
+def parse_netstat_q(text: str) -> dict[str, int]:
+    """FreeBSD `netstat -Q` Workstreams table -> {"netisr_<proto>_qdrops": n, "_handled", "_queued"}
+    summed over workstreams (usr.bin/netstat/netisr.c prints WSID CPU Name Len WMark Disp'd HDisp'd
+    QDrops Queued Handled)."""
+    header, rows = _table(text.splitlines(), "WSID", "netstat -Q")
+    wanted = {"QDrops": "qdrops", "Queued": "queued", "Handled": "handled", "Disp'd": "dispatched"}
+    out: dict[str, int] = {}
+    for row in rows:
+        if len(row) != len(header) or not row[0].isdigit():
+            continue
+        record = dict(zip(header, row))
+        for column, name in wanted.items():
+            key = f"netisr_{record['Name']}_{name}"
+            out[key] = out.get(key, 0) + _int(record[column], "netstat -Q")
+    if not out:
+        raise ParseError("netstat -Q output has no workstream rows")
+    return out
+
+
+def parse_pfctl_info(text: str) -> dict[str, int]:
+    """`pfctl -s info` -> {"pf_states": current entries, "pf_state_searches", "pf_state_inserts",
+    "pf_state_removals", "pf_<counter>" ...}. The State Table section is found by its title, so
+    the optional 'Interface Stats for IF' block before it (FreeBSD with a loginterface) is skipped."""
+    section = None
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith(" "):
+            section = line.split("  ")[0].strip()
+            continue
+        match = re.match(r"^\s+([A-Za-z][A-Za-z -]*?)\s{2,}(\S+)", line)
+        if not match or section not in ("State Table", "Counters"):
+            continue
+        name, value = match.group(1).strip(), match.group(2)
+        if section == "State Table":
+            key = "pf_states" if name == "current entries" else f"pf_state_{name.replace(' ', '_')}"
+        else:
+            key = "pf_" + name.replace("-", "_").replace(" ", "_")
+        out[key] = _int(value, f"pfctl -s info {name}")
+    if "pf_states" not in out:
+        raise ParseError("pfctl -s info output has no 'current entries' in its State Table")
+    return out
+
+
+def parse_ifconfig_options(text: str) -> set[str]:
+    """FreeBSD `ifconfig IF` -> the enabled capability names of its options=<...> line (RXCSUM,
+    TXCSUM, TSO4, LRO ...). nd6 options are not interface capabilities and are left out."""
+    for line in text.splitlines():
+        match = re.match(r"^\s+options=[0-9a-f]+<([A-Z0-9_,]*)>", line)
+        if match:
+            return set(filter(None, match.group(1).split(",")))
+    if not re.match(r"^[A-Za-z0-9_.]+: flags=", text):
+        raise ParseError("ifconfig output does not start with 'IF: flags='")
+    return set()
+
+
+def parse_single_int(text: str, what: str) -> int:
+    """A one-number output such as /proc/sys/net/netfilter/nf_conntrack_count."""
+    return _int(text.strip(), what)

@@ -1,0 +1,159 @@
+"""DUT parsers and drivers on real captured outputs (tests/data/bsd, tests/data/linux: the first
+line of each file names its source and is not part of the output)."""
+
+from pathlib import Path
+
+import pytest
+
+from linerate.dut import parsers
+from linerate.dut.base import Snapshot, driver_for, rx_packets, telemetry_delta
+from linerate.errors import ConfigError, ParseError
+from linerate.exec import FakeExecutor
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def capture(name: str) -> str:
+    lines = (DATA / name).read_text().splitlines(keepends=True)
+    assert lines[0].startswith("# source: "), f"{name} must name its source on line 1"
+    return "".join(lines[1:])
+
+
+def test_every_capture_names_its_source():
+    for path in list((DATA / "bsd").glob("*.txt")) + list((DATA / "linux").glob("*.txt")):
+        assert path.read_text().startswith("# source: "), path
+
+
+def test_pfctl_info_freebsd_with_interface_stats_block():
+    doc = parsers.parse_pfctl_info(capture("bsd/freebsd_pfctl_si.txt"))
+    assert doc["pf_states"] == 649
+    assert doc["pf_state_searches"] == 18421725761 and doc["pf_state_removals"] == 156761859
+    assert doc["pf_state_mismatch"] == 24393 and doc["pf_ip_option"] == 152301
+    assert "pf_bytes_in" not in doc  # the Interface Stats block is not the state table
+
+
+def test_pfctl_info_openbsd():
+    doc = parsers.parse_pfctl_info(capture("bsd/openbsd_pfctl_si.txt"))
+    assert doc["pf_states"] == 127 and doc["pf_match"] == 2847561
+
+
+def test_pfctl_info_refuses_other_text():
+    with pytest.raises(ParseError, match="current entries"):
+        parsers.parse_pfctl_info("pfctl: /dev/pf: Permission denied\n")
+
+
+def test_vmstat_i_names_nic_queues():
+    irq = parsers.parse_vmstat_i(capture("bsd/freebsd_vmstat_i.txt"))
+    assert irq["igb0:rxq0"] == 34 and irq["igb0:rxq3"] == 4 and irq["cpu7:timer"] == 4094
+    assert irq["nvme0:io0"] == 861
+    with pytest.raises(ParseError):
+        parsers.parse_vmstat_i("no header here\n")
+
+
+def test_netstat_i_reads_link_rows_by_header():
+    counters = parsers.parse_netstat_i(capture("bsd/freebsd_netstat_ndi.txt"))
+    assert counters["igb1_rx_packets"] == 28762392 and counters["igb2_tx_packets"] == 28762392
+    assert counters["igb0_rx_errors"] == 0 and counters["igb2_tx_dropped"] == 0
+    assert counters["enc0_rx_packets"] == 0  # 'enc0*' (down) is named without its star
+    assert rx_packets(counters) == 7293 + 28762392 + 2 + 0  # lo0 left out
+
+
+def test_netstat_i_with_byte_columns_still_parses_by_name():
+    text = capture("bsd/freebsd_netstat_ndi.txt").splitlines()
+    header = text[0].replace("Idrop", "Idrop     Ibytes").replace("Oerrs", "Oerrs     Obytes")
+    row = text[5].split()  # igb1 <Link#2>
+    row = row[:7] + ["900"] + row[7:9] + ["800"] + row[9:]
+    counters = parsers.parse_netstat_i("\n".join([header, "  ".join(row)]))
+    assert counters["igb1_rx_bytes"] == 900 and counters["igb1_tx_bytes"] == 800
+    assert counters["igb1_rx_packets"] == 28762392
+
+
+def test_netstat_q_workstream_drops():
+    doc = parsers.parse_netstat_q(capture("bsd/freebsd_netstat_Q.txt"))
+    assert doc["netisr_ip_qdrops"] == 181210251 and doc["netisr_ip_handled"] == 8685554
+    assert doc["netisr_ether_dispatched"] == 47512660 and doc["netisr_ether_qdrops"] == 0
+
+
+def test_cp_times_per_cpu():
+    cpus = parsers.parse_freebsd_cp_times(capture("bsd/freebsd_cp_times.txt"))
+    assert len(cpus) == 4
+    assert cpus[0] == {"user": 37924, "system": 2593, "interrupt": 961, "softirq": 0, "idle": 9270910}
+    with pytest.raises(ParseError, match="multiple of 5"):
+        parsers.parse_freebsd_cp_times("kern.cp_times: 1 2 3")
+
+
+def test_openbsd_cp_time_six_states():
+    (cpu,) = parsers.parse_openbsd_cp_time(capture("bsd/openbsd_cp_time.txt"))
+    assert cpu == {"user": 765981 + 576, "system": 193424 + 42002, "interrupt": 3534, "softirq": 0,
+                   "idle": 3819889}
+
+
+def test_ifconfig_capabilities():
+    caps = parsers.parse_ifconfig_options(capture("bsd/freebsd_ifconfig_em0.txt"))
+    assert {"RXCSUM", "TXCSUM", "LRO", "VLAN_HWTSO"} <= caps and "TSO4" not in caps
+    assert "PERFORMNUD" not in caps  # nd6 options are not interface capabilities
+
+
+def test_linux_proc_stat_and_interrupts():
+    cpus = parsers.parse_proc_stat(capture("linux/proc_stat.txt"))
+    assert len(cpus) == 2 and cpus[0]["interrupt"] == 0 and cpus[0]["softirq"] == 61931
+    irq = parsers.parse_proc_interrupts(capture("linux/proc_interrupts.txt"))
+    assert irq["virtio1-req.0"] == 106965
+
+
+def _fake_freebsd(cp_times: str, netstat: str, pf_rc: int = 0) -> FakeExecutor:
+    fake = FakeExecutor("dut")
+    fake.respond(["netstat", "-i", "-n", "-b", "-d"], netstat)
+    fake.respond(["sysctl", "-n", "kern.cp_times"], cp_times)
+    fake.respond(["vmstat", "-i"], capture("bsd/freebsd_vmstat_i.txt"))
+    fake.respond(["pfctl", "-s", "info"], capture("bsd/freebsd_pfctl_si.txt"), returncode=pf_rc)
+    fake.respond(["netstat", "-Q"], capture("bsd/freebsd_netstat_Q.txt"))
+    return fake
+
+
+def test_freebsd_driver_snapshot_and_delta():
+    driver = driver_for("freebsd")
+    netstat = capture("bsd/freebsd_netstat_ndi.txt")
+    before = driver.snapshot(_fake_freebsd("0 0 0 0 100 0 0 0 0 100", netstat))
+    after = driver.snapshot(_fake_freebsd("0 0 50 50 100 0 0 0 0 200", netstat.replace("28762392", "28763392")))
+    tele = telemetry_delta(before, after)
+    assert tele["cpu"][0]["busy_pct"] == 100.0 and tele["cpu"][0]["interrupt_pct"] == 50.0
+    assert tele["cpu"][1]["busy_pct"] == 0.0
+    assert tele["counters"]["igb1_rx_packets"] == 1000 and tele["counters"]["pf_states"] == 0
+    assert "unavailable" not in tele
+
+
+def test_freebsd_driver_says_what_it_could_not_read():
+    shot = driver_for("freebsd").snapshot(_fake_freebsd("0 0 0 0 1", capture("bsd/freebsd_netstat_ndi.txt"),
+                                                        pf_rc=1))
+    assert any("pf state count" in p for p in shot.problems) and "pf_states" not in shot.counters
+
+
+def test_freebsd_offload_flags_are_ifconfig_capabilities():
+    fake = FakeExecutor("dut").respond(["ifconfig", "em0"], capture("bsd/freebsd_ifconfig_em0.txt"))
+    driver = driver_for("freebsd")
+    assert driver.read_offloads(fake, "em0") == {"rx": "on", "tx": "on", "tso": "off", "lro": "on"}
+    fake.respond(["ifconfig", "em0", "-rxcsum"], "")
+    driver.set_offload(fake, "em0", "rx", "off")
+    assert fake.calls[-1] == ("ifconfig", "em0", "-rxcsum", "-rxcsum6")
+    with pytest.raises(ConfigError, match="gro"):
+        driver.set_offload(fake, "em0", "gro", "off")
+
+
+def test_freebsd_loader_tunable_is_never_set_live():
+    driver = driver_for("freebsd")
+    assert driver.boot_time_only(FakeExecutor(), "hw.igb.rx_process_limit")
+    fake = FakeExecutor().respond(["sysctl", "hw.foo=1"], "", returncode=1,
+                                  stderr="sysctl: oid 'hw.foo' is a read only tunable\n")
+    with pytest.raises(ConfigError, match="reboot"):
+        driver.set_sysctl(fake, "hw.foo", "1")
+
+
+def test_openbsd_refuses_offload_knobs():
+    with pytest.raises(ConfigError, match="OpenBSD"):
+        driver_for("openbsd").set_offload(FakeExecutor(), "em0", "tso", "off")
+
+
+def test_telemetry_delta_keeps_problems():
+    tele = telemetry_delta(Snapshot(problems=["x"]), Snapshot())
+    assert tele["unavailable"] == ["x"]
