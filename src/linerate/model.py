@@ -135,10 +135,12 @@ class Trial:
     lost_percent: float | None = measure("REAL", "UDP: 100 * packets_lost / packets_sent, 0..100")
     jitter_ms: float | None = measure("REAL", "UDP: receiver-side jitter")
     congestion: str | None = measure("TEXT", "TCP congestion control the sender used")
-    iperf3_version: str | None = measure("TEXT", "traffic generator version")
+    generator: str | None = measure("TEXT", "traffic generator that measured it (iperf3 ...)")
+    generator_version: str | None = measure("TEXT", "traffic generator version")
     timestamp: float | None = None
     error: str | None = None
     dut_counters: dict[str, int] = field(default_factory=dict)
+    telemetry: dict[str, Any] = field(default_factory=dict)  # per host: CPU split, interrupts, counters
     raw: str = ""
 
     @property
@@ -152,7 +154,8 @@ class Trial:
         if self.params.protocol == "udp":
             out["udp_bitrate_bps"] = self.params.udp_bitrate_bps
         out.update({name: getattr(self, name) for name in TRIAL_COLUMNS})
-        out.update(timestamp=self.timestamp, argv=list(self.argv), dut_counters=dict(self.dut_counters))
+        out.update(timestamp=self.timestamp, argv=list(self.argv), dut_counters=dict(self.dut_counters),
+                   telemetry=self.telemetry)
         if include_raw:
             out["raw"] = self.raw
         return out

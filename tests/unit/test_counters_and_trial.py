@@ -3,7 +3,9 @@ import pytest
 from linerate import counters
 from linerate.exec import FakeExecutor
 from linerate.model import TrialParams
-from linerate.trial import LINK_STATS_ARGV, NSTAT_ARGV, QDISC_STATS_ARGV, run_trial
+from linerate.dut.linux import (CONNTRACK_ARGV, INTERRUPTS_ARGV, LINK_STATS_ARGV, NSTAT_ARGV, PROC_STAT_ARGV,
+                                QDISC_STATS_ARGV)
+from linerate.trial import run_trial
 from tests.conftest import read_data
 
 
@@ -31,6 +33,12 @@ def make_dut(forwarded_after: int) -> FakeExecutor:
     # recorded here: the DUT of a 100 Mbit/s lab after a 1 Gbit/s UDP trial
     qdiscs = iter(["[]", read_data("tc", "qdisc_all_udp_overload.json")])
     dut.respond_with(QDISC_STATS_ARGV, lambda argv: (0, next(qdiscs), ""))
+    stats = iter(["cpu0 10 0 10 100 0 0 0 0\ncpu1 0 0 0 100 0 0 0 0\n",
+                  "cpu0 10 0 10 100 0 0 80 0\ncpu1 0 0 0 200 0 0 0 0\n"])
+    dut.respond_with(PROC_STAT_ARGV, lambda argv: (0, next(stats), ""))
+    irqs = iter(["  CPU0 CPU1\n 36: 5 0 PCI-MSIX virtio1-input.0\n", "  CPU0 CPU1\n 36: 905 0 PCI-MSIX virtio1-input.0\n"])
+    dut.respond_with(INTERRUPTS_ARGV, lambda argv: (0, next(irqs), ""))
+    dut.respond(CONNTRACK_ARGV, "", returncode=1, stderr="No such file or directory")
     return dut
 
 
@@ -44,6 +52,18 @@ def test_run_trial_with_fake_executors():
     assert trial.dut_counters["wire_frames"] == 18 + 34783
     assert trial.dut_counters["dropped_packets"] >= 310464
     assert client.calls[0][:3] == ("iperf3", "--client", "198.19.0.2")
+    # the DUT's CPU split over the window: cpu0 all softirq, cpu1 idle; the NIC queue's interrupts
+    cpu0, cpu1 = trial.telemetry["dut"]["cpu"]
+    assert cpu0["softirq_pct"] == 100.0 and cpu1["busy_pct"] == 0.0
+    assert trial.telemetry["dut"]["interrupts"] == {"virtio1-input.0": 900}
+    assert trial.telemetry["dut"]["unavailable"] == ["conntrack count (nf_conntrack not loaded)"]
+
+
+def test_run_trial_fails_when_the_dut_cannot_be_read():
+    client = FakeExecutor("client").respond(["iperf3"], read_data("iperf3", "tcp_forward_p1.json"))
+    dut = FakeExecutor("dut")  # answers nothing: like a dropped connection
+    trial = run_trial(client, dut, TrialParams(duration_s=1), "198.19.0.2")
+    assert not trial.ok and "DUT telemetry" in trial.error and client.calls == []
 
 
 def test_run_trial_error_exit0_is_failed():

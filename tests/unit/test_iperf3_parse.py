@@ -22,7 +22,7 @@ def test_forward_uses_receiver_side_throughput():
     assert trial.retransmits == doc["end"]["sum_sent"]["retransmits"]
     assert trial.cpu_local_pct == pytest.approx(98.98, abs=0.01)
     assert trial.cpu_remote_pct == pytest.approx(39.65, abs=0.01)
-    assert trial.iperf3_version == "iperf 3.12"
+    assert trial.generator_version == "iperf 3.12" and trial.generator == "iperf3"
     assert trial.congestion == "bbr"
 
 

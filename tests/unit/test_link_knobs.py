@@ -89,8 +89,14 @@ def test_experiment_axes_for_links_and_preflight_needs():
     assert required_features(exp.cells()) == {"qdisc netem", "qdisc tbf"}
     with pytest.raises(ConfigError, match="link_rate"):
         parse_experiment('name = "x"\n[axes]\nlink_rate = ["fast"]\n')
+    # any sysctl name parses (a real DUT takes kern.* or net.inet.*); the namespace lab refuses non-net.*
+    from linerate.testbed.knobs import refuse_unsupported
+
+    exp = parse_experiment('name = "x"\n[axes]\ndut_sysctls = ["kernel.panic=1"]\n')
+    with pytest.raises(ConfigError, match="dut_sysctls.*real DUT"):
+        refuse_unsupported(exp.cells(), "namespace")
     with pytest.raises(ConfigError, match="dut_sysctls"):
-        parse_experiment('name = "x"\n[axes]\ndut_sysctls = ["kernel.panic=1"]\n')
+        parse_experiment('name = "x"\n[axes]\ndut_sysctls = ["kernel.panic=$(reboot)"]\n')
 
 
 def test_read_back_mismatch_names_the_knob():

@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--seed", type=seed_type, help="shuffle seed (default: the file's, else random; always recorded)")
     run.add_argument("--dry-run", action="store_true",
                      help="print the cells, run order and ETA, and run the preflight checks; run nothing")
+    run.add_argument("--testbed", metavar="INVENTORY", help="run on real hosts over SSH (inventory TOML; see "
+                     "`linerate testbed check`) instead of the namespace lab")
+    run.add_argument("--accept-new-host-keys", action="store_true",
+                     help="with --testbed: store host keys seen for the first time (a changed key is refused)")
     add_db(run)
     run.set_defaults(handler=cmd_run)
 
@@ -74,7 +78,7 @@ def open_store(args: argparse.Namespace, create: bool = True):
     return Store(args.db if args.db is not None else default_db_path(), create=create)
 
 
-def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None) -> int:
+def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, inventory=None) -> int:
     import random
 
     from linerate import preflight
@@ -112,30 +116,52 @@ def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None) 
     for index, cell in enumerate(order, 1):
         varying = {k: cell[k] for k in experiment.axes}
         print(f"  {index:3}. {json.dumps(varying)}")
-    preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()))
-    print("preflight: ok")
+    if inventory is None:
+        preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()))
+        print("preflight: ok")
+    else:
+        print(f"testbed {inventory.name}: axes ok; `linerate testbed check {args.testbed}` checks the hosts")
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from linerate.experiment.config import load_experiment
 
+    from linerate.testbed.knobs import refuse_unsupported
+
     experiment, text = load_experiment(args.file)
+    inventory = None
+    if args.testbed:
+        from linerate.testbed.inventory import load_inventory
+
+        inventory = load_inventory(args.testbed)
+    refuse_unsupported(experiment.cells(), "namespace" if inventory is None else "ssh", inventory)
     seed = args.seed if args.seed is not None else experiment.seed
     if args.dry_run:
-        return _dry_run(args, experiment, text, seed)
+        return _dry_run(args, experiment, text, seed, inventory)
     from linerate import preflight
     from linerate.cli.progress import ProgressReporter
     from linerate.experiment.axes import required_features
-    from linerate.experiment.run import run_experiment
+    from linerate.experiment.run import namespace_lab, run_experiment
     from linerate.report.data import build_report
     from linerate.report.exporters import serializer
 
-    preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()))
     store = open_store(args)
+    factory, environment = namespace_lab, None
+    if inventory is None:
+        preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()))
+    else:
+        from linerate import __version__
+        from linerate.testbed.ssh import SshTestbed
+
+        testbed = SshTestbed(inventory, store, accept_new=args.accept_new_host_keys,
+                             on_message=lambda m: print(m, file=sys.stderr))
+        factory = testbed.view
+        environment = {"linerate_version": __version__, "testbed": inventory.name, "kind": "ssh"}
     with ProgressReporter() as reporter:
         result = run_experiment(experiment, store, file_text=text, resume=args.resume, seed=seed,
-                                on_event=reporter)
+                                on_event=reporter, lab_factory=factory, environment=environment,
+                                use_calibration=inventory is None)
     print(serializer("md")(build_report(store, result.experiment_id)))
     print(f"{result.trials_run} trials run ({result.failures} failed) into {store.path}, experiment "
           f"{result.experiment_id}{' (resumed)' if result.resumed else ''}, seed {result.seed}")

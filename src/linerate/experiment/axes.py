@@ -140,7 +140,7 @@ def _rps(value: Any) -> str:
 
 
 def _register_link_axes() -> None:
-    from linerate.topology.link import parse_offloads, parse_sysctls
+    from linerate.topology.link import parse_offloads
 
     register(Axis("link_rate", "lab", "none", _link_rate,
                   "none, or a rate from 100k to 40g such as 100m, 1g, 2.5g, 10g"))
@@ -150,8 +150,13 @@ def _register_link_axes() -> None:
     register(Axis("offloads", "lab", "default", _spec_text(parse_offloads),
                   "default, or WHERE:feature=on|off[,...][;WHERE:...] with WHERE client, dut_in, dut_out, "
                   "dut, server or all and feature rx, tx, tso, gso, gro or lro"))
-    register(Axis("dut_sysctls", "lab", "default", _spec_text(parse_sysctls),
-                  "default, or net.NAME=VALUE[;net.NAME=VALUE] (namespaced net.* sysctls)"))
+    from linerate.testbed.knobs import parse_any_sysctls, parse_dut_offloads
+
+    register(Axis("dut_sysctls", "lab", "default", _spec_text(parse_any_sysctls),
+                  "default, or NAME=VALUE[;NAME=VALUE] (the namespace lab: net.* only; a real DUT: any sysctl)"))
+    register(Axis("dut_offloads", "lab", "default", _spec_text(parse_dut_offloads),
+                  "default, or IF:feature=on|off[,...][;IF:...] on a real DUT (--testbed), feature rx, tx, tso, "
+                  "gso, gro or lro"))
     register(Axis("dut_rps", "lab", "default", _rps, "default, or a hexadecimal CPU mask such as 3"))
     register(Axis("txqueuelen", "lab", 0, _txqueuelen, "a queue length; 0 keeps the kernel default"))
 

@@ -28,17 +28,18 @@ def run_experiment(experiment: Experiment, store: Store, *, file_text: str | Non
                    kind: str = "run", resume: bool = False, seed: int | None = None,
                    lab_factory: LabFactory = namespace_lab,
                    on_event: Callable[[Event], None] = lambda e: None,
-                   environment: dict | None = None) -> RunResult:
+                   environment: dict | None = None, use_calibration: bool = True) -> RunResult:
     """Run (or resume) under the experiment's run lock: a second run of the same experiment into
     the same store is refused with the holder's pid instead of interleaving with it."""
     with store.run_lock(experiment.name):
         return _run_locked(experiment, store, file_text=file_text, kind=kind, resume=resume, seed=seed,
-                           lab_factory=lab_factory, on_event=on_event, environment=environment)
+                           lab_factory=lab_factory, on_event=on_event, environment=environment,
+                           use_calibration=use_calibration)
 
 
 def _run_locked(experiment: Experiment, store: Store, *, file_text: str | None, kind: str, resume: bool,
                 seed: int | None, lab_factory: LabFactory, on_event: Callable[[Event], None],
-                environment: dict | None) -> RunResult:
+                environment: dict | None, use_calibration: bool) -> RunResult:
     config_hash = experiment.config_hash()
     existing = store.resumable(experiment.name, config_hash, file_text) if resume else None
     if existing is not None:
@@ -54,20 +55,23 @@ def _run_locked(experiment: Experiment, store: Store, *, file_text: str | None, 
 
     @contextlib.contextmanager
     def lab_recording_environment(lab_params: dict[str, Any]) -> Iterator[Any]:
-        """The first live lab's read-back offload states go into the environment fingerprint."""
+        """The first live lab's read-back offload states (a namespace lab) or every host's
+        fingerprint (a real testbed) go into the experiment's environment."""
         nonlocal recorded
         with lab_factory(lab_params) as lab:
-            if not recorded and getattr(lab, "state", None):
+            hosts = lab.environment() if hasattr(lab, "environment") else None
+            env = store.experiment(experiment_id).environment
+            if hosts and "hosts" not in env:
+                store.set_environment(experiment_id, {**env, "hosts": hosts})
+            elif not hosts and not recorded and getattr(lab, "state", None):
                 recorded = True
-                env = store.experiment(experiment_id).environment
-                env["offloads"] = lab.state["offloads"]
-                store.set_environment(experiment_id, env)
+                store.set_environment(experiment_id, {**env, "offloads": lab.state["offloads"]})
             yield lab
 
     from linerate.experiment.ceiling import ceiling_flags
 
     baselines: dict[str, float] = {}
-    if experiment.calibrate:
+    if experiment.calibrate and use_calibration:
         from linerate.experiment.calibration import calibrate
 
         baselines = calibrate(experiment.cells(), store, lab_factory,
@@ -77,6 +81,8 @@ def _run_locked(experiment: Experiment, store: Store, *, file_text: str | None, 
         from linerate.experiment.calibration import flags_for, shape_key
 
         rig = flags_for(trial, baselines.get(shape_key(cell))) if experiment.calibrate else []
+        if not use_calibration:  # a real testbed: no baseline, but a saturated sender still says so
+            rig = flags_for(trial, None)
         return rig + ceiling_flags(cell, trial)
     scheduler = Scheduler(experiment, store, lab_recording_environment, on_event, flagger=flagger)
     try:

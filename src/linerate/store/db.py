@@ -277,11 +277,11 @@ class Store:
         with self.transaction():  # one transaction per trial: committed the moment it ends
             cur = self.conn.execute(
                 f"INSERT INTO trials (cell_id, repetition, attempt, status, final, error, {', '.join(TRIAL_COLUMNS)}, "
-                "flags, argv, dut_counters, raw, started_at, ended_at, lab_state_id) VALUES "
-                f"(?, ?, ?, ?, ?, ?, {', '.join('?' * len(TRIAL_COLUMNS))}, ?, ?, ?, ?, ?, ?, ?)",
+                "flags, argv, dut_counters, telemetry, raw, started_at, ended_at, lab_state_id) VALUES "
+                f"(?, ?, ?, ?, ?, ?, {', '.join('?' * len(TRIAL_COLUMNS))}, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (cell_id, repetition, attempt, trial.status, int(final), trial.error, *values,
                  json.dumps(list(flags)), json.dumps(list(trial.argv)), json.dumps(trial.dut_counters),
-                 trial.raw, started_at, time.time(), self._lab_state_id(lab_state)))
+                 json.dumps(trial.telemetry), trial.raw, started_at, time.time(), self._lab_state_id(lab_state)))
         return int(cur.lastrowid)
 
     def _lab_state_id(self, state: dict | None) -> int | None:
@@ -301,7 +301,7 @@ class Store:
         columns = ", ".join(f"t.{name}" for name in TRIAL_COLUMNS)
         return list(self.conn.execute(
             f"SELECT t.id, t.cell_id, t.repetition, t.attempt, t.status, t.final, t.error, {columns}, t.flags, "
-            "t.dut_counters, t.started_at, t.ended_at FROM trials t JOIN cells c ON c.id=t.cell_id "
+            "t.dut_counters, t.telemetry, t.started_at, t.ended_at FROM trials t JOIN cells c ON c.id=t.cell_id "
             "WHERE c.experiment_id=? ORDER BY t.cell_id, t.id", (experiment_id,)))
 
     def recent_trial_timings(self, limit: int = 200) -> list[tuple[float, dict]]:
@@ -322,6 +322,25 @@ class Store:
         with self.transaction():
             self.conn.execute("INSERT OR REPLACE INTO calibrations (shape, throughput_bps, sender_cpu_pct, "
                               "measured_at) VALUES (?, ?, ?, ?)", (shape, throughput_bps, sender_cpu_pct, time.time()))
+
+    # --- DUT knob journal (testbed/journal.py) -----------------------------------------------------
+
+    def journal_add(self, testbed: str, role: str, kind: str, name: str, original: str, applied: str | None) -> int:
+        """Committed before the change is made: a crash after it still knows what to put back."""
+        with self.transaction():
+            cur = self.conn.execute("INSERT INTO dut_journal (testbed, role, kind, name, original, applied, "
+                                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                    (testbed, role, kind, name, original, applied, time.time()))
+        return int(cur.lastrowid)
+
+    def journal_open(self, testbed: str) -> list[sqlite3.Row]:
+        """Entries not restored yet, newest first (undo in reverse order of change)."""
+        return list(self.conn.execute("SELECT * FROM dut_journal WHERE testbed=? AND restored_at IS NULL "
+                                      "ORDER BY id DESC", (testbed,)))
+
+    def journal_done(self, entry_id: int) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE dut_journal SET restored_at=? WHERE id=?", (time.time(), entry_id))
 
     def integrity_ok(self) -> bool:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from linerate.model import TRIAL_COLUMN_TYPES
 
 APPLICATION_ID = 0x4C524154  # "LRAT": PRAGMA application_id of every linerate database (from v3)
-KNOWN_TABLES = {"experiments", "cells", "trials", "lab_states", "calibrations", "run_locks"}
+KNOWN_TABLES = {"experiments", "cells", "trials", "lab_states", "calibrations", "run_locks", "dut_journal"}
 
 Step = str | Callable[[sqlite3.Connection], None]
 
@@ -126,5 +126,22 @@ MIGRATIONS: list[list[Step]] = [
             acquired_at REAL NOT NULL
         )""",
         _rekey_cells,
+    ],
+    [
+        # generator-neutral names (iperf3 is one Generator of several)
+        "ALTER TABLE trials RENAME COLUMN iperf3_version TO generator_version",
+        "ALTER TABLE trials ADD COLUMN telemetry TEXT NOT NULL DEFAULT '{}'",
+        """CREATE TABLE dut_journal (                   -- every knob changed on a real host, before the change
+            id INTEGER PRIMARY KEY,
+            testbed TEXT NOT NULL,                     -- Inventory.identity_key()
+            role TEXT NOT NULL,                        -- client | dut | server
+            kind TEXT NOT NULL,                        -- sysctl | offload | process
+            name TEXT NOT NULL,                        -- sysctl name, IF:feature, or a pid file
+            original TEXT NOT NULL,                    -- value to put back (process: its pid)
+            applied TEXT,
+            created_at REAL NOT NULL,
+            restored_at REAL
+        )""",
+        "CREATE INDEX dut_journal_open ON dut_journal(testbed, restored_at)",
     ],
 ]

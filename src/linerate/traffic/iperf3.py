@@ -134,7 +134,8 @@ def parse(text: str, params: TrialParams, argv: list[str] | tuple[str, ...], sou
     if version is not None and not isinstance(version, str):
         raise ParseError(f"{source}: start.version is not text")
     timestamp = _num(_section(start, "timestamp", "start"), "timesecs", "start.timestamp", upper=2**40)
-    common = dict(params=params, argv=tuple(argv), iperf3_version=version and version[:40], timestamp=timestamp,
+    common = dict(params=params, argv=tuple(argv), generator="iperf3", generator_version=version and version[:40],
+                  timestamp=timestamp,
                   raw=text)
     if doc.get("error"):
         return Trial(status="failed", error=str(doc["error"])[:500], **common)
@@ -212,3 +213,31 @@ def params_from_json(text: str, source: str = "iperf3 output") -> TrialParams:
         udp_bitrate_bps=bitrate if bitrate and bitrate >= MIN_BITRATE_BPS else 1_000_000_000,
         port=port,
     )
+
+
+class Iperf3Generator:
+    """iperf3 behind the Generator seam (traffic/base.py)."""
+
+    name = "iperf3"
+
+    def client_argv(self, params: TrialParams, server_address: str) -> list[str]:
+        return client_argv(params, server_address)
+
+    def server_daemon_argv(self, port: int, pidfile: str, idle_timeout_s: int) -> list[str]:
+        """A server on a remote host that ends by itself: --idle-timeout makes it exit when no test
+        came for that long (a controller that died cannot leave it running for ever), --pidfile
+        lets `testbed restore` stop it by pid, never by name."""
+        return ["iperf3", "--server", "--port", str(port), "--daemon", "--pidfile", pidfile,
+                "--idle-timeout", str(idle_timeout_s)]
+
+    def timeout_s(self, params: TrialParams) -> float:
+        return client_timeout_s(params)
+
+    def parse(self, text: str, params: TrialParams, argv: list[str]) -> Trial:
+        return parse(text, params, argv)
+
+    def version_argv(self) -> list[str]:
+        return ["iperf3", "--version"]
+
+
+IPERF3 = Iperf3Generator()

@@ -1,0 +1,157 @@
+"""`linerate testbed check`: every problem of a testbed at once, before an experiment trusts it.
+
+Reachability and authentication (host keys verified), iperf3 on client and server, the DUT's OS
+and its telemetry commands, clock offsets, and the path check: a short UDP burst from client to
+server must raise the DUT's forwarded (Linux) or received (BSD) packet counters by about the
+burst's size — a testbed whose server is reachable without crossing the DUT measures nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from linerate.dut.base import DutDriver, rx_packets
+from linerate.errors import LinerateError
+from linerate.exec.ssh import SshExecutor
+from linerate.testbed.inventory import Inventory
+
+BURST_PACKETS = 2000
+PATH_RATIO = 0.9  # of the burst's datagrams must show up in the DUT's counters
+TIMEOUT_S = 15
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+def host_fingerprint(executor: SshExecutor, driver: DutDriver | None = None,
+                     interfaces: list[str] | tuple[str, ...] = ()) -> dict:
+    """Kernel/OS, CPU model and count, NIC drivers and offloads, iperf3 version of one host."""
+    def out(argv: list[str]) -> str | None:
+        result = executor.run(argv, timeout_s=TIMEOUT_S, check=False)
+        return result.stdout.strip() or None if result.returncode == 0 else None
+
+    from linerate.preflight import parse_iperf3_version
+
+    system = out(["uname", "-s"]) or "?"
+    info = {"os": system, "kernel": out(["uname", "-r"]), "machine": out(["uname", "-m"])}
+    if system == "Linux":
+        cpuinfo = out(["cat", "/proc/cpuinfo"]) or ""
+        models = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
+        info.update(cpu_model=models[0] if models else None, cpu_count=int(out(["nproc"]) or 0) or None)
+    else:
+        count = out(["sysctl", "-n", "hw.ncpu"])
+        info.update(cpu_model=out(["sysctl", "-n", "hw.model"]), cpu_count=int(count) if count and count.isdigit() else None)
+    version = executor.run(["iperf3", "--version"], timeout_s=TIMEOUT_S, check=False)
+    parsed = parse_iperf3_version(version.stdout + version.stderr) if version.returncode == 0 else None
+    info["iperf3_version"] = ".".join(map(str, parsed)) if parsed else None
+    if driver is not None:
+        info["offloads"] = {}
+        for ifname in interfaces:
+            try:
+                info["offloads"][ifname] = driver.read_offloads(executor, ifname)
+            except LinerateError as exc:
+                info["offloads"][ifname] = {"error": str(exc)[:200]}
+            if system == "Linux":
+                driver_line = next((line for line in (out(["ethtool", "-i", ifname]) or "").splitlines()
+                                    if line.startswith("driver:")), None)
+                info.setdefault("nic_drivers", {})[ifname] = driver_line.split(":", 1)[1].strip() if driver_line else None
+    return info
+
+
+def path_check(inventory: Inventory, executors: dict[str, SshExecutor], driver: DutDriver, family: int,
+               port: int) -> Check:
+    """A UDP burst client -> server; the DUT must have forwarded (Linux) / received (BSD) it."""
+    from linerate import counters
+    from linerate.model import TrialParams
+    from linerate.traffic import iperf3
+
+    address = inventory.address(family)
+    dut = executors["dut"]
+    before = driver.snapshot(dut).counters
+    params = TrialParams(family=family, protocol="udp", udp_bitrate_bps=20_000_000, duration_s=1, omit_s=0, port=port)
+    argv = iperf3.client_argv(params, address)
+    argv = [a for a in argv if a not in ("--time", "1")] + ["--blockcount", str(BURST_PACKETS), "--length", "1000"]
+    result = executors["client"].run(argv, timeout_s=30, check=False)
+    after = driver.snapshot(dut).counters
+    try:
+        trial = iperf3.parse(result.stdout, params, argv)
+    except LinerateError as exc:
+        return Check(f"path IPv{family}", False, f"the burst to {address} failed: {exc}")
+    if not trial.ok:
+        return Check(f"path IPv{family}", False, f"the burst to {address} failed: {trial.error}")
+    sent = trial.packets_sent or BURST_PACKETS
+    delta = counters.delta(before, after)
+    seen = delta["forwarded_packets"] if driver.family == "linux" else rx_packets(delta)
+    what = "forwarded" if driver.family == "linux" else "received"
+    if seen < PATH_RATIO * sent:
+        return Check(f"path IPv{family}", False, f"a burst of {sent} packets from client to {address} raised the DUT's "
+                     f"{what} counters by only {seen}: test traffic does not cross the DUT (the server is reachable "
+                     "another way); fix the routes or the test addresses")
+    return Check(f"path IPv{family}", True, f"{sent} packets sent, DUT {what} {seen}")
+
+
+def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lambda m: None) -> tuple[list[Check], dict]:
+    """All checks; (checks, environment fingerprint of every reachable host)."""
+    from linerate.exec.ssh import SshSession
+    from linerate.testbed.ssh import SERVER_PORT, close_hosts, detect_driver, pidfile_for, stop_server
+
+    checks: list[Check] = []
+    executors: dict[str, SshExecutor] = {}
+    environment: dict = {}
+    try:
+        for role, entry in inventory.hosts().items():
+            try:
+                session = SshSession(entry.target(), inventory.known_hosts_path(), accept_new=accept_new,
+                                     on_message=on_message).connect()
+                executors[role] = SshExecutor(session, entry.become_argv())
+                whoami = executors[role].run(["id", "-u"], timeout_s=TIMEOUT_S).stdout.strip()
+                checks.append(Check(f"{role} ssh", True, f"{entry.target()} (uid {whoami})"))
+            except LinerateError as exc:
+                if getattr(exc, "exit_code", 1) == 2:
+                    raise
+                checks.append(Check(f"{role} ssh", False, str(exc)))
+        for role, host in executors.items():
+            remote = host.run(["date", "-u", "+%s"], timeout_s=TIMEOUT_S, check=False).stdout.strip()
+            if remote.isdigit():
+                offset = int(remote) - time.time()
+                checks.append(Check(f"{role} clock", abs(offset) < 5, f"offset {offset:+.1f} s"
+                                    + ("" if abs(offset) < 5 else "; timestamps of trials will not line up")))
+        driver = None
+        if "dut" in executors:
+            try:
+                driver = detect_driver(executors["dut"], inventory.dut.os)
+                checks.append(Check("dut os", True, f"{driver.family} driver"))
+                for argv in driver.telemetry_commands():
+                    result = executors["dut"].run(argv, timeout_s=TIMEOUT_S, check=False)
+                    checks.append(Check(f"dut telemetry: {' '.join(argv)}", result.returncode == 0,
+                                        "ok" if result.returncode == 0 else (result.stderr.strip() or "failed")[:200]))
+            except LinerateError as exc:
+                checks.append(Check("dut os", False, str(exc)))
+        for role, host in executors.items():
+            environment[role] = host_fingerprint(host, driver if role == "dut" else None,
+                                                 inventory.dut.interfaces if role == "dut" else ())
+            if role != "dut":
+                version = environment[role]["iperf3_version"]
+                checks.append(Check(f"{role} iperf3", version is not None, version or "iperf3 not found"))
+        if {"client", "server", "dut"} <= executors.keys() and driver is not None:
+            pidfile = pidfile_for(inventory, SERVER_PORT + 1)
+            from linerate.traffic.iperf3 import IPERF3
+
+            executors["server"].run(IPERF3.server_daemon_argv(SERVER_PORT + 1, pidfile, 60), timeout_s=TIMEOUT_S,
+                                    check=False)
+            time.sleep(0.5)
+            try:
+                for family in (4, 6):
+                    if inventory.address(family):
+                        checks.append(path_check(inventory, executors, driver, family, SERVER_PORT + 1))
+            finally:
+                stop_server(executors["server"], pidfile)
+    finally:
+        close_hosts(executors)
+    return checks, environment
+

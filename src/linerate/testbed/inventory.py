@@ -1,0 +1,209 @@
+"""Inventory files (TOML): the hosts of a real testbed, validated like experiment files — one
+ConfigError naming the file, the key and what is allowed; nothing is contacted before it passes.
+
+    [client]
+    ssh = "root@192.0.2.5"            # management address; traffic goes to test_address
+    identity = "~/.ssh/id_ed25519"
+    test_address = "198.18.1.10"
+    [server]
+    ssh = "bench@192.0.2.6"
+    become = "sudo"                   # or "doas"; for a login that is not root
+    test_address = "198.18.2.10"
+    test_address6 = "2001:2:0:2::10"
+    [dut]                             # optional: without it, measure only
+    ssh = "admin@192.0.2.1"
+    os = "opnsense"
+    interfaces = ["igb0", "igb1"]     # the DUT ports whose offload flags the experiment may set
+
+Every value that reaches a remote command is checked against a strict pattern here (user names,
+host names, interface names), and every argv element is quoted again by the SshExecutor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import re
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from linerate.errors import ConfigError
+from linerate.exec.ssh import SshTarget
+
+MAX_FILE_BYTES = 100_000
+USER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
+HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+IFNAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
+OS_NAMES = ("linux", "openwrt", "freebsd", "pfsense", "opnsense", "openbsd")
+
+
+def parse_ssh(text: str, port: int = 22) -> tuple[str, str, int]:
+    """'user@host', 'user@host:port', 'user@[v6addr]:port' -> (user, host, port)."""
+    user, at, rest = text.partition("@")
+    if not at or not USER_RE.match(user):
+        raise ValueError(f"{text[:60]!r} is not user@host (user: letters, digits, _ . -)")
+    host = rest
+    if rest.startswith("["):
+        host, _, after = rest[1:].partition("]")
+        if after:
+            if not after.startswith(":") or not after[1:].isdigit():
+                raise ValueError(f"{text[:60]!r}: expected [address]:port")
+            port = int(after[1:])
+    elif rest.count(":") == 1:
+        host, _, port_text = rest.partition(":")
+        if not port_text.isdigit():
+            raise ValueError(f"{text[:60]!r}: the port after ':' is not a number")
+        port = int(port_text)
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        if not HOST_RE.match(host):
+            raise ValueError(f"{host[:60]!r} is not a host name or IP address") from None
+    if not 1 <= port <= 65535:
+        raise ValueError(f"port {port} is out of range (1-65535)")
+    return user, host, port
+
+
+def _test_address(value: str | None, version: int) -> str | None:
+    if value is None:
+        return None
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        raise ValueError(f"{str(value)[:60]!r} is not an IPv{version} address") from None
+    if address.version != version:
+        raise ValueError(f"{value} is not an IPv{version} address")
+    if address.is_multicast or address.is_unspecified or address.is_loopback or str(address).endswith(".255"):
+        raise ValueError(f"{value} is not a unicast host address; traffic goes only to declared test hosts")
+    return str(address)
+
+
+class HostEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ssh: str
+    port: int = Field(22, ge=1, le=65535, strict=True)
+    identity: str | None = None
+    jump: str | None = None
+    become: Literal["none", "sudo", "doas"] = "none"
+    test_address: str | None = None
+    test_address6: str | None = None
+    os: Literal[OS_NAMES] | None = None  # type: ignore[valid-type]
+    interfaces: list[str] = Field(default_factory=list, max_length=16)
+
+    @field_validator("ssh", "jump")
+    @classmethod
+    def _ssh(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_ssh(value)
+        return value
+
+    @field_validator("identity")
+    @classmethod
+    def _identity(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if "\x00" in value or not value.strip():
+            raise ValueError("is not a file path")
+        if not Path(value).expanduser().is_file():
+            raise ValueError(f"{value[:80]!r} does not exist or is not a file")
+        return value
+
+    @field_validator("test_address")
+    @classmethod
+    def _v4(cls, value: str | None) -> str | None:
+        return _test_address(value, 4)
+
+    @field_validator("test_address6")
+    @classmethod
+    def _v6(cls, value: str | None) -> str | None:
+        return _test_address(value, 6)
+
+    @field_validator("interfaces")
+    @classmethod
+    def _interfaces(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not IFNAME_RE.match(name):
+                raise ValueError(f"{name[:30]!r} is not an interface name (letters, digits, _ . -; up to 15)")
+        return value
+
+    def target(self) -> SshTarget:
+        user, host, port = parse_ssh(self.ssh, self.port)
+        jump = None
+        if self.jump:
+            juser, jhost, jport = parse_ssh(self.jump)
+            jump = SshTarget(juser, jhost, jport, self.identity)
+        return SshTarget(user, host, port, self.identity, jump)
+
+    def become_argv(self) -> list[str]:
+        return [] if self.become == "none" else [self.become, "-n"]
+
+
+class Inventory(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("testbed", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    known_hosts: str = "~/.ssh/known_hosts"
+    client: HostEntry
+    server: HostEntry
+    dut: HostEntry | None = None
+
+    @model_validator(mode="after")
+    def _addresses(self) -> "Inventory":
+        if self.server.test_address is None and self.server.test_address6 is None:
+            raise ValueError("server needs test_address and/or test_address6: the address traffic is sent to")
+        for role in ("client", "server"):
+            if getattr(self, role).os is not None or getattr(self, role).interfaces:
+                raise ValueError(f"{role}: os and interfaces are DUT keys; put them under [dut]")
+        return self
+
+    def hosts(self) -> dict[str, HostEntry]:
+        return {role: entry for role, entry in (("client", self.client), ("dut", self.dut), ("server", self.server))
+                if entry is not None}
+
+    def address(self, family: int) -> str | None:
+        return self.server.test_address if family == 4 else self.server.test_address6
+
+    def known_hosts_path(self) -> Path:
+        return Path(self.known_hosts).expanduser()
+
+    def identity_key(self) -> str:
+        """Stable id of this testbed (its hosts), keying the knob journal in the store."""
+        text = "|".join(f"{role}={entry.ssh}:{entry.port}" for role, entry in self.hosts().items())
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _describe(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        loc = ".".join(str(part) for part in error["loc"]) or "(file)"
+        if error["type"] == "extra_forbidden":
+            problems.append(f"unknown key '{loc}'; allowed: {', '.join(HostEntry.model_fields)} in [client], "
+                            f"[server], [dut], and {', '.join(('name', 'known_hosts'))} at the top")
+        elif error["type"] == "missing":
+            problems.append(f"{loc} is missing")
+        else:
+            problems.append(f"{loc}: {error['msg'].removeprefix('Value error, ')}")
+    return "; ".join(problems)
+
+
+def parse_inventory(text: str, source: str = "<inventory>") -> Inventory:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(source, "nested too deeply; not an inventory file") from None
+    try:
+        return Inventory.model_validate(doc)
+    except ValidationError as exc:
+        raise ConfigError(source, "invalid inventory: " + _describe(exc)) from None
+
+
+def load_inventory(path: str | Path) -> Inventory:
+    from linerate.inputs import read_text
+
+    return parse_inventory(read_text(path, MAX_FILE_BYTES, "inventory file (TOML)"), str(path))

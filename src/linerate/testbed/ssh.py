@@ -1,0 +1,266 @@
+"""SshTestbed: client, DUT and server are real hosts from an inventory, reached over SSH.
+
+One SshTestbed serves a whole run: it connects once per host, starts the traffic server on the
+server host, and applies each cell's DUT knobs when a trial needs them (`view(lab_params)` is
+what the scheduler sees as one "lab"). Real hosts cannot hold two knob sets at once, so views
+share the testbed and switch knobs on demand.
+
+Nothing is lost or left changed: before a knob changes (or a server starts), an entry with the
+value to put back (or the pid file) is committed to the store's journal. Values are restored when
+the run ends, on SIGINT/SIGTERM/SIGHUP, and — after a SIGKILL or a lost connection — by
+`linerate testbed restore` and automatically when the next run on this testbed starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from linerate.dut.base import DutDriver, detect_family, driver_for
+from linerate.errors import ConfigError, ExecError, LinerateError
+from linerate.exec.ssh import SshExecutor, SshSession
+from linerate.model import Trial, TrialParams
+from linerate.store.db import Store
+from linerate.testbed.inventory import Inventory
+from linerate.testbed.knobs import parse_any_sysctls, parse_dut_offloads
+from linerate.traffic.iperf3 import IPERF3
+
+SERVER_IDLE_TIMEOUT_S = 600  # a server whose controller died exits after this long without a test
+SERVER_PORT = 5201
+TIMEOUT_S = 15
+
+
+def connect_hosts(inventory: Inventory, *, accept_new: bool = False,
+                  on_message: Callable[[str], None] = lambda m: None) -> dict[str, SshExecutor]:
+    """role -> executor, every host verified and connected (SshError/HostKeyError name the host)."""
+    executors = {}
+    try:
+        for role, entry in inventory.hosts().items():
+            session = SshSession(entry.target(), inventory.known_hosts_path(), accept_new=accept_new,
+                                 on_message=on_message).connect()
+            executors[role] = SshExecutor(session, entry.become_argv())
+    except BaseException:
+        close_hosts(executors)
+        raise
+    return executors
+
+
+def close_hosts(executors: dict[str, SshExecutor]) -> None:
+    for executor in executors.values():
+        executor.session.close()
+
+
+def detect_driver(dut: SshExecutor, declared_os: str | None) -> DutDriver:
+    from linerate.dut.base import OS_FAMILY
+
+    name = dut.run(["uname", "-s"], timeout_s=TIMEOUT_S).stdout.strip()
+    family = detect_family(name)
+    if family is None:
+        raise LinerateError(f"DUT runs {name[:40]!r}; linerate has drivers for Linux, FreeBSD and OpenBSD")
+    if declared_os is not None and OS_FAMILY[declared_os] != family:
+        raise ConfigError("dut.os", f"the inventory says {declared_os}, but the DUT runs {name}")
+    return driver_for(family)
+
+
+def pidfile_for(inventory: Inventory, port: int) -> str:
+    return f"/tmp/linerate-{inventory.identity_key()}-{port}.pid"
+
+
+def stop_server(server: SshExecutor, pidfile: str) -> str:
+    """Stop the iperf3 server named by its pid file; never by name. Returns what happened."""
+    read = server.run(["cat", pidfile], timeout_s=TIMEOUT_S, check=False)
+    pid = read.stdout.strip()
+    if read.returncode != 0 or not pid.isdigit():
+        return "not running (no pid file)"
+    comm = server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S, check=False).stdout.strip()
+    if comm.rsplit("/", 1)[-1] != "iperf3":
+        server.run(["rm", "-f", pidfile], timeout_s=TIMEOUT_S, check=False)
+        return f"not running (pid {pid} is {comm or 'gone'})"
+    server.run(["kill", pid], timeout_s=TIMEOUT_S, check=False)
+    server.run(["rm", "-f", pidfile], timeout_s=TIMEOUT_S, check=False)
+    return f"stopped pid {pid}"
+
+
+def restore_journal(inventory: Inventory, store: Store, executors: dict[str, SshExecutor],
+                    driver: DutDriver | None) -> list[str]:
+    """Put back every journaled change of this testbed, newest first; each entry is marked done
+    only after its original value was read back (or its server stopped)."""
+    done = []
+    for entry in store.journal_open(inventory.identity_key()):
+        host = executors.get(entry["role"])
+        if host is None:
+            continue
+        if entry["kind"] == "process":
+            done.append(f"{entry['role']}: iperf3 server {stop_server(host, entry['name'])}")
+        elif entry["kind"] == "sysctl":
+            driver.set_sysctl(host, entry["name"], entry["original"])
+            got = driver.read_sysctl(host, entry["name"])
+            if got != entry["original"]:
+                raise LinerateError(f"restoring {entry['name']}={entry['original']} on the DUT read back {got!r}")
+            done.append(f"dut: sysctl {entry['name']} back to {entry['original']}")
+        elif entry["kind"] == "offload":
+            ifname, feature = entry["name"].split(":", 1)
+            driver.set_offload(host, ifname, feature, entry["original"])
+            done.append(f"dut: {ifname} {feature} back to {entry['original']}")
+        store.journal_done(entry["id"])
+    return done
+
+
+class SshTestbed:
+    kind = "ssh"
+
+    def __init__(self, inventory: Inventory, store: Store, *, accept_new: bool = False,
+                 on_message: Callable[[str], None] = lambda m: None, port: int = SERVER_PORT):
+        self.inventory = inventory
+        self.store = store
+        self.accept_new = accept_new
+        self.on_message = on_message
+        self.port = port
+        self.key = inventory.identity_key()
+        self.executors: dict[str, SshExecutor] = {}
+        self.driver: DutDriver | None = None
+        self.active: dict[tuple[str, str], tuple[int, str]] = {}  # (kind, name) -> (journal id, original)
+        self.users = 0
+        self.environment: dict = {}
+
+    # --- lifetime -----------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        self.executors = connect_hosts(self.inventory, accept_new=self.accept_new, on_message=self.on_message)
+        if "dut" in self.executors:
+            self.driver = detect_driver(self.executors["dut"], self.inventory.dut.os)
+        for line in restore_journal(self.inventory, self.store, self.executors, self.driver):
+            self.on_message(f"restored from an earlier run: {line}")
+        from linerate.testbed.check import host_fingerprint
+
+        self.environment = {role: host_fingerprint(host, self.driver if role == "dut" else None,
+                                                   self.inventory.dut.interfaces if role == "dut" else ())
+                            for role, host in self.executors.items()}
+        self._start_server()
+
+    def close(self) -> None:
+        try:
+            if self.executors:
+                for line in restore_journal(self.inventory, self.store, self.executors, self.driver):
+                    self.on_message(f"restored: {line}")
+        finally:
+            close_hosts(self.executors)
+            self.executors = {}
+            self.active = {}
+
+    @contextlib.contextmanager
+    def view(self, lab_params: dict[str, Any]) -> Iterator["TestbedView"]:
+        """What the scheduler enters per combination of lab axes; the first opens the testbed, the
+        last closes it (restoring every knob)."""
+        from linerate.lab.signals import terminations_raise
+
+        with terminations_raise():
+            if self.users == 0:
+                try:
+                    self.open()
+                except BaseException:
+                    self.close()
+                    raise
+            self.users += 1
+            try:
+                yield TestbedView(self, lab_params)
+            finally:
+                self.users -= 1
+                if self.users == 0:
+                    self.close()
+
+    def _start_server(self) -> None:
+        server = self.executors["server"]
+        pidfile = pidfile_for(self.inventory, self.port)
+        stop_server(server, pidfile)  # a server left by a crashed run of ours
+        self.store.journal_add(self.key, "server", "process", pidfile, "", None)
+        server.run(IPERF3.server_daemon_argv(self.port, pidfile, SERVER_IDLE_TIMEOUT_S), timeout_s=TIMEOUT_S)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if server.run(["cat", pidfile], timeout_s=TIMEOUT_S, check=False).stdout.strip().isdigit():
+                time.sleep(0.2)  # the daemon writes its pid file just before it listens
+                return
+            time.sleep(0.1)
+        raise LinerateError(f"iperf3 server on {server.host} did not start (no {pidfile} within 5 s)")
+
+    # --- knobs --------------------------------------------------------------------------------------
+
+    def activate(self, lab_params: dict[str, Any]) -> dict:
+        """Make the DUT hold exactly this cell's knobs (journaled first), return their read-back."""
+        wanted: dict[tuple[str, str], str] = {}
+        for name, value in parse_any_sysctls(lab_params.get("dut_sysctls", "default")):
+            wanted[("sysctl", name)] = value
+        for ifname, feature, state in parse_dut_offloads(lab_params.get("dut_offloads", "default")):
+            wanted[("offload", f"{ifname}:{feature}")] = state
+        if wanted and self.driver is None:
+            raise ConfigError("dut_sysctls", "DUT knobs need a [dut] host in the inventory")
+        dut = self.executors.get("dut")
+        for key in [k for k in self.active if k not in wanted]:
+            self._put_back(dut, key)
+        for (kind, name), value in wanted.items():
+            if kind == "sysctl" and self.driver.boot_time_only(dut, name):
+                raise ConfigError("dut_sysctls", f"{name} is a boot-time tunable (loader.conf): it needs a reboot "
+                                  "and is never applied live; see `linerate recommend`")
+            current = self._read(dut, kind, name)
+            if current == value:
+                continue
+            if (kind, name) not in self.active:
+                entry = self.store.journal_add(self.key, "dut", kind, name, current, value)
+                self.active[(kind, name)] = (entry, current)
+            self._write(dut, kind, name, value)
+            got = self._read(dut, kind, name)
+            if got != value:
+                raise LinerateError(f"{kind} {name}={value} did not take effect on the DUT (reads {got!r})")
+        return {f"{kind}:{name}": self._read(dut, kind, name) for kind, name in wanted}
+
+    def _read(self, dut: SshExecutor, kind: str, name: str) -> str:
+        if kind == "sysctl":
+            return self.driver.read_sysctl(dut, name)
+        ifname, feature = name.split(":", 1)
+        return self.driver.read_offloads(dut, ifname).get(feature, "unknown")
+
+    def _write(self, dut: SshExecutor, kind: str, name: str, value: str) -> None:
+        if kind == "sysctl":
+            self.driver.set_sysctl(dut, name, value)
+        else:
+            ifname, feature = name.split(":", 1)
+            self.driver.set_offload(dut, ifname, feature, value)
+
+    def _put_back(self, dut: SshExecutor, key: tuple[str, str]) -> None:
+        entry, original = self.active.pop(key)
+        self._write(dut, key[0], key[1], original)
+        self.store.journal_done(entry)
+
+    # --- trials ---------------------------------------------------------------------------------------
+
+    def run_trial(self, params: TrialParams) -> Trial:
+        from linerate.trial import run_trial
+
+        address = self.inventory.address(params.family)
+        if address is None:
+            return Trial(status="failed", params=params, argv=(), error=f"the inventory's server has no IPv"
+                         f"{params.family} test address (test_address{'6' if params.family == 6 else ''})")
+        params = dataclasses.replace(params, port=self.port)
+        return run_trial(self.executors["client"], self.executors.get("dut"), params, address, driver=self.driver)
+
+
+class TestbedView:
+    """One combination of lab axes on a shared SshTestbed: the scheduler's "lab"."""
+
+    def __init__(self, testbed: SshTestbed, lab_params: dict[str, Any]):
+        self.testbed = testbed
+        self.lab_params = lab_params
+        self.state: dict = {}
+
+    def run_trial(self, params: TrialParams) -> Trial:
+        try:
+            self.state = {"testbed": self.testbed.inventory.name, "dut_knobs": self.testbed.activate(self.lab_params)}
+        except ExecError as exc:
+            return Trial(status="failed", params=params, argv=(), error=f"applying DUT knobs: {exc}")
+        return self.testbed.run_trial(params)
+
+    def environment(self) -> dict:
+        return self.testbed.environment
