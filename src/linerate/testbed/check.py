@@ -75,8 +75,12 @@ def path_check(inventory: Inventory, executors: dict[str, SshExecutor], driver: 
     before = driver.snapshot(dut).counters
     params = TrialParams(family=family, protocol="udp", udp_bitrate_bps=20_000_000, duration_s=1, omit_s=0, port=port)
     argv = iperf3.client_argv(params, address)
-    argv = [a for a in argv if a not in ("--time", "1")] + ["--blockcount", str(BURST_PACKETS), "--length", "1000"]
-    result = executors["client"].run(argv, timeout_s=30, check=False)
+    at = argv.index("--time")
+    argv = argv[:at] + argv[at + 2:] + ["--blockcount", str(BURST_PACKETS), "--length", "1000"]
+    try:
+        result = executors["client"].run(argv, timeout_s=30, check=False)
+    except LinerateError as exc:
+        return Check(f"path IPv{family}", False, f"the burst to {address} did not finish: {exc}")
     after = driver.snapshot(dut).counters
     try:
         trial = iperf3.parse(result.stdout, params, argv)

@@ -1,0 +1,151 @@
+"""A testbed of real OpenSSH servers: three namespaces act as the client, DUT and server hosts,
+each running sshd with its own host key, reachable from the root namespace (the controller) only
+over a management veth. Test traffic flows client -> DUT -> server on the benchmarking ranges; a
+fourth link client <-> server exists only to build a testbed that bypasses the DUT.
+
+    controller (root ns) --mgmt 198.19.250.0/30,4/30,8/30--> client, dut, server (sshd on each)
+    client 198.18.1.10 -- 198.18.1.1 lan0 [dut, forwarding] wan0 198.18.2.1 -- 198.18.2.10 server
+    client 198.18.3.10 ------------------------------------------------------ 198.18.3.20 server (bypass)
+
+Everything created is recorded as it is made and removed in reverse order, even on failure:
+sshd processes by pid, namespaces by name (their veths go with them).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MGMT = {"client": ("198.19.250.1", "198.19.250.2"), "dut": ("198.19.250.5", "198.19.250.6"),
+        "server": ("198.19.250.9", "198.19.250.10")}
+
+
+def sh(*argv: str, ns: str | None = None) -> str:
+    full = (["ip", "netns", "exec", ns] if ns else []) + list(argv)
+    return subprocess.run(full, check=True, capture_output=True, text=True, timeout=30).stdout
+
+
+@dataclass
+class SshBed:
+    root: Path
+    tag: str = field(default_factory=lambda: secrets.token_hex(2))
+    namespaces: list[str] = field(default_factory=list)
+    sshd: list[subprocess.Popen] = field(default_factory=list)
+    user_key: Path | None = None
+    known_hosts: Path | None = None
+
+    def ns(self, role: str) -> str:
+        return f"lrt-{self.tag}-{role}"
+
+    def build(self) -> "SshBed":
+        os.makedirs("/run/sshd", exist_ok=True)
+        self.user_key = self.root / "id_ed25519"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.user_key)], check=True)
+        self.known_hosts = self.root / "known_hosts"
+        for role in ("client", "dut", "server"):
+            ns = self.ns(role)
+            self.namespaces.append(ns)
+            sh("ip", "netns", "add", ns)
+            sh("ip", "link", "set", "lo", "up", ns=ns)
+            outer, inner = MGMT[role]
+            root_if = f"lrt{self.tag}{role[0]}"
+            sh("ip", "link", "add", root_if, "type", "veth", "peer", "name", "mgmt0", "netns", ns)
+            sh("ip", "addr", "add", f"{outer}/30", "dev", root_if)
+            sh("ip", "link", "set", root_if, "up")
+            sh("ip", "addr", "add", f"{inner}/30", "dev", "mgmt0", ns=ns)
+            sh("ip", "link", "set", "mgmt0", "up", ns=ns)
+        c, d, s = self.ns("client"), self.ns("dut"), self.ns("server")
+        sh("ip", "link", "add", "eth0", "netns", c, "type", "veth", "peer", "name", "lan0", "netns", d)
+        sh("ip", "link", "add", "eth0", "netns", s, "type", "veth", "peer", "name", "wan0", "netns", d)
+        sh("ip", "link", "add", "byp0", "netns", c, "type", "veth", "peer", "name", "byp0", "netns", s)
+        for ns, ifname, address in ((c, "eth0", "198.18.1.10/24"), (d, "lan0", "198.18.1.1/24"),
+                                    (d, "wan0", "198.18.2.1/24"), (s, "eth0", "198.18.2.10/24"),
+                                    (c, "byp0", "198.18.3.10/24"), (s, "byp0", "198.18.3.20/24")):
+            sh("ip", "addr", "add", address, "dev", ifname, ns=ns)
+            sh("ip", "link", "set", ifname, "up", ns=ns)
+        sh("ip", "route", "add", "198.18.2.0/24", "via", "198.18.1.1", ns=c)
+        sh("ip", "route", "add", "198.18.1.0/24", "via", "198.18.2.1", ns=s)
+        sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=d)
+        for role in ("client", "dut", "server"):
+            self._start_sshd(role)
+        return self
+
+    def _start_sshd(self, role: str) -> None:
+        host_key = self.root / f"host_{role}"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)], check=True)
+        authorized = self.root / "authorized_keys"
+        authorized.write_text(Path(str(self.user_key) + ".pub").read_text())
+        config = self.root / f"sshd_{role}.conf"
+        config.write_text(f"ListenAddress {MGMT[role][1]}\nHostKey {host_key}\nPidFile {self.root}/sshd_{role}.pid\n"
+                          f"AuthorizedKeysFile {authorized}\nPermitRootLogin prohibit-password\nStrictModes no\n"
+                          "UsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+                          "MaxSessions 50\nMaxStartups 50\n")
+        proc = subprocess.Popen(["ip", "netns", "exec", self.ns(role), "/usr/sbin/sshd", "-D", "-e", "-f", str(config)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.sshd.append(proc)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            probe = subprocess.run(["ip", "netns", "exec", self.ns(role), "ss", "-ltn", f"sport = :22"],
+                                   capture_output=True, text=True)
+            if MGMT[role][1] in probe.stdout:
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"sshd in {self.ns(role)} did not listen")
+
+    def host_key_line(self, role: str) -> str:
+        public = (self.root / f"host_{role}.pub").read_text().split()
+        return f"{MGMT[role][1]} {public[0]} {public[1]}\n"
+
+    def inventory(self, *, bypass: bool = False, known_hosts: Path | None = None, extra_dut: str = "") -> Path:
+        server_address = "198.18.3.20" if bypass else "198.18.2.10"
+        path = self.root / ("inventory_bypass.toml" if bypass else "inventory.toml")
+        path.write_text(
+            f'name = "sshbed"\nknown_hosts = "{known_hosts or self.known_hosts}"\n'
+            f'[client]\nssh = "root@{MGMT["client"][1]}"\nidentity = "{self.user_key}"\ntest_address = "198.18.1.10"\n'
+            f'[server]\nssh = "root@{MGMT["server"][1]}"\nidentity = "{self.user_key}"\n'
+            f'test_address = "{server_address}"\n'
+            f'[dut]\nssh = "root@{MGMT["dut"][1]}"\nidentity = "{self.user_key}"\nos = "linux"\n'
+            f'interfaces = ["lan0", "wan0"]\n{extra_dut}')
+        return path
+
+    def trust_all(self) -> None:
+        self.known_hosts.write_text("".join(self.host_key_line(r) for r in ("client", "dut", "server")))
+
+    def pids_in(self, role: str) -> list[int]:
+        out = subprocess.run(["ip", "netns", "pids", self.ns(role)], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    def comm(self, pid: int) -> str:
+        try:
+            return Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            return ""
+
+    def teardown(self) -> None:
+        for proc in self.sshd:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+        for ns in reversed(self.namespaces):
+            for pid in self.pids_in_ns(ns):  # sessions and servers the tests started there
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            subprocess.run(["ip", "netns", "delete", ns], check=False)
+
+    @staticmethod
+    def pids_in_ns(ns: str) -> list[int]:
+        out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]

@@ -1,0 +1,149 @@
+"""Real testbeds over SSH: real OpenSSH servers in namespaces act as client, DUT and server hosts
+(tests/privileged/sshbed.py); linerate reaches the DUT only over SSH."""
+
+import json
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.privileged.conftest import LINERATE, linerate
+from tests.privileged.sshbed import SshBed, sh
+
+EXPERIMENT = """name = "sshbed"
+duration_s = 1
+omit_s = 0
+repetitions = 2
+seed = 7
+[axes]
+dut_sysctls = ["default", "net.ipv4.ip_default_ttl=50"]
+dut_offloads = ["lan0:gro=on"]
+"""
+
+
+@pytest.fixture(scope="module")
+def bed(tmp_path_factory):
+    testbed = SshBed(tmp_path_factory.mktemp("sshbed"))
+    try:
+        testbed.build()
+        testbed.trust_all()
+        yield testbed
+    finally:
+        testbed.teardown()
+
+
+def dut_state(bed) -> tuple[str, str]:
+    ttl = sh("sysctl", "-n", "net.ipv4.ip_default_ttl", ns=bed.ns("dut")).strip()
+    gro = [line for line in sh("ethtool", "-k", "lan0", ns=bed.ns("dut")).splitlines()
+           if line.startswith("generic-receive-offload")][0].split(":")[1].split()[0]
+    return ttl, gro
+
+
+def iperf3_on(bed, role: str) -> list[int]:
+    return [pid for pid in bed.pids_in(role) if bed.comm(pid) == "iperf3"]
+
+
+def test_check_all_ok_and_bypass_fails(bed):
+    result = linerate("testbed", "check", str(bed.inventory()), "--json")
+    doc = json.loads(result.stdout)
+    assert doc["ok"] and {c["name"] for c in doc["checks"]} >= {"client ssh", "dut os", "path IPv4", "server iperf3"}
+    path = next(c for c in doc["checks"] if c["name"] == "path IPv4")
+    assert "DUT forwarded" in path["detail"]
+    assert doc["environment"]["dut"]["os"] == "Linux" and doc["environment"]["dut"]["offloads"]["lan0"]
+    bypass = linerate("testbed", "check", str(bed.inventory(bypass=True)), check=False)
+    assert bypass.returncode == 1
+    assert "does not cross the DUT" in bypass.stdout
+    assert not iperf3_on(bed, "server")
+
+
+def test_changed_and_unknown_host_keys_are_refused(bed, tmp_path):
+    wrong = tmp_path / "known_hosts"
+    other = bed.host_key_line("server").split()[1:]  # the server's key, filed under the DUT's address
+    wrong.write_text(bed.host_key_line("client") + f"{bed.host_key_line('dut').split()[0]} {' '.join(other)}\n")
+    changed = linerate("testbed", "check", str(bed.inventory(known_hosts=wrong)), check=False)
+    assert changed.returncode == 2, changed.stderr
+    assert "changed" in changed.stderr and changed.stderr.count("SHA256:") >= 2
+    empty = tmp_path / "empty_known_hosts"
+    unknown = linerate("testbed", "check", str(bed.inventory(known_hosts=empty)), check=False)
+    assert unknown.returncode == 2 and "--accept-new-host-keys" in unknown.stderr
+    assert not empty.exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("key, value", [
+    ("ssh", "root@198.19.250.2; touch /tmp/lrt-pwned"),
+    ("test_address", "198.18.1.10 -J"),
+    ("bogus", "1"),
+    ("identity", "/nonexistent/$(reboot)"),
+])
+def test_bad_inventory_exits_2_and_touches_nothing(bed, tmp_path, key, value):
+    text = bed.inventory().read_text()
+    client = text[text.index("[client]"):text.index("[server]")]
+    lines = [line for line in client.splitlines() if not line.startswith(f"{key} =")]
+    lines.insert(1, f'{key} = "{value}"')
+    path = tmp_path / "bad.toml"
+    path.write_text(text.replace(client, "\n".join(lines) + "\n"))
+    before = bed.known_hosts.read_text()
+    result = linerate("testbed", "check", str(path), check=False)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert str(path) in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not Path("/tmp/lrt-pwned").exists() and bed.known_hosts.read_text() == before
+
+
+def test_experiment_over_ssh_stores_dut_telemetry(bed, tmp_path):
+    exp = tmp_path / "exp.toml"
+    exp.write_text(EXPERIMENT)
+    db = tmp_path / "r.db"
+    before = dut_state(bed)
+    result = linerate("run", str(exp), "--testbed", str(bed.inventory()), "--db", str(db))
+    assert "IPv4" in result.stdout
+    assert dut_state(bed) == before  # every knob put back at the end
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT status, dut_counters, telemetry FROM trials").fetchall()
+    assert len(rows) == 4 and all(status == "ok" for status, _, _ in rows)
+    for _, counters, telemetry in rows:
+        assert json.loads(counters)["forwarded_packets"] > 1000
+        cpus = json.loads(telemetry)["dut"]["cpu"]
+        assert cpus and all(0 <= c["busy_pct"] <= 100 for c in cpus)
+    env = json.loads(conn.execute("SELECT environment FROM experiments").fetchone()[0])
+    assert env["kind"] == "ssh" and set(env["hosts"]) == {"client", "dut", "server"}
+    assert env["hosts"]["server"]["iperf3_version"] and env["hosts"]["dut"]["cpu_count"]
+    assert conn.execute("SELECT COUNT(*) FROM dut_journal WHERE restored_at IS NULL").fetchone()[0] == 0
+    report = linerate("report", "sshbed", "--db", str(db))
+    assert "IPv4 1 stream" in report.stdout or "IPv4" in report.stdout
+    assert not iperf3_on(bed, "server")
+
+
+def test_sigkill_then_restore_puts_every_knob_back(bed, tmp_path):
+    exp = tmp_path / "exp.toml"
+    exp.write_text(EXPERIMENT.replace("repetitions = 2", "repetitions = 30"))
+    db = tmp_path / "k.db"
+    original = dut_state(bed)
+    proc = subprocess.Popen([*LINERATE, "run", str(exp), "--testbed", str(bed.inventory()), "--db", str(db)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if db.exists() and dut_state(bed)[0] == "50":
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the run never applied the DUT sysctl")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert dut_state(bed) != original  # the kill left knobs changed ...
+    restore = linerate("testbed", "restore", str(bed.inventory()), "--db", str(db))
+    assert "net.ipv4.ip_default_ttl back to 64" in restore.stdout and "iperf3 server stopped" in restore.stdout
+    assert dut_state(bed) == original  # ... and restore put every one back, read from the DUT itself
+    deadline = time.monotonic() + 5
+    while iperf3_on(bed, "server") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not iperf3_on(bed, "server") and not iperf3_on(bed, "client")
+    again = linerate("testbed", "restore", str(bed.inventory()), "--db", str(db))
+    assert "nothing to restore" in again.stdout
