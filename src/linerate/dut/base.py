@@ -90,3 +90,16 @@ def driver_for(family: str) -> DutDriver:
 def detect_family(uname_s: str) -> str | None:
     """`uname -s` -> driver family."""
     return {"Linux": "linux", "FreeBSD": "freebsd", "OpenBSD": "openbsd"}.get(uname_s.strip())
+
+
+def run_all(host: Executor, argvs: list[list[str]], timeout_s: float, optional: int = 0) -> list:
+    """Run fixed telemetry commands, in one round trip where the executor can (SshExecutor.run_many).
+    The last `optional` commands may fail; any other failure raises ExecError."""
+    from linerate.errors import ExecError
+
+    results = host.run_many(argvs, timeout_s=timeout_s) if hasattr(host, "run_many") else \
+        [host.run(argv, timeout_s=timeout_s, check=False) for argv in argvs]
+    for argv, result in list(zip(argvs, results))[:len(argvs) - optional]:
+        if result.returncode != 0:
+            raise ExecError(argv, host.host, result.returncode, result.stderr)
+    return results

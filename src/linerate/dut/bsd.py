@@ -17,7 +17,7 @@ are loader-only, and FreeBSD's own refusal ("read only tunable") is reported the
 from __future__ import annotations
 
 from linerate.dut import parsers
-from linerate.dut.base import Snapshot
+from linerate.dut.base import Snapshot, run_all
 from linerate.errors import ConfigError, ExecError, LinerateError
 from linerate.exec import Executor
 
@@ -39,19 +39,25 @@ class _BsdDriver:
         return [self.interface_argv, self.cpu_argv, ["vmstat", "-i"]]
 
     def snapshot(self, host: Executor) -> Snapshot:
+        extra = self._extra_argvs()
+        results = run_all(host, [self.interface_argv, self.cpu_argv, ["vmstat", "-i"], ["pfctl", "-s", "info"], *extra],
+                          TIMEOUT_S, optional=1 + len(extra))
+        interfaces, cpu, irqs, pf = results[:4]
         shot = Snapshot()
-        shot.counters.update(parsers.parse_netstat_i(host.run(self.interface_argv, timeout_s=TIMEOUT_S).stdout))
-        shot.cpu = self._cpu(host.run(self.cpu_argv, timeout_s=TIMEOUT_S).stdout)
-        shot.interrupts = parsers.parse_vmstat_i(host.run(["vmstat", "-i"], timeout_s=TIMEOUT_S).stdout)
-        pf = host.run(["pfctl", "-s", "info"], timeout_s=TIMEOUT_S, check=False)
+        shot.counters.update(parsers.parse_netstat_i(interfaces.stdout))
+        shot.cpu = self._cpu(cpu.stdout)
+        shot.interrupts = parsers.parse_vmstat_i(irqs.stdout)
         if pf.returncode == 0:
             shot.counters.update(parsers.parse_pfctl_info(pf.stdout))
         else:
             shot.problems.append("pf state count (pfctl -s info refused; pf disabled or no /dev/pf access)")
-        self._extra(host, shot)
+        self._extra(results[4:], shot)
         return shot
 
-    def _extra(self, host: Executor, shot: Snapshot) -> None:
+    def _extra_argvs(self) -> list[list[str]]:
+        return []
+
+    def _extra(self, results: list, shot: Snapshot) -> None:
         pass
 
     def read_sysctl(self, host: Executor, name: str) -> str:
@@ -85,8 +91,11 @@ class FreeBsdDriver(_BsdDriver):
     def telemetry_commands(self) -> list[list[str]]:
         return super().telemetry_commands() + [["netstat", "-Q"]]
 
-    def _extra(self, host: Executor, shot: Snapshot) -> None:
-        netisr = host.run(["netstat", "-Q"], timeout_s=TIMEOUT_S, check=False)
+    def _extra_argvs(self) -> list[list[str]]:
+        return [["netstat", "-Q"]]
+
+    def _extra(self, results: list, shot: Snapshot) -> None:
+        (netisr,) = results
         if netisr.returncode == 0:
             shot.counters.update(parsers.parse_netstat_q(netisr.stdout))
         else:

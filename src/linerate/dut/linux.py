@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from linerate import counters
 from linerate.dut import parsers
-from linerate.dut.base import Snapshot
+from linerate.dut.base import Snapshot, run_all
 from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
 
@@ -26,13 +26,15 @@ class LinuxDriver:
         return [LINK_STATS_ARGV, NSTAT_ARGV, QDISC_STATS_ARGV, PROC_STAT_ARGV, INTERRUPTS_ARGV]
 
     def snapshot(self, host: Executor) -> Snapshot:
+        links, snmp, qdiscs, stat, irqs, conntrack = run_all(
+            host, [LINK_STATS_ARGV, NSTAT_ARGV, QDISC_STATS_ARGV, PROC_STAT_ARGV, INTERRUPTS_ARGV, CONNTRACK_ARGV],
+            TIMEOUT_S, optional=1)
         shot = Snapshot()
-        shot.counters.update(counters.parse_link_stats(host.run(LINK_STATS_ARGV, timeout_s=TIMEOUT_S).stdout))
-        shot.counters.update(counters.parse_nstat(host.run(NSTAT_ARGV, timeout_s=TIMEOUT_S).stdout))
-        shot.counters.update(counters.parse_qdisc_stats(host.run(QDISC_STATS_ARGV, timeout_s=TIMEOUT_S).stdout))
-        shot.cpu = parsers.parse_proc_stat(host.run(PROC_STAT_ARGV, timeout_s=TIMEOUT_S).stdout)
-        shot.interrupts = parsers.parse_proc_interrupts(host.run(INTERRUPTS_ARGV, timeout_s=TIMEOUT_S).stdout)
-        conntrack = host.run(CONNTRACK_ARGV, timeout_s=TIMEOUT_S, check=False)
+        shot.counters.update(counters.parse_link_stats(links.stdout))
+        shot.counters.update(counters.parse_nstat(snmp.stdout))
+        shot.counters.update(counters.parse_qdisc_stats(qdiscs.stdout))
+        shot.cpu = parsers.parse_proc_stat(stat.stdout)
+        shot.interrupts = parsers.parse_proc_interrupts(irqs.stdout)
         if conntrack.returncode == 0:
             shot.counters["conntrack_entries"] = parsers.parse_single_int(conntrack.stdout, "nf_conntrack_count")
         else:
