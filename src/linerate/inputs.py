@@ -45,3 +45,16 @@ def read_text(path: str | os.PathLike[str], max_bytes: int, what: str = "file") 
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(os.fspath(path), f"not UTF-8 text; expected a {what}") from None
+
+
+def parse_toml(text: str, source: str, what: str) -> dict:
+    """tomllib.loads with its errors as one ConfigError naming the file (a RecursionError from
+    absurd nesting included)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(source, f"nested too deeply; not {what}") from None

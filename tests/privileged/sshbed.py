@@ -90,7 +90,7 @@ class SshBed:
         self.sshd.append(proc)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            probe = subprocess.run(["ip", "netns", "exec", self.ns(role), "ss", "-ltn", f"sport = :22"],
+            probe = subprocess.run(["ip", "netns", "exec", self.ns(role), "ss", "-ltn", "sport = :22"],
                                    capture_output=True, text=True)
             if MGMT[role][1] in probe.stdout:
                 return
@@ -117,8 +117,7 @@ class SshBed:
         self.known_hosts.write_text("".join(self.host_key_line(r) for r in ("client", "dut", "server")))
 
     def pids_in(self, role: str) -> list[int]:
-        out = subprocess.run(["ip", "netns", "pids", self.ns(role)], capture_output=True, text=True).stdout
-        return [int(p) for p in out.split()]
+        return self.pids_in_ns(self.ns(role))
 
     def comm(self, pid: int) -> str:
         try:

@@ -112,7 +112,9 @@ def test_experiment_over_ssh_stores_dut_telemetry(bed, tmp_path):
     assert env["hosts"]["server"]["iperf3_version"] and env["hosts"]["dut"]["cpu_count"]
     assert conn.execute("SELECT COUNT(*) FROM dut_journal WHERE restored_at IS NULL").fetchone()[0] == 0
     report = linerate("report", "sshbed", "--db", str(db))
-    assert "IPv4 1 stream" in report.stdout or "IPv4" in report.stdout
+    table = [line for line in report.stdout.splitlines() if line.startswith("|")]
+    assert "ip_default_ttl=50" in table[0]  # one column per configuration, as for the namespace lab
+    assert any(line.startswith("| IPv4 1 stream") for line in table)
     assert not iperf3_on(bed, "server")
 
 

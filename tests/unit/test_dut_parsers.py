@@ -157,3 +157,44 @@ def test_openbsd_refuses_offload_knobs():
 def test_telemetry_delta_keeps_problems():
     tele = telemetry_delta(Snapshot(problems=["x"]), Snapshot())
     assert tele["unavailable"] == ["x"]
+
+
+class LocalShellSession:
+    """Stands in for an SSH session: the command string runs in a local sh, as sshd would run it."""
+
+    target = "local"
+
+    def run_command(self, command, *, stdin, timeout_s):
+        import subprocess
+
+        proc = subprocess.run(["sh", "-c", command], input=stdin, capture_output=True, text=True, timeout=10)
+        return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_run_many_splits_outputs_and_exit_codes_of_quoted_commands():
+    from linerate.exec.ssh import SshExecutor
+
+    host = SshExecutor(LocalShellSession())
+    echo, failed, odd = host.run_many([["echo", "hi there"], ["sh", "-c", "echo oops >&2; exit 3"],
+                                       ["printf", "%s", "a; rm -rf /tmp/x $(id)"]])
+    assert echo.stdout == "hi there\n" and echo.returncode == 0
+    assert failed.returncode == 3 and "oops" in failed.stderr
+    assert odd.stdout == "a; rm -rf /tmp/x $(id)"  # an argument stays one argument, never shell code
+
+
+def test_inventory_refuses_bad_values_naming_the_key(tmp_path):
+    from linerate.testbed.inventory import parse_inventory
+
+    good = ('[client]\nssh = "root@192.0.2.5"\ntest_address = "198.18.1.10"\n'
+            '[server]\nssh = "bench@[2001:db8::6]:2222"\ntest_address6 = "2001:2:0:2::10"\n'
+            '[dut]\nssh = "admin@fw.example"\nos = "opnsense"\ninterfaces = ["igb0"]\n')
+    inventory = parse_inventory(good, "inv.toml")
+    assert inventory.server.target().port == 2222 and inventory.address(6) == "2001:2:0:2::10"
+    assert inventory.address(4) is None and inventory.identity_key() == parse_inventory(good).identity_key()
+    for bad, key in ((good.replace("root@192.0.2.5", "root@192.0.2.5;reboot"), "client.ssh"),
+                     (good.replace('"198.18.1.10"', '"224.0.0.1"'), "client.test_address"),
+                     (good.replace('"igb0"', '"igb0 up"'), "dut.interfaces"),
+                     (good.replace('os = "opnsense"', 'os = "windows"'), "dut.os"),
+                     (good + "[extra]\n", "extra")):
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            parse_inventory(bad, "inv.toml")

@@ -126,7 +126,6 @@ def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from linerate.experiment.config import load_experiment
-
     from linerate.testbed.knobs import refuse_unsupported
 
     experiment, text = load_experiment(args.file)

@@ -98,7 +98,11 @@ class SshSession:
 
     def connect(self) -> "SshSession":
         if self._conn is None:
-            self._conn = _Loop.get().call(self._connect(), self.connect_timeout_s * 3)
+            try:
+                self._conn = _Loop.get().call(self._connect(), self.connect_timeout_s * 3)
+            except TimeoutError:
+                self.close()
+                raise SshError(f"{self.target}: no SSH session within {self.connect_timeout_s * 3:.0f} s") from None
         return self
 
     async def _connect(self):
@@ -202,17 +206,22 @@ class SshExecutor:
     def command(self, argv: Sequence[str]) -> str:
         return shlex.join([*self.become, *[str(a) for a in argv]])
 
-    def run(self, argv: Sequence[str], *, stdin: str | None = None, timeout_s: float | None = None,
-            check: bool = True) -> CommandResult:
+    def _exchange(self, command: str, key: tuple[str, ...], stdin: str | None,
+                  timeout_s: float | None) -> tuple[int | None, str, str]:
+        """One remote command; a timeout or a lost connection becomes an ExecError naming `key`."""
         import asyncssh
 
-        key = tuple(str(a) for a in argv)
         try:
-            rc, out, err = self.session.run_command(self.command(argv), stdin=stdin, timeout_s=timeout_s)
+            return self.session.run_command(command, stdin=stdin, timeout_s=timeout_s)
         except (asyncssh.TimeoutError, TimeoutError):
             raise ExecError(key, self.host, None, f"no answer within {timeout_s:.0f} s") from None
         except (OSError, asyncssh.Error) as exc:
             raise ExecError(key, self.host, None, f"connection lost: {exc or type(exc).__name__}") from None
+
+    def run(self, argv: Sequence[str], *, stdin: str | None = None, timeout_s: float | None = None,
+            check: bool = True) -> CommandResult:
+        key = tuple(str(a) for a in argv)
+        rc, out, err = self._exchange(self.command(argv), key, stdin, timeout_s)
         if rc is None:
             raise ExecError(key, self.host, None, err or "the remote command was killed by a signal")
         if check and rc != 0:
@@ -222,25 +231,21 @@ class SshExecutor:
     def run_many(self, argvs: Sequence[Sequence[str]], *, timeout_s: float | None = None) -> list[CommandResult]:
         """Several fixed commands in one round trip (each SSH exec costs a channel and a remote
         shell, ~0.1 s on a small host). Each argv is quoted on its own (shlex.join, as in run); a
-        random marker line carrying the exit status separates the outputs."""
+        random marker line carrying the exit status separates the outputs. Stderr comes back as a
+        whole and is attached to the commands that failed."""
         import re
         import secrets
-
-        import asyncssh
 
         marker = f"@@linerate-{secrets.token_hex(8)}@@"
         script = "; ".join(f"{self.command(argv)}; printf '\\n{marker} %d\\n' $?" for argv in argvs)
         keys = [tuple(str(a) for a in argv) for argv in argvs]
-        try:
-            rc, out, err = self.session.run_command(script, stdin=None, timeout_s=timeout_s)
-        except (asyncssh.TimeoutError, TimeoutError):
-            raise ExecError(keys[0], self.host, None, f"no answer within {timeout_s:.0f} s") from None
-        except (OSError, asyncssh.Error) as exc:
-            raise ExecError(keys[0], self.host, None, f"connection lost: {exc or type(exc).__name__}") from None
+        rc, out, err = self._exchange(script, keys[0], None, timeout_s)
         parts = re.split(rf"\n{marker} ([0-9]+)\n", out)
         if len(parts) != 2 * len(argvs) + 1:
             raise ExecError(keys[0], self.host, rc, f"batched output was cut short: {err.strip()[:200]}")
-        return [CommandResult(key, int(parts[2 * i + 1]), parts[2 * i], "", self.host) for i, key in enumerate(keys)]
+        codes = [int(parts[2 * i + 1]) for i in range(len(keys))]
+        return [CommandResult(key, code, parts[2 * i], err if code else "", self.host)
+                for i, (key, code) in enumerate(zip(keys, codes))]
 
     def spawn(self, argv: Sequence[str]) -> SpawnedProcess:
         raise NotImplementedError("remote servers are started as daemons with a pid file (testbed/ssh.py)")

@@ -7,7 +7,6 @@ import difflib
 import hashlib
 import itertools
 import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -137,12 +136,9 @@ def _depth(value: Any, limit: int) -> bool:
 
 
 def parse_experiment(text: str, source: str = "<experiment>") -> Experiment:
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, f"not valid TOML: {exc}") from None
-    except RecursionError:
-        raise ConfigError(source, f"nested more than {MAX_DEPTH} levels deep; not an experiment file") from None
+    from linerate.inputs import parse_toml
+
+    doc = parse_toml(text, source, f"an experiment file (more than {MAX_DEPTH} levels)")
     if not _depth(doc, MAX_DEPTH):
         raise ConfigError(source, f"nested more than {MAX_DEPTH} levels deep; not an experiment file")
     # Known axis names may also be fixed at top level (`family = 6`), as users write them.

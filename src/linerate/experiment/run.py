@@ -80,9 +80,9 @@ def _run_locked(experiment: Experiment, store: Store, *, file_text: str | None, 
     def flagger(cell: dict[str, Any], trial) -> list[str]:
         from linerate.experiment.calibration import flags_for, shape_key
 
-        rig = flags_for(trial, baselines.get(shape_key(cell))) if experiment.calibrate else []
-        if not use_calibration:  # a real testbed: no baseline, but a saturated sender still says so
-            rig = flags_for(trial, None)
+        # A real testbed has no baseline (baselines stays empty), but a saturated sender still says so.
+        checked = experiment.calibrate or not use_calibration
+        rig = flags_for(trial, baselines.get(shape_key(cell))) if checked else []
         return rig + ceiling_flags(cell, trial)
     scheduler = Scheduler(experiment, store, lab_recording_environment, on_event, flagger=flagger)
     try:

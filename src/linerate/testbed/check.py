@@ -101,23 +101,21 @@ def path_check(inventory: Inventory, executors: dict[str, SshExecutor], driver: 
 
 def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lambda m: None) -> tuple[list[Check], dict]:
     """All checks; (checks, environment fingerprint of every reachable host)."""
-    from linerate.exec.ssh import SshSession
-    from linerate.testbed.ssh import SERVER_PORT, close_hosts, detect_driver, pidfile_for, stop_server
+    from linerate.errors import ExecError
+    from linerate.exec.ssh import SshError
+    from linerate.testbed.ssh import (SERVER_PORT, close_hosts, connect_host, detect_driver, pidfile_for,
+                                      start_server, stop_server)
 
     checks: list[Check] = []
     executors: dict[str, SshExecutor] = {}
     environment: dict = {}
     try:
         for role, entry in inventory.hosts().items():
-            try:
-                session = SshSession(entry.target(), inventory.known_hosts_path(), accept_new=accept_new,
-                                     on_message=on_message).connect()
-                executors[role] = SshExecutor(session, entry.become_argv())
+            try:  # a host key problem (HostKeyError, exit 2) is not a check result: it stops here
+                executors[role] = connect_host(inventory, role, accept_new=accept_new, on_message=on_message)
                 whoami = executors[role].run(["id", "-u"], timeout_s=TIMEOUT_S).stdout.strip()
                 checks.append(Check(f"{role} ssh", True, f"{entry.target()} (uid {whoami})"))
-            except LinerateError as exc:
-                if getattr(exc, "exit_code", 1) == 2:
-                    raise
+            except (SshError, ExecError) as exc:
                 checks.append(Check(f"{role} ssh", False, str(exc)))
         for role, host in executors.items():
             remote = host.run(["date", "-u", "+%s"], timeout_s=TIMEOUT_S, check=False).stdout.strip()
@@ -143,16 +141,14 @@ def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lam
                 version = environment[role]["iperf3_version"]
                 checks.append(Check(f"{role} iperf3", version is not None, version or "iperf3 not found"))
         if {"client", "server", "dut"} <= executors.keys() and driver is not None:
-            pidfile = pidfile_for(inventory, SERVER_PORT + 1)
-            from linerate.traffic.iperf3 import IPERF3
-
-            executors["server"].run(IPERF3.server_daemon_argv(SERVER_PORT + 1, pidfile, 60), timeout_s=TIMEOUT_S,
-                                    check=False)
-            time.sleep(0.5)
+            pidfile = pidfile_for(inventory, SERVER_PORT + 1)  # not the run's port: a run may hold it
             try:
+                start_server(executors["server"], pidfile, SERVER_PORT + 1, 60)
                 for family in (4, 6):
                     if inventory.address(family):
                         checks.append(path_check(inventory, executors, driver, family, SERVER_PORT + 1))
+            except LinerateError as exc:
+                checks.append(Check("path", False, f"could not run the burst: {exc}"))
             finally:
                 stop_server(executors["server"], pidfile)
     finally:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
-import tomllib
 from pathlib import Path
 from typing import Literal
 
@@ -32,11 +31,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from linerate.errors import ConfigError
 from linerate.exec.ssh import SshTarget
+from linerate.testbed.knobs import IFNAME_RE
 
 MAX_FILE_BYTES = 100_000
 USER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
 HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
-IFNAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
 OS_NAMES = ("linux", "openwrt", "freebsd", "pfsense", "opnsense", "openbsd")
 
 
@@ -191,12 +190,9 @@ def _describe(exc: ValidationError) -> str:
 
 
 def parse_inventory(text: str, source: str = "<inventory>") -> Inventory:
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, f"not valid TOML: {exc}") from None
-    except RecursionError:
-        raise ConfigError(source, "nested too deeply; not an inventory file") from None
+    from linerate.inputs import parse_toml
+
+    doc = parse_toml(text, source, "an inventory file")
     try:
         return Inventory.model_validate(doc)
     except ValidationError as exc:

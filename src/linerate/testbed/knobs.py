@@ -25,21 +25,10 @@ NAMESPACE_ONLY = {"link_rate": "an emulated link rate", "delay_ms": "netem delay
 
 def parse_any_sysctls(text: str) -> tuple[tuple[str, str], ...]:
     """'default' or 'NAME=VALUE;NAME=VALUE' with NAME any sysctl (net.inet.ip.forwarding, kern.ipc.maxsockbuf)."""
-    text = text.strip()
-    if text == "default":
-        return ()
-    pairs = []
-    for item in filter(None, (i.strip() for i in text.split(";"))):
-        key, eq, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not eq or not SYSCTL_NAME_RE.match(key):
-            raise ValueError(f"'{item}' is not NAME=VALUE with a sysctl name such as net.inet.ip.redirect")
-        if not SYSCTL_VALUE_RE.match(value):
-            raise ValueError(f"'{value}' is not a sysctl value (letters, digits, spaces, . : - _)")
-        pairs.append((key, value))
-    if not pairs:
-        raise ValueError("'' is empty; write 'default' to leave sysctls as they are")
-    return tuple(pairs)
+    from linerate.topology.link import parse_sysctl_pairs
+
+    return parse_sysctl_pairs(text, SYSCTL_NAME_RE, SYSCTL_VALUE_RE,
+                              "NAME=VALUE with a sysctl name such as net.inet.ip.redirect")
 
 
 def parse_dut_offloads(text: str) -> tuple[tuple[str, str, str], ...]:

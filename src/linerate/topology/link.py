@@ -171,24 +171,32 @@ def parse_offloads(text: str) -> tuple[tuple[str, str, str, str], ...]:
     return tuple((role, ifname, name, state) for (role, ifname, name), state in sorted(settings.items()))
 
 
-def parse_sysctls(text: str) -> tuple[tuple[str, str], ...]:
-    """'default' or 'net.core.netdev_budget=600;net.core.netdev_max_backlog=5000'. Only namespaced
-    net.* sysctls: the DUT is a namespace, and anything else would change the host."""
+def parse_sysctl_pairs(text: str, name_re: re.Pattern = None, value_re: re.Pattern = None,
+                       name_hint: str = "net.NAME=VALUE (only net.* sysctls exist per namespace)"
+                       ) -> tuple[tuple[str, str], ...]:
+    """'default' or 'NAME=VALUE;NAME=VALUE'; names must match name_re (default: net.* only)."""
+    name_re, value_re = name_re or SYSCTL_NAME_RE, value_re or SYSCTL_VALUE_RE
     text = text.strip()
     if text == "default":
         return ()
-    if not text:
-        raise ValueError("'' is empty; write 'default' to leave sysctls as they are")
     pairs = []
     for item in filter(None, (i.strip() for i in text.split(";"))):
         key, eq, value = item.partition("=")
         key, value = key.strip(), value.strip()
-        if not eq or not SYSCTL_NAME_RE.match(key):
-            raise ValueError(f"'{item}' is not net.NAME=VALUE (only net.* sysctls exist per namespace)")
-        if not SYSCTL_VALUE_RE.match(value):
+        if not eq or not name_re.match(key):
+            raise ValueError(f"'{item}' is not {name_hint}")
+        if not value_re.match(value):
             raise ValueError(f"'{value}' is not a sysctl value (digits, letters, spaces)")
         pairs.append((key, value))
+    if not pairs:
+        raise ValueError("'' is empty; write 'default' to leave sysctls as they are")
     return tuple(pairs)
+
+
+def parse_sysctls(text: str) -> tuple[tuple[str, str], ...]:
+    """'default' or 'net.core.netdev_budget=600;net.core.netdev_max_backlog=5000'. Only namespaced
+    net.* sysctls: the DUT is a namespace, and anything else would change the host."""
+    return parse_sysctl_pairs(text)
 
 
 def parse_cpu_mask(text: str) -> str:
