@@ -15,6 +15,13 @@ def read_data(*parts: str) -> str:
     return DATA.joinpath(*parts).read_text()
 
 
+def capture(name: str) -> str:
+    """A recorded real output under tests/data, without its first line (which names the source)."""
+    lines = DATA.joinpath(name).read_text().splitlines(keepends=True)
+    assert lines[0].startswith("# source: "), f"{name} must name its source on line 1"
+    return "".join(lines[1:])
+
+
 @pytest.fixture(autouse=True)
 def _state_dir(tmp_path, monkeypatch):
     # Every test gets its own lab registry, so tests never see (or clean) each other's labs.

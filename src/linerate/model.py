@@ -140,7 +140,8 @@ class Trial:
     timestamp: float | None = None
     error: str | None = None
     dut_counters: dict[str, int] = field(default_factory=dict)
-    telemetry: dict[str, Any] = field(default_factory=dict)  # per host: CPU split, interrupts, counters
+    telemetry: dict[str, Any] = field(default_factory=dict)  # per host: CPU split, interrupts, window
+    telemetry_raw: dict[str, dict[str, str]] = field(default_factory=dict)  # host -> before/after snapshot text
     raw: str = ""
 
     @property

@@ -1,12 +1,14 @@
+import time
+
 import pytest
 
 from linerate import counters
 from linerate.exec import FakeExecutor
 from linerate.model import TrialParams
 from linerate.dut.linux import (CONNTRACK_ARGV, INTERRUPTS_ARGV, LINK_STATS_ARGV, NSTAT_ARGV, PROC_STAT_ARGV,
-                                QDISC_STATS_ARGV)
-from linerate.trial import run_trial
-from tests.conftest import read_data
+                                QDISC_STATS_ARGV, SOFTNET_ARGV)
+from linerate.trial import run_trial, window_offsets
+from tests.conftest import capture, read_data
 
 
 def test_link_stats_and_nstat_parse_recorded_output():
@@ -39,12 +41,35 @@ def make_dut(forwarded_after: int) -> FakeExecutor:
     irqs = iter(["  CPU0 CPU1\n 36: 5 0 PCI-MSIX virtio1-input.0\n", "  CPU0 CPU1\n 36: 905 0 PCI-MSIX virtio1-input.0\n"])
     dut.respond_with(INTERRUPTS_ARGV, lambda argv: (0, next(irqs), ""))
     dut.respond(CONNTRACK_ARGV, "", returncode=1, stderr="No such file or directory")
+    softnet = iter([capture("linux/softnet_stat.txt")] * 2)
+    dut.respond_with(SOFTNET_ARGV, lambda argv: (0, next(softnet), ""))
     return dut
 
 
-def test_run_trial_with_fake_executors():
+def slow_client(seconds: float) -> FakeExecutor:
+    """An iperf3 that takes its time, as a real one does: the DUT is read while it runs."""
+    def answer(argv):
+        time.sleep(seconds)
+        return 0, read_data("iperf3", "tcp_forward_p1.json"), ""
+    return FakeExecutor("client").respond_with(["iperf3"], answer)
+
+
+def test_telemetry_window_starts_after_the_omit_period_and_ends_before_the_run():
+    start, end = window_offsets(TrialParams(duration_s=10, omit_s=2))
+    assert 2.0 < start < 2.5 and 11.0 < end < 12.0
+    start, end = window_offsets(TrialParams(duration_s=1, omit_s=0))
+    assert 0 < start < end <= 1.0
+
+
+def test_a_generator_that_ends_before_the_window_fails_the_trial():
     client = FakeExecutor("client").respond(["iperf3"], read_data("iperf3", "tcp_forward_p1.json"))
-    trial = run_trial(client, make_dut(500), TrialParams(duration_s=1), "198.19.0.2")
+    trial = run_trial(client, make_dut(500), TrialParams(duration_s=1, omit_s=0), "198.19.0.2")
+    assert not trial.ok and "ended before the measured window" in trial.error
+
+
+def test_run_trial_with_fake_executors():
+    client = slow_client(1.0)
+    trial = run_trial(client, make_dut(500), TrialParams(duration_s=1, omit_s=0), "198.19.0.2")
     assert trial.ok and trial.throughput_bps > 1e9
     assert trial.dut_counters["forwarded_packets"] == 500
     # the shaper's drops (root tbf of wan0, which counts its child's) and wire frames of both ports
@@ -57,13 +82,15 @@ def test_run_trial_with_fake_executors():
     assert cpu0["softirq_pct"] == 100.0 and cpu1["busy_pct"] == 0.0
     assert trial.telemetry["dut"]["interrupts"] == {"virtio1-input.0": 900}
     assert trial.telemetry["dut"]["unavailable"] == ["conntrack count (nf_conntrack not loaded)"]
+    assert 0.3 < trial.telemetry["dut"]["window_s"] < 0.8
+    assert trial.dut_counters["softnet_dropped"] == 0
+    assert "### linerate: cat /proc/stat" in trial.telemetry_raw["dut"]["before"]
 
 
 def test_run_trial_fails_when_the_dut_cannot_be_read():
-    client = FakeExecutor("client").respond(["iperf3"], read_data("iperf3", "tcp_forward_p1.json"))
     dut = FakeExecutor("dut")  # answers nothing: like a dropped connection
-    trial = run_trial(client, dut, TrialParams(duration_s=1), "198.19.0.2")
-    assert not trial.ok and "DUT telemetry" in trial.error and client.calls == []
+    trial = run_trial(slow_client(0.5), dut, TrialParams(duration_s=1, omit_s=0), "198.19.0.2")
+    assert not trial.ok and "DUT telemetry" in trial.error
 
 
 def test_run_trial_error_exit0_is_failed():

@@ -9,14 +9,9 @@ from linerate.dut import parsers
 from linerate.dut.base import Snapshot, driver_for, rx_packets, telemetry_delta
 from linerate.errors import ConfigError, ParseError
 from linerate.exec import FakeExecutor
+from tests.conftest import capture
 
 DATA = Path(__file__).parent.parent / "data"
-
-
-def capture(name: str) -> str:
-    lines = (DATA / name).read_text().splitlines(keepends=True)
-    assert lines[0].startswith("# source: "), f"{name} must name its source on line 1"
-    return "".join(lines[1:])
 
 
 def test_every_capture_names_its_source():

@@ -3,16 +3,22 @@ family (linux; freebsd for FreeBSD, pfSense and OPNsense; openbsd). A driver onl
 lists and parses outputs (dut/parsers.py); the Executor it is handed decides where they run (a
 namespace, an SSH session, the FakeExecutor in tests).
 
-A Snapshot holds cumulative counters; telemetry_delta() turns the two read around a trial into the
-figures stored with it: counter deltas, per-CPU busy split, interrupts per source.
+A driver declares its commands as Probes (argv + parser). take_snapshot() runs them on a host and
+renders their outputs as snapshot text (dut/sections.py); parse_snapshot() reads that text back —
+the same path for a live DUT and for a snapshot a user pasted from a firewall's shell. A Snapshot
+holds cumulative counters; telemetry_delta() turns the two read around a trial's measured window
+into the figures stored with it: counter deltas, per-CPU busy split, interrupts per source.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from linerate.dut import sections
 from linerate.dut.parsers import CPU_FIELDS
+from linerate.errors import ParseError
 from linerate.exec import Executor
 
 FAMILIES = ("linux", "freebsd", "openbsd")
@@ -27,6 +33,23 @@ class Snapshot:
     cpu: list[dict[str, int]] = field(default_factory=list)
     interrupts: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # telemetry a host could not give
+    raw: str = ""  # the commands' outputs as snapshot text (dut/sections.py)
+    taken_at: float | None = None  # `date +%s` of a pasted snapshot
+    top_cpu: list[dict[str, float]] = field(default_factory=list)  # top's per-CPU % (pasted snapshots)
+    threads: list[dict] = field(default_factory=list)  # top's busiest threads {name, cpu, pct}
+    nic_speed_mbps: dict[str, int] = field(default_factory=dict)  # negotiated media speed per interface
+    nic_drivers: dict[str, str] = field(default_factory=dict)  # interface -> driver (virtio_net, vtnet ...)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One fixed command of a driver and how its output lands in a Snapshot. `required` probes
+    fail a live snapshot when they fail; the others only add a line to Snapshot.problems."""
+
+    argv: tuple[str, ...]
+    parse: Callable[[str, Snapshot], None]
+    unavailable: str  # what the problem line says when the output is missing or unreadable
+    required: bool = True
 
 
 class DutDriver(Protocol):
@@ -42,9 +65,17 @@ class DutDriver(Protocol):
 
     def read_offloads(self, host: Executor, ifname: str) -> dict[str, str]: ...
 
+    def link_speed_mbps(self, host: Executor, ifname: str) -> int | None: ...
+
+    def cpu_snapshot(self, host: Executor) -> Snapshot: ...
+
     def set_offload(self, host: Executor, ifname: str, feature: str, state: str) -> None: ...
 
     def telemetry_commands(self) -> list[list[str]]: ...
+
+    def probes(self) -> list[Probe]: ...
+
+    def offline_probes(self) -> list[Probe]: ...
 
 
 def cpu_delta(before: list[dict[str, int]], after: list[dict[str, int]]) -> list[dict[str, float]]:
@@ -103,3 +134,31 @@ def run_all(host: Executor, argvs: list[list[str]], timeout_s: float, optional: 
         if result.returncode != 0:
             raise ExecError(argv, host.host, result.returncode, result.stderr)
     return results
+
+
+def take_snapshot(host: Executor, probes: list[Probe], family: str, timeout_s: float) -> Snapshot:
+    """Run the probes on host (one round trip over SSH), keep their outputs as snapshot text and
+    parse it. A required probe that fails or prints what its parser does not understand raises."""
+    ordered = [p for p in probes if p.required] + [p for p in probes if not p.required]
+    results = run_all(host, [list(p.argv) for p in ordered], timeout_s,
+                      optional=sum(1 for p in ordered if not p.required))
+    text = sections.render([(list(p.argv), r.returncode, r.stdout) for p, r in zip(ordered, results)], family)
+    return parse_snapshot(text, ordered, strict=True)
+
+
+def parse_snapshot(text: str, probes: list[Probe], strict: bool = False) -> Snapshot:
+    """Snapshot text -> Snapshot. A section that is missing, failed or unparseable becomes a
+    problem line (strict: a required one raises ParseError); nothing is read as zero."""
+    found, _failed = sections.split(text)
+    shot = Snapshot(raw=text)
+    for probe in probes:
+        output = found.get(sections.command_line(probe.argv))
+        try:
+            if output is None:
+                raise ParseError(f"{sections.command_line(probe.argv)}: no output")
+            probe.parse(output, shot)
+        except (ParseError, ValueError) as exc:
+            if strict and probe.required:
+                raise ParseError(str(exc)) from None
+            shot.problems.append(probe.unavailable)
+    return shot

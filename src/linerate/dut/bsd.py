@@ -17,48 +17,81 @@ are loader-only, and FreeBSD's own refusal ("read only tunable") is reported the
 from __future__ import annotations
 
 from linerate.dut import parsers
-from linerate.dut.base import Snapshot, run_all
+from linerate.dut.base import Probe, Snapshot, take_snapshot
 from linerate.errors import ConfigError, ExecError, LinerateError
 from linerate.exec import Executor
 
 TIMEOUT_S = 10
 FREEBSD_CAPS = {"rx": (("rxcsum", "rxcsum6"), "RXCSUM"), "tx": (("txcsum", "txcsum6"), "TXCSUM"),
                 "tso": (("tso",), "TSO4"), "lro": (("lro",), "LRO")}
+# Pasted snapshots only: top's second display (1 s apart; the first averages since boot) names
+# the busiest threads (an 'intr{irq272: igb2:que}' at 100%), ifconfig the media speed and drivers.
+TOP_ARGV = ("top", "-b", "-H", "-S", "-P", "-z", "-s", "1", "-d", "2", "40")
+
+
+def _add(parse):
+    return lambda text, shot: shot.counters.update(parse(text))
+
+
+def _interrupts(text: str, shot: Snapshot) -> None:
+    shot.interrupts = parsers.parse_vmstat_i(text)
+
+
+def _top(text: str, shot: Snapshot) -> None:
+    shot.top_cpu, shot.threads = parsers.parse_top(text)
+
+
+def _ifconfig(text: str, shot: Snapshot) -> None:
+    names = parsers.ifconfig_names(text)
+    if not names:
+        raise ValueError("no interfaces")
+    shot.nic_speed_mbps = parsers.parse_ifconfig_media(text)
+    shot.nic_drivers = {name: name.rstrip("0123456789") for name in names}
+
+
+def _date(text: str, shot: Snapshot) -> None:
+    shot.taken_at = float(parsers.parse_single_int(text, "date +%s"))
+
+
+PF_PROBE = Probe(("pfctl", "-s", "info"), _add(parsers.parse_pfctl_info),
+                 "pf state count (pfctl -s info refused; pf disabled or no /dev/pf access)", required=False)
+VMSTAT_PROBE = Probe(("vmstat", "-i"), _interrupts, "interrupts per queue (vmstat -i)")
+OFFLINE_PROBES = [Probe(("date", "+%s"), _date, "time of the snapshot (date +%s)", required=False),
+                  Probe(("ifconfig", "-a"), _ifconfig, "interfaces and media (ifconfig -a)", required=False)]
 
 
 class _BsdDriver:
     family = "bsd"
-    interface_argv: list[str] = []
-    cpu_argv: list[str] = []
+    interface_argv: tuple[str, ...] = ()
+    cpu_argv: tuple[str, ...] = ()
     os_name = "freebsd"
 
     def _cpu(self, text: str) -> list[dict[str, int]]:
         raise NotImplementedError
 
+    def _set_cpu(self, text: str, shot: Snapshot) -> None:
+        shot.cpu = self._cpu(text)
+
+    def probes(self) -> list[Probe]:
+        return [Probe(self.interface_argv, _add(parsers.parse_netstat_i), f"interface counters ({' '.join(self.interface_argv)})"),
+                Probe(self.cpu_argv, self._set_cpu, f"per-CPU time ({' '.join(self.cpu_argv[2:])})"),
+                VMSTAT_PROBE, PF_PROBE]
+
+    def offline_probes(self) -> list[Probe]:
+        return [*OFFLINE_PROBES, *self.probes()]
+
     def telemetry_commands(self) -> list[list[str]]:
-        return [self.interface_argv, self.cpu_argv, ["vmstat", "-i"]]
+        return [list(p.argv) for p in self.probes() if p is not PF_PROBE]
 
     def snapshot(self, host: Executor) -> Snapshot:
-        extra = self._extra_argvs()
-        results = run_all(host, [self.interface_argv, self.cpu_argv, ["vmstat", "-i"], ["pfctl", "-s", "info"], *extra],
-                          TIMEOUT_S, optional=1 + len(extra))
-        interfaces, cpu, irqs, pf = results[:4]
-        shot = Snapshot()
-        shot.counters.update(parsers.parse_netstat_i(interfaces.stdout))
-        shot.cpu = self._cpu(cpu.stdout)
-        shot.interrupts = parsers.parse_vmstat_i(irqs.stdout)
-        if pf.returncode == 0:
-            shot.counters.update(parsers.parse_pfctl_info(pf.stdout))
-        else:
-            shot.problems.append("pf state count (pfctl -s info refused; pf disabled or no /dev/pf access)")
-        self._extra(results[4:], shot)
-        return shot
+        return take_snapshot(host, self.probes(), self.family, TIMEOUT_S)
 
-    def _extra_argvs(self) -> list[list[str]]:
-        return []
+    def cpu_snapshot(self, host: Executor) -> Snapshot:
+        return take_snapshot(host, self.probes()[1:2], self.family, TIMEOUT_S)
 
-    def _extra(self, results: list, shot: Snapshot) -> None:
-        pass
+    def link_speed_mbps(self, host: Executor, ifname: str) -> int | None:
+        result = host.run(["ifconfig", ifname], timeout_s=TIMEOUT_S, check=False)
+        return parsers.parse_ifconfig_media(result.stdout).get(ifname) if result.returncode == 0 else None
 
     def read_sysctl(self, host: Executor, name: str) -> str:
         return " ".join(host.run(["sysctl", "-n", name], timeout_s=TIMEOUT_S).stdout.split())
@@ -82,24 +115,18 @@ class _BsdDriver:
 class FreeBsdDriver(_BsdDriver):
     family = "freebsd"
     os_name = "freebsd"
-    interface_argv = ["netstat", "-i", "-n", "-b", "-d"]
-    cpu_argv = ["sysctl", "-n", "kern.cp_times"]
+    interface_argv = ("netstat", "-i", "-n", "-b", "-d")
+    cpu_argv = ("sysctl", "-n", "kern.cp_times")
 
     def _cpu(self, text: str) -> list[dict[str, int]]:
         return parsers.parse_freebsd_cp_times(text)
 
-    def telemetry_commands(self) -> list[list[str]]:
-        return super().telemetry_commands() + [["netstat", "-Q"]]
+    def probes(self) -> list[Probe]:
+        return super().probes() + [Probe(("netstat", "-Q"), _add(parsers.parse_netstat_q),
+                                         "netisr queues (netstat -Q failed)", required=False)]
 
-    def _extra_argvs(self) -> list[list[str]]:
-        return [["netstat", "-Q"]]
-
-    def _extra(self, results: list, shot: Snapshot) -> None:
-        (netisr,) = results
-        if netisr.returncode == 0:
-            shot.counters.update(parsers.parse_netstat_q(netisr.stdout))
-        else:
-            shot.problems.append("netisr queues (netstat -Q failed)")
+    def offline_probes(self) -> list[Probe]:
+        return super().offline_probes() + [Probe(TOP_ARGV, _top, "busiest threads (top -HSP)", required=False)]
 
     def read_offloads(self, host: Executor, ifname: str) -> dict[str, str]:
         caps = parsers.parse_ifconfig_options(host.run(["ifconfig", ifname], timeout_s=TIMEOUT_S).stdout)
@@ -116,8 +143,8 @@ class FreeBsdDriver(_BsdDriver):
 class OpenBsdDriver(_BsdDriver):
     family = "openbsd"
     os_name = "openbsd"
-    interface_argv = ["netstat", "-i", "-n"]
-    cpu_argv = ["sysctl", "-n", "kern.cp_time"]
+    interface_argv = ("netstat", "-i", "-n")
+    cpu_argv = ("sysctl", "-n", "kern.cp_time")
 
     def _cpu(self, text: str) -> list[dict[str, int]]:
         return parsers.parse_openbsd_cp_time(text)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from linerate import counters
 from linerate.dut import parsers
-from linerate.dut.base import Snapshot, run_all
+from linerate.dut.base import Probe, Snapshot, take_snapshot
 from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
 
@@ -15,31 +15,56 @@ NSTAT_ARGV = ["nstat", "-a", "-z", "-s", "-j"]  # -s: leave nstat's history file
 QDISC_STATS_ARGV = ["tc", "-s", "-j", "qdisc", "show"]
 PROC_STAT_ARGV = ["cat", "/proc/stat"]
 INTERRUPTS_ARGV = ["cat", "/proc/interrupts"]
+SOFTNET_ARGV = ["cat", "/proc/net/softnet_stat"]
 CONNTRACK_ARGV = ["cat", "/proc/sys/net/netfilter/nf_conntrack_count"]
 TIMEOUT_S = 10
+
+
+def _set_cpu(text: str, shot: Snapshot) -> None:
+    shot.cpu = parsers.parse_proc_stat(text)
+
+
+def _set_interrupts(text: str, shot: Snapshot) -> None:
+    shot.interrupts = parsers.parse_proc_interrupts(text)
+
+
+def _add(parse):
+    return lambda text, shot: shot.counters.update(parse(text))
+
+
+def _conntrack(text: str, shot: Snapshot) -> None:
+    shot.counters["conntrack_entries"] = parsers.parse_single_int(text, "nf_conntrack_count")
+
+
+PROBES = [
+    Probe(tuple(LINK_STATS_ARGV), _add(counters.parse_link_stats), "interface counters (ip -j -s link)"),
+    Probe(tuple(NSTAT_ARGV), _add(counters.parse_nstat), "IP forwarding counters (nstat)"),
+    Probe(tuple(QDISC_STATS_ARGV), _add(counters.parse_qdisc_stats), "qdisc counters (tc -s qdisc)"),
+    Probe(tuple(PROC_STAT_ARGV), _set_cpu, "per-CPU time (/proc/stat)"),
+    Probe(tuple(INTERRUPTS_ARGV), _set_interrupts, "interrupts per queue (/proc/interrupts)"),
+    Probe(tuple(SOFTNET_ARGV), _add(parsers.parse_softnet_stat), "backlog drops (/proc/net/softnet_stat)",
+          required=False),
+    Probe(tuple(CONNTRACK_ARGV), _conntrack, "conntrack count (nf_conntrack not loaded)", required=False),
+]
 
 
 class LinuxDriver:
     family = "linux"
 
+    def probes(self) -> list[Probe]:
+        return list(PROBES)
+
+    def offline_probes(self) -> list[Probe]:
+        return list(PROBES)
+
     def telemetry_commands(self) -> list[list[str]]:
-        return [LINK_STATS_ARGV, NSTAT_ARGV, QDISC_STATS_ARGV, PROC_STAT_ARGV, INTERRUPTS_ARGV]
+        return [list(p.argv) for p in PROBES if p.required]
 
     def snapshot(self, host: Executor) -> Snapshot:
-        links, snmp, qdiscs, stat, irqs, conntrack = run_all(
-            host, [LINK_STATS_ARGV, NSTAT_ARGV, QDISC_STATS_ARGV, PROC_STAT_ARGV, INTERRUPTS_ARGV, CONNTRACK_ARGV],
-            TIMEOUT_S, optional=1)
-        shot = Snapshot()
-        shot.counters.update(counters.parse_link_stats(links.stdout))
-        shot.counters.update(counters.parse_nstat(snmp.stdout))
-        shot.counters.update(counters.parse_qdisc_stats(qdiscs.stdout))
-        shot.cpu = parsers.parse_proc_stat(stat.stdout)
-        shot.interrupts = parsers.parse_proc_interrupts(irqs.stdout)
-        if conntrack.returncode == 0:
-            shot.counters["conntrack_entries"] = parsers.parse_single_int(conntrack.stdout, "nf_conntrack_count")
-        else:
-            shot.problems.append("conntrack count (nf_conntrack not loaded)")
-        return shot
+        return take_snapshot(host, PROBES, self.family, TIMEOUT_S)
+
+    def cpu_snapshot(self, host: Executor) -> Snapshot:
+        return take_snapshot(host, [PROBES[3]], self.family, TIMEOUT_S)
 
     def read_sysctl(self, host: Executor, name: str) -> str:
         return " ".join(host.run(["sysctl", "-n", name], timeout_s=TIMEOUT_S).stdout.split())
@@ -49,6 +74,12 @@ class LinuxDriver:
 
     def boot_time_only(self, host: Executor, name: str) -> bool:
         return False  # every /proc/sys entry is a runtime knob; kernel cmdline options are not sysctls
+
+    def link_speed_mbps(self, host: Executor, ifname: str) -> int | None:
+        """/sys/class/net/IF/speed: the negotiated Mbit/s; -1 or an error where there is none (veth)."""
+        result = host.run(["cat", f"/sys/class/net/{ifname}/speed"], timeout_s=TIMEOUT_S, check=False)
+        text = result.stdout.strip()
+        return int(text) if result.returncode == 0 and text.isdigit() and int(text) > 0 else None
 
     def read_offloads(self, host: Executor, ifname: str) -> dict[str, str]:
         from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features

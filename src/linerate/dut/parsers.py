@@ -208,3 +208,92 @@ def parse_ifconfig_options(text: str) -> set[str]:
 def parse_single_int(text: str, what: str) -> int:
     """A one-number output such as /proc/sys/net/netfilter/nf_conntrack_count."""
     return _int(text.strip(), what)
+
+
+# --- stack queues, top, media ---------------------------------------------------------------------------
+
+def parse_softnet_stat(text: str) -> dict[str, int]:
+    """Linux /proc/net/softnet_stat: one line per CPU of hex columns (net/core/net-procfs.c):
+    processed, dropped (input backlog full: net.core.netdev_max_backlog), time_squeeze (budget or
+    time ran out: netdev_budget / netdev_budget_usecs). Summed over CPUs."""
+    out = {"softnet_processed": 0, "softnet_dropped": 0, "softnet_time_squeeze": 0}
+    rows = [line.split() for line in text.splitlines() if line.strip()]
+    if not rows:
+        raise ParseError("/proc/net/softnet_stat is empty")
+    for fields in rows:
+        if len(fields) < 3 or not all(re.fullmatch(r"[0-9a-f]{1,16}", f) for f in fields):
+            raise ParseError(f"/proc/net/softnet_stat: {' '.join(fields)[:40]!r} is not a row of hex counters")
+        out["softnet_processed"] += int(fields[0], 16)
+        out["softnet_dropped"] += int(fields[1], 16)
+        out["softnet_time_squeeze"] += int(fields[2], 16)
+    return out
+
+
+_TOP_CPU = re.compile(r"^CPU\s*(\d+):\s+(.*)$")
+_TOP_STATE = re.compile(r"([0-9.]+)% (user|nice|system|interrupt|idle)")
+
+
+def parse_top(text: str) -> tuple[list[dict[str, float]], list[dict]]:
+    """FreeBSD `top` (batch or captured screen, -S -H and optionally -P) -> (per-CPU percentages,
+    threads). Only the last display counts: top's first display averages since boot. Per-CPU lines
+    'CPU 2:  0.0% user,  0.0% nice,  0.0% system, 100% interrupt,  0.0% idle'; thread rows are read
+    by the header's columns (C = the CPU the thread last ran on, WCPU or CPU = its share of one CPU,
+    COMMAND last and possibly with spaces: 'intr{irq272: igb2:que}')."""
+    displays = re.split(r"(?m)^(?=last pid:)", text)
+    display = next((d for d in reversed(displays) if d.strip()), "")
+    cpus: list[dict[str, float]] = []
+    threads: list[dict] = []
+    header: list[str] | None = None
+    for line in display.splitlines():
+        match = _TOP_CPU.match(line.strip())
+        if match:
+            states = {name: float(value) for value, name in _TOP_STATE.findall(match.group(2))}
+            if "idle" not in states:
+                raise ParseError(f"top: CPU line without an idle figure: {line.strip()[:60]!r}")
+            cpus.append({"cpu": int(match.group(1)), "user_pct": states.get("user", 0) + states.get("nice", 0),
+                         "system_pct": states.get("system", 0), "interrupt_pct": states.get("interrupt", 0),
+                         "softirq_pct": 0.0, "idle_pct": states["idle"],
+                         "busy_pct": round(100.0 - states["idle"], 1)})
+            continue
+        words = line.split()
+        if words[:1] == ["PID"] and "COMMAND" in words:
+            header = words
+            continue
+        if header is None or not words or not words[0].isdigit():
+            continue
+        fields = line.split(None, len(header) - 1)
+        if len(fields) < len(header):
+            continue
+        record = dict(zip(header, fields))
+        pct = (record.get("WCPU") or record.get("CPU") or "").rstrip("%")
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", pct):
+            continue
+        cpu = record.get("C")
+        threads.append({"name": record["COMMAND"].strip().strip("[]"), "pct": float(pct),
+                        "cpu": int(cpu) if cpu and cpu.isdigit() else None})
+    if not cpus and not threads:
+        raise ParseError("top output has neither per-CPU lines nor thread rows")
+    return cpus, threads
+
+
+_MEDIA = re.compile(r"media: .*?\((\d+)(G|)base[^ )]*")
+
+
+def parse_ifconfig_media(text: str) -> dict[str, int]:
+    """FreeBSD/OpenBSD `ifconfig [-a]` -> {interface: negotiated speed in Mbit/s} from lines such as
+    'media: Ethernet autoselect (1000baseT <full-duplex>)' or '(10Gbase-SR <full-duplex>)'."""
+    out: dict[str, int] = {}
+    name = None
+    for line in text.splitlines():
+        head = re.match(r"^([A-Za-z0-9_.]+): flags=", line)
+        if head:
+            name = head.group(1)
+            continue
+        match = _MEDIA.search(line)
+        if name and match:
+            out[name] = int(match.group(1)) * (1000 if match.group(2) else 1)
+    return out
+
+
+def ifconfig_names(text: str) -> list[str]:
+    return re.findall(r"(?m)^([A-Za-z0-9_.]+): flags=", text)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -43,3 +43,30 @@ class Executor(Protocol):
     def spawn(self, argv: Sequence[str]) -> SpawnedProcess:
         """Start argv detached (own session) and return at once."""
         ...
+
+
+class Batch:
+    """Several fixed commands as one shell script (one SSH round trip, one `ip netns exec`): each
+    argv is quoted on its own (shlex.join); a random marker line carrying the exit status follows
+    each command's output. Stderr comes back as a whole and is attached to the commands that failed."""
+
+    def __init__(self, argvs: Sequence[Sequence[str]], quote: Callable[[Sequence[str]], str] | None = None):
+        import secrets
+        import shlex
+
+        quote = quote or shlex.join
+        self.marker = f"@@linerate-{secrets.token_hex(8)}@@"
+        self.keys = [tuple(str(a) for a in argv) for argv in argvs]
+        self.script = "; ".join(f"{quote(key)}; printf '\\n{self.marker} %d\\n' $?" for key in self.keys)
+
+    def split(self, host: str, returncode: int, stdout: str, stderr: str) -> list[CommandResult]:
+        import re
+
+        from linerate.errors import ExecError
+
+        parts = re.split(rf"\n{self.marker} ([0-9]+)\n", stdout)
+        if len(parts) != 2 * len(self.keys) + 1:
+            raise ExecError(self.keys[0], host, returncode, f"batched output was cut short: {stderr.strip()[:200]}")
+        codes = [int(parts[2 * i + 1]) for i in range(len(self.keys))]
+        return [CommandResult(key, code, parts[2 * i], stderr if code else "", host)
+                for i, (key, code) in enumerate(zip(self.keys, codes))]

@@ -6,7 +6,7 @@ import subprocess
 from collections.abc import Sequence
 
 from linerate.errors import ExecError
-from linerate.exec.base import CommandResult, SpawnedProcess
+from linerate.exec.base import Batch, CommandResult, SpawnedProcess
 
 
 class LocalExecutor:
@@ -40,6 +40,13 @@ class LocalExecutor:
         if check and proc.returncode != 0:
             raise ExecError(argv, self.host, proc.returncode, proc.stderr)
         return result
+
+    def run_many(self, argvs: Sequence[Sequence[str]], *, timeout_s: float | None = None) -> list[CommandResult]:
+        """Fixed commands in one `sh -c` (one process start, one `ip netns exec`): telemetry read
+        while traffic flows must cost the shared CPUs as little as possible. See exec.base.Batch."""
+        batch = Batch(argvs)
+        result = self.run(["sh", "-c", batch.script], timeout_s=timeout_s, check=False)
+        return batch.split(self.host, result.returncode, result.stdout, result.stderr)
 
     def spawn(self, argv: Sequence[str]) -> SpawnedProcess:
         # A new session so that SIGINT to our terminal does not reach the server, and the server

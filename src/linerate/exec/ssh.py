@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from linerate.errors import ExecError, LinerateError
-from linerate.exec.base import CommandResult, SpawnedProcess
+from linerate.exec.base import Batch, CommandResult, SpawnedProcess
 
 CONNECT_TIMEOUT_S = 10.0
 
@@ -230,22 +230,10 @@ class SshExecutor:
 
     def run_many(self, argvs: Sequence[Sequence[str]], *, timeout_s: float | None = None) -> list[CommandResult]:
         """Several fixed commands in one round trip (each SSH exec costs a channel and a remote
-        shell, ~0.1 s on a small host). Each argv is quoted on its own (shlex.join, as in run); a
-        random marker line carrying the exit status separates the outputs. Stderr comes back as a
-        whole and is attached to the commands that failed."""
-        import re
-        import secrets
-
-        marker = f"@@linerate-{secrets.token_hex(8)}@@"
-        script = "; ".join(f"{self.command(argv)}; printf '\\n{marker} %d\\n' $?" for argv in argvs)
-        keys = [tuple(str(a) for a in argv) for argv in argvs]
-        rc, out, err = self._exchange(script, keys[0], None, timeout_s)
-        parts = re.split(rf"\n{marker} ([0-9]+)\n", out)
-        if len(parts) != 2 * len(argvs) + 1:
-            raise ExecError(keys[0], self.host, rc, f"batched output was cut short: {err.strip()[:200]}")
-        codes = [int(parts[2 * i + 1]) for i in range(len(keys))]
-        return [CommandResult(key, code, parts[2 * i], err if code else "", self.host)
-                for i, (key, code) in enumerate(zip(keys, codes))]
+        shell, ~0.1 s on a small host); see exec.base.Batch."""
+        batch = Batch(argvs, self.command)
+        rc, out, err = self._exchange(batch.script, batch.keys[0], None, timeout_s)
+        return batch.split(self.host, rc, out, err)
 
     def spawn(self, argv: Sequence[str]) -> SpawnedProcess:
         raise NotImplementedError("remote servers are started as daemons with a pid file (testbed/ssh.py)")

@@ -62,7 +62,7 @@ def _run_locked(experiment: Experiment, store: Store, *, file_text: str | None, 
             hosts = lab.environment() if hasattr(lab, "environment") else None
             env = store.experiment(experiment_id).environment
             if hosts and "hosts" not in env:
-                store.set_environment(experiment_id, {**env, "hosts": hosts})
+                store.set_environment(experiment_id, {**env, "hosts": hosts, "line_rate": getattr(lab, "line_rate", None)})
             elif not hosts and not recorded and getattr(lab, "state", None):
                 recorded = True
                 store.set_environment(experiment_id, {**env, "offloads": lab.state["offloads"]})

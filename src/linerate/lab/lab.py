@@ -127,7 +127,7 @@ class Lab:
 
     def run_trial(self, params: TrialParams) -> Trial:
         return run_trial(self.executor("client"), self.executor("dut"), params,
-                         server_address(params.family))
+                         server_address(params.family), shared_kernel=True)
 
 
 def _listening(ns: str, port: int) -> bool:

@@ -29,11 +29,14 @@ def serialize(report: Report) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([safe(h) for h in ["experiment", "cell_id", *params,
                      *[s if s in PLAIN_STATS else f"throughput_bps_{s}" for s in STAT_COLUMNS],
-                     "precision_reached", "flags"]])
+                     "precision_reached", "flags", "ceiling_bps", "line_rate_fraction", "line_rate_source",
+                     "verdicts"]])
     for cell in report.cells:
         stats = cell.summary.to_dict()
         reached = "" if cell.precision_reached is None else str(cell.precision_reached).lower()
         writer.writerow([safe(v) for v in [report.experiment.name, cell.cell_id, *[cell.params.get(p) for p in params],
                          *["" if stats[s] is None else stats[s] for s in STAT_COLUMNS], reached,
-                         " ".join(cell.flags)]])
+                         " ".join(cell.flags), "" if cell.ceiling_bps is None else cell.ceiling_bps,
+                         "" if cell.line_rate_fraction is None else round(cell.line_rate_fraction, 5),
+                         cell.line_rate_source or "line rate unknown", " ".join(cell.verdict_codes)]])
     return out.getvalue()

@@ -7,6 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from linerate.diagnose.facts import cell_facts
+from linerate.diagnose.rules import diagnose
 from linerate.stats import Summary, summarize
 from linerate.store.db import ExperimentRow, Store
 
@@ -20,6 +22,19 @@ class CellReport:
     summary: Summary
     flags: tuple[str, ...] = ()
     precision_reached: bool | None = None  # adaptive runs only: CI half-width <= precision x mean
+    ceiling_bps: float | None = None  # theoretical goodput of the cell's link, MTU, family, protocol
+    line_rate_source: str | None = None
+    verdicts: tuple = ()  # diagnose.rules.Verdict, in rule order
+
+    @property
+    def line_rate_fraction(self) -> float | None:
+        if not self.ceiling_bps or self.summary.mean is None:
+            return None
+        return self.summary.mean / self.ceiling_bps
+
+    @property
+    def verdict_codes(self) -> tuple[str, ...]:
+        return tuple(v.code for v in self.verdicts)
 
     @property
     def few_trials(self) -> bool:
@@ -42,6 +57,7 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
     values: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     failures: dict[int, int] = defaultdict(int)
     flags: dict[int, set[str]] = defaultdict(set)
+    telemetry: dict[int, list[dict]] = defaultdict(list)
     for row in store.trial_rows(experiment.id):
         cell = row["cell_id"]
         if row["status"] == "ok":
@@ -53,6 +69,8 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
             bucket["lost_percent"].append(row["lost_percent"])
             bucket["jitter_ms"].append(row["jitter_ms"])
             flags[cell].update(json.loads(row["flags"]))
+            telemetry[cell].append({"telemetry": json.loads(row["telemetry"]), "retransmits": row["retransmits"],
+                                    "dut_counters": json.loads(row["dut_counters"])})
         elif row["final"]:
             failures[cell] += 1
     precision = experiment.config.get("precision") if isinstance(experiment.config, dict) else None
@@ -64,6 +82,37 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
                             lost_percent=b.get("lost_percent", []), jitter_ms=b.get("jitter_ms", []))
         rel = summary.relative_half_width
         reached = None if not precision else (rel is not None and rel <= precision)
-        cells.append(CellReport(row["id"], json.loads(row["params"]), summary, tuple(sorted(flags[row["id"]])),
-                                reached))
+        params = json.loads(row["params"])
+        ceiling, source = line_rate(params, experiment.environment)
+        cell_flags = tuple(sorted(flags[row["id"]]))
+        verdicts = ()
+        if summary.n:
+            facts = cell_facts(params, telemetry[row["id"]], summary.mean, ceiling, source, cell_flags)
+            facts.os_family = _dut_os(experiment.environment)
+            verdicts = tuple(diagnose(facts))
+        cells.append(CellReport(row["id"], params, summary, cell_flags, reached, ceiling, source, verdicts))
     return Report(experiment, cells)
+
+
+def line_rate(params: dict[str, Any], environment: Any) -> tuple[float | None, str | None]:
+    """(goodput ceiling bit/s, where the link rate came from) for a cell: its emulated link in a
+    namespace lab, else the testbed's line rate (inventory `link` or negotiated NIC speed)."""
+    from linerate.experiment.ceiling import ceiling_bps
+
+    shape = f"MTU {params.get('mtu', 1500)}, IPv{params.get('family', 4)}, {params.get('protocol', 'tcp').upper()}"
+    link = str(params.get("link_rate", "none"))
+    if link not in ("none", "", "None"):
+        rate = ceiling_bps(params)
+        return (rate, f"emulated {link} link, {shape}") if rate else (None, None)
+    testbed = (environment or {}).get("line_rate") if isinstance(environment, dict) else None
+    if testbed and testbed.get("bps"):
+        return ceiling_bps(params, float(testbed["bps"])), f"{testbed['source']}, {shape}"
+    return None, None
+
+
+def _dut_os(environment: Any) -> str | None:
+    from linerate.dut.base import detect_family
+
+    hosts = environment.get("hosts") if isinstance(environment, dict) else None
+    dut = (hosts or {}).get("dut") or {}
+    return detect_family(str(dut.get("os", ""))) if dut else None

@@ -14,7 +14,10 @@ def serialize(report: Report) -> str:
                        "started_at": exp.started_at, "ended_at": exp.ended_at, "config": exp.config,
                        "environment": exp.environment},
         "cells": [{"cell_id": c.cell_id, "params": c.params, "stats": c.summary.to_dict(), "flags": list(c.flags),
-                   "few_trials": c.few_trials, "precision_reached": c.precision_reached}
+                   "few_trials": c.few_trials, "precision_reached": c.precision_reached,
+                   "ceiling_bps": c.ceiling_bps, "line_rate_fraction": c.line_rate_fraction,
+                   "line_rate_source": c.line_rate_source or "line rate unknown",
+                   "verdicts": [v.to_dict() for v in c.verdicts]}
                   for c in report.cells],
     }
     return json.dumps(doc, indent=2) + "\n"

@@ -27,6 +27,8 @@ def cell_text(cell: CellReport) -> str:
     text = format_mbps(s.mean)
     if s.half_width is not None:
         text += f" ± {format_mbps(s.half_width)}"
+    fraction = cell.line_rate_fraction
+    text += f" = {fraction * 100:.1f}% of line rate" if fraction is not None else " (line rate unknown)"
     extras = []
     if s.retransmits_mean is not None:
         extras.append(f"{s.retransmits_mean:.0f} retr")
@@ -42,7 +44,23 @@ def cell_text(cell: CellReport) -> str:
     text += f" ({', '.join(extras)})"
     if cell.flags:
         text += " " + " ".join(f"[{flag}]" for flag in cell.flags)
+    codes = [code for code in cell.verdict_codes if code not in cell.flags and code != "line-rate-unknown"]
+    if codes:
+        text += " " + " ".join(f"[{code}]" for code in codes)
     return text
+
+
+def verdict_lines(report: Report) -> list[str]:
+    """Each verdict once, with its evidence from the first cell that has it and what to do."""
+    seen: dict[str, tuple[str, object]] = {}
+    for cell in report.cells:
+        for verdict in cell.verdicts:
+            if verdict.code not in seen and verdict.code != "line-rate-unknown":
+                seen[verdict.code] = (f"{row_of(cell)}", verdict)
+    lines = []
+    for code, (where, verdict) in seen.items():
+        lines.append(plain(f"- [{code}] {verdict.title} — e.g. {where}: {verdict.evidence}. What to do: {verdict.advice}."))
+    return lines
 
 
 def serialize(report: Report) -> str:
@@ -57,13 +75,21 @@ def serialize(report: Report) -> str:
             columns.append(column)
         rows.setdefault(row_of(cell), {})[column] = cell_text(cell)
     exp = report.experiment
-    title = f"{exp.name} (Mbit/s, mean ± 95% CI)"
+    title = f"{exp.name} (Mbit/s, mean ± 95% CI, % of line rate)"
     table = markdown_table(title, columns, [(label, [cells.get(c, "–") for c in columns])
                                            for label, cells in rows.items()])
     env = exp.environment if isinstance(exp.environment, dict) else {}
     footer = "\n" + plain(f"Experiment {exp.id} '{exp.name}', {exp.status}, seed {exp.seed}; "
                    f"kernel {env.get('kernel', '?')}, iperf3 {env.get('iperf3_version', '?')}, "
                    f"CPU {env.get('cpu_model', '?')}.")
+    ceilings = {c.line_rate_source for c in report.cells if c.line_rate_source}
+    if ceilings:
+        footer += "\nLine rate: goodput ceiling of " + "; ".join(sorted(plain(c) for c in ceilings)) + "."
+    else:
+        footer += "\nLine rate unknown: no emulated link, no inventory `link`, no negotiated NIC speed."
+    verdicts = verdict_lines(report)
+    if verdicts:
+        footer += "\n\nVerdicts:\n" + "\n".join(verdicts)
     precision = exp.config.get("precision") if isinstance(exp.config, dict) else None
     if precision:
         missed = sum(1 for c in report.cells if c.precision_reached is False)

@@ -282,7 +282,18 @@ class Store:
                 (cell_id, repetition, attempt, trial.status, int(final), trial.error, *values,
                  json.dumps(list(flags)), json.dumps(list(trial.argv)), json.dumps(trial.dut_counters),
                  json.dumps(trial.telemetry), trial.raw, started_at, time.time(), self._lab_state_id(lab_state)))
-        return int(cur.lastrowid)
+            trial_id = int(cur.lastrowid)
+            self.conn.executemany("INSERT INTO trial_raw (trial_id, host, phase, text) VALUES (?, ?, ?, ?)",
+                                  [(trial_id, host, phase, text) for host, phases in trial.telemetry_raw.items()
+                                   for phase, text in phases.items()])
+        return trial_id
+
+    def trial_raw(self, trial_id: int) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for host, phase, text in self.conn.execute("SELECT host, phase, text FROM trial_raw WHERE trial_id=?",
+                                                   (trial_id,)):
+            out.setdefault(host, {})[phase] = text
+        return out
 
     def _lab_state_id(self, state: dict | None) -> int | None:
         """Every trial of a lab shares one read-back state: store it once, refer to it by id."""

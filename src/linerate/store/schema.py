@@ -17,7 +17,7 @@ from collections.abc import Callable
 from linerate.model import TRIAL_COLUMN_TYPES
 
 APPLICATION_ID = 0x4C524154  # "LRAT": PRAGMA application_id of every linerate database (from v3)
-KNOWN_TABLES = {"experiments", "cells", "trials", "lab_states", "calibrations", "run_locks", "dut_journal"}
+KNOWN_TABLES = {"experiments", "cells", "trials", "lab_states", "calibrations", "run_locks", "dut_journal", "trial_raw"}
 
 Step = str | Callable[[sqlite3.Connection], None]
 
@@ -143,5 +143,14 @@ MIGRATIONS: list[list[Step]] = [
             restored_at REAL
         )""",
         "CREATE INDEX dut_journal_open ON dut_journal(testbed, restored_at)",
+    ],
+    [
+        """CREATE TABLE trial_raw (                     -- a trial's raw telemetry outputs, kept apart from
+            trial_id INTEGER NOT NULL REFERENCES trials(id),  -- the rows reports scan
+            host TEXT NOT NULL,                        -- dut | client | server
+            phase TEXT NOT NULL,                       -- before | after (the measured window)
+            text TEXT NOT NULL,                        -- snapshot text (dut/sections.py)
+            PRIMARY KEY (trial_id, host, phase)
+        )""",
     ],
 ]

@@ -149,6 +149,16 @@ class Inventory(BaseModel):
     client: HostEntry
     server: HostEntry
     dut: HostEntry | None = None
+    link: str | None = None  # the path's line rate ("1g"); else the DUT NICs' negotiated speed
+
+    @field_validator("link")
+    @classmethod
+    def _link(cls, value: str | None) -> str | None:
+        from linerate.calc.linerate import parse_rate
+
+        if value is not None:
+            parse_rate(value)  # ValueError names what is allowed
+        return value
 
     @model_validator(mode="after")
     def _addresses(self) -> "Inventory":

@@ -59,6 +59,28 @@ def close_hosts(executors: dict[str, SshExecutor]) -> None:
         executor.session.close()
 
 
+def resolve_line_rate(inventory: Inventory, dut: SshExecutor | None, driver: DutDriver | None) -> dict | None:
+    """The path's line rate: the inventory's `link`, else the slowest negotiated speed of the DUT
+    interfaces the inventory names; None when neither is known (reports then say 'line rate
+    unknown' rather than guess)."""
+    from linerate.calc.linerate import parse_rate
+
+    if inventory.link is not None:
+        return {"bps": parse_rate(inventory.link), "source": f"inventory link = {inventory.link}"}
+    if dut is None or driver is None or inventory.dut is None:
+        return None
+    speeds = {}
+    for ifname in inventory.dut.interfaces:
+        mbps = driver.link_speed_mbps(dut, ifname)
+        if mbps:
+            speeds[ifname] = mbps
+    if not speeds or len(speeds) < len(inventory.dut.interfaces):
+        return None
+    slowest = min(speeds, key=speeds.get)
+    return {"bps": speeds[slowest] * 1e6, "source": f"negotiated speed of {slowest} on the DUT "
+            f"({speeds[slowest]} Mbit/s)"}
+
+
 def detect_driver(dut: SshExecutor, declared_os: str | None) -> DutDriver:
     from linerate.dut.base import OS_FAMILY
 
@@ -140,6 +162,8 @@ class SshTestbed:
         self.key = inventory.identity_key()
         self.executors: dict[str, SshExecutor] = {}
         self.driver: DutDriver | None = None
+        self.generator_drivers: dict[str, DutDriver] = {}  # client/server: their CPUs are read too
+        self.line_rate: dict | None = None
         self.active: dict[tuple[str, str], tuple[int, str]] = {}  # (kind, name) -> (journal id, original)
         self.users = 0
         self.environment: dict = {}
@@ -151,6 +175,11 @@ class SshTestbed:
         self.executors = connect_hosts(self.inventory, accept_new=self.accept_new, on_message=self.on_message)
         if "dut" in self.executors:
             self.driver = detect_driver(self.executors["dut"], self.inventory.dut.os)
+        for role in ("client", "server"):
+            family = detect_family(self.executors[role].run(["uname", "-s"], timeout_s=TIMEOUT_S).stdout)
+            if family is not None:
+                self.generator_drivers[role] = driver_for(family)
+        self.line_rate = resolve_line_rate(self.inventory, self.executors.get("dut"), self.driver)
         for line in restore_journal(self.inventory, self.store, self.executors, self.driver):
             self.on_message(f"restored from an earlier run: {line}")
         from linerate.testbed.check import host_fingerprint
@@ -263,7 +292,9 @@ class SshTestbed:
             return Trial(status="failed", params=params, argv=(), error=f"the inventory's server has no IPv"
                          f"{params.family} test address (test_address{'6' if params.family == 6 else ''})")
         params = dataclasses.replace(params, port=self.port)
-        return run_trial(self.executors["client"], self.executors.get("dut"), params, address, driver=self.driver)
+        hosts = {role: (self.executors[role], driver) for role, driver in self.generator_drivers.items()}
+        return run_trial(self.executors["client"], self.executors.get("dut"), params, address, driver=self.driver,
+                         generator_hosts=hosts)
 
 
 class TestbedView:
@@ -283,3 +314,7 @@ class TestbedView:
 
     def environment(self) -> dict:
         return self.testbed.environment
+
+    @property
+    def line_rate(self) -> dict | None:
+        return self.testbed.line_rate

@@ -1,0 +1,129 @@
+"""Facts: what the verdict rules read, gathered from one place — a cell's stored trials, or two
+snapshots a user pasted from a firewall. Pure: dictionaries in, a Facts out.
+
+Per-CPU load comes, in order of preference, from cumulative CPU counters over a window (trial
+telemetry, or kern.cp_times / /proc/stat in both snapshots), from top's per-CPU lines, or — when
+top was run without -P — estimated by adding up the busiest threads per CPU they ran on (top's C
+column). Interrupts, NIC drops and stack-queue drops are deltas when both snapshots hold them;
+with one snapshot they are totals since boot and the facts say so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from statistics import mean
+from typing import Any
+
+VIRTIO_NIC = re.compile(r"^(vtnet\d+|virtio\d+)")
+STACK_DROP_KEYS = {"softnet_dropped": "Linux input backlog (softnet_stat dropped)",
+                   "tcp_backlog_drops": "TCP socket backlog"}
+
+
+@dataclass
+class Facts:
+    throughput_bps: float | None = None
+    ceiling_bps: float | None = None
+    line_rate_source: str | None = None
+    streams: int | None = None
+    protocol: str = "tcp"
+    generator_bound: bool = False
+    shared_kernel: bool = False
+    os_family: str | None = None
+    cpus: list[dict[str, float]] = field(default_factory=list)  # {"cpu", "busy_pct", "interrupt_pct", ...}
+    cpu_source: str = ""
+    threads: list[dict] = field(default_factory=list)  # {"name", "cpu", "pct"}, busiest first
+    interrupts: dict[str, int] = field(default_factory=dict)
+    nic_drops: dict[str, int] = field(default_factory=dict)  # "igb2 rx errors" -> n
+    stack_drops: dict[str, int] = field(default_factory=dict)  # "netisr ip queue" -> n
+    shaper_drops: int = 0
+    drops_known: bool = False  # some drop counter was read over the window
+    since_boot: bool = False  # counters are totals since boot (one snapshot), not a window
+    retransmits: float | None = None
+    nic_names: list[str] = field(default_factory=list)
+    checksum_offload: str | None = None  # "on" | "off" | None (not known)
+    pppoe: bool = False
+
+    @property
+    def line_rate_fraction(self) -> float | None:
+        if not self.ceiling_bps or self.throughput_bps is None:
+            return None
+        return self.throughput_bps / self.ceiling_bps
+
+    @property
+    def virtio_nics(self) -> list[str]:
+        return [name for name in self.nic_names if VIRTIO_NIC.match(name)]
+
+
+def drops_from_counters(values: dict[str, int], facts: Facts) -> None:
+    """Sort counter deltas (dut_counters, or snapshot deltas) into NIC and stack drops."""
+    for key, value in values.items():
+        match = re.match(r"^(.+)_(rx|tx)_(dropped|errors)$", key)
+        if match and not match.group(1).startswith(("lo", "qdisc")):
+            facts.drops_known = True
+            if value > 0:
+                label = f"{match.group(1)} {match.group(2)} {match.group(3).replace('dropped', 'drops')}"
+                facts.nic_drops[label] = facts.nic_drops.get(label, 0) + value
+        elif key.startswith("netisr_") and key.endswith("_qdrops"):
+            facts.drops_known = True
+            if value > 0:
+                label = f"netisr {key[len('netisr_'):-len('_qdrops')]} queue"
+                facts.stack_drops[label] = facts.stack_drops.get(label, 0) + value
+        elif key in STACK_DROP_KEYS:
+            facts.drops_known = True
+            if value > 0:
+                facts.stack_drops[STACK_DROP_KEYS[key]] = facts.stack_drops.get(STACK_DROP_KEYS[key], 0) + value
+        elif key == "shaper_dropped":
+            facts.shaper_drops += max(0, value)
+        if match and not facts.nic_names.count(match.group(1)) and not match.group(1).startswith(("lo", "qdisc")):
+            facts.nic_names.append(match.group(1))
+
+
+def mean_cpus(windows: list[list[dict[str, float]]]) -> list[dict[str, float]]:
+    """Average per-CPU splits over trials (each a list over CPUs, same order)."""
+    windows = [w for w in windows if w]
+    if not windows:
+        return []
+    out = []
+    for index in range(min(len(w) for w in windows)):
+        rows = [w[index] for w in windows]
+        keys = [k for k in rows[0] if k.endswith("_pct")]
+        out.append({"cpu": rows[0].get("cpu", index), **{k: round(mean(r.get(k, 0.0) for r in rows), 1) for k in keys}})
+    return out
+
+
+def cpus_from_threads(threads: list[dict]) -> list[dict[str, float]]:
+    """top without -P: per-CPU busy estimated from the threads shown, by the CPU each last ran on."""
+    busy: dict[int, float] = {}
+    for thread in threads:
+        if thread.get("cpu") is not None and not thread["name"].startswith("idle"):
+            busy[thread["cpu"]] = busy.get(thread["cpu"], 0.0) + thread["pct"]
+    return [{"cpu": cpu, "busy_pct": round(min(100.0, pct), 1)} for cpu, pct in sorted(busy.items())]
+
+
+def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], mean_bps: float | None,
+               ceiling_bps: float | None, line_rate_source: str | None, flags: tuple[str, ...]) -> Facts:
+    """A cell of an experiment: its mean, ceiling and flags, and its ok trials' telemetry
+    (dicts with "telemetry", "dut_counters", "retransmits")."""
+    facts = Facts(throughput_bps=mean_bps, ceiling_bps=ceiling_bps, line_rate_source=line_rate_source,
+                  streams=params.get("streams"), protocol=str(params.get("protocol", "tcp")),
+                  generator_bound="generator-bound" in flags)
+    windows = []
+    for trial in trials:
+        dut = (trial.get("telemetry") or {}).get("dut") or {}
+        facts.shared_kernel = facts.shared_kernel or bool(dut.get("shared_kernel"))
+        windows.append(dut.get("cpu") or [])
+        for source, count in (dut.get("interrupts") or {}).items():
+            facts.interrupts[source] = facts.interrupts.get(source, 0) + count
+        drops_from_counters(trial.get("dut_counters") or {}, facts)
+    facts.cpus = mean_cpus(windows)
+    facts.cpu_source = "DUT CPU counters over the measured window" if facts.cpus else ""
+    retransmits = [t["retransmits"] for t in trials if t.get("retransmits") is not None]
+    facts.retransmits = mean(retransmits) if retransmits else None
+    offloads = str(params.get("dut_offloads", "")) + " " + str(params.get("offloads", ""))
+    if re.search(r"\b(tx|rx)=off\b", offloads) or "csum-off" in offloads:
+        facts.checksum_offload = "off"
+    elif re.search(r"\b(tx|rx)=on\b", offloads):
+        facts.checksum_offload = "on"
+    facts.pppoe = "pppoe" in str(params.get("encap", ""))
+    return facts

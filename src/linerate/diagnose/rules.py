@@ -1,0 +1,268 @@
+"""Verdict rules: why a box is (not) at line rate, with the evidence figures and what to do.
+
+A registry of small functions, one per rule, each `Facts -> Verdict | None`, run in order. Codes are
+stable (reports, JSON and scripts key on them). Thresholds are named constants. A rule that needs
+a kind of evidence the facts lack stays silent — it never guesses. In the namespace lab the DUT is
+the generator's own kernel on the same CPUs: no DUT CPU verdict is given there (rule shared-kernel
+says so instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from linerate.diagnose.facts import Facts
+
+AT_LINE_RATE = 0.97  # of the calculated goodput for the link, MTU and family
+SATURATED_PCT = 90.0  # a CPU (or one thread) this busy has nothing left
+OTHERS_IDLE_PCT = 50.0  # ... while the other CPUs average at most this
+ALL_BUSY_MIN_PCT = 80.0  # every CPU at least this busy, and on average SATURATED_PCT
+QUEUE_SHARE = 0.80  # one queue of a multi-queue NIC took this share of its interrupts
+MIN_QUEUE_INTERRUPTS = 100
+PATHOLOGICAL = 0.05  # under 5% of line rate (seed 004: ~5 Mbit/s through a virtio pfSense)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    code: str
+    kind: str  # "ok" (nothing to tune) | "limit" (what held it back) | "note" (read the figures with this)
+    title: str
+    evidence: str
+    advice: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+Rule = Callable[[Facts], Verdict | None]
+RULES: dict[str, Rule] = {}
+
+
+def rule(code: str) -> Callable[[Rule], Rule]:
+    def register(function: Rule) -> Rule:
+        RULES[code] = function
+        return function
+    return register
+
+
+def diagnose(facts: Facts) -> list[Verdict]:
+    """Every rule that fires, in registry order. At line rate nothing held the box back: only the
+    notes are kept beside that verdict."""
+    verdicts = [v for v in (check(facts) for check in RULES.values()) if v is not None]
+    if any(v.code == "at-line-rate" for v in verdicts):
+        return [v for v in verdicts if v.code == "at-line-rate" or v.kind == "note"]
+    return verdicts
+
+
+def _mbps(bps: float) -> str:
+    return f"{bps / 1e6:,.1f} Mbit/s" if bps < 1e8 else f"{bps / 1e6:,.0f} Mbit/s"
+
+
+def _dut_cpus_usable(facts: Facts) -> bool:
+    return bool(facts.cpus) and not facts.shared_kernel
+
+
+@rule("at-line-rate")
+def at_line_rate(facts: Facts) -> Verdict | None:
+    fraction = facts.line_rate_fraction
+    if fraction is None or fraction < AT_LINE_RATE:
+        return None
+    return Verdict("at-line-rate", "ok", "at line rate",
+                   f"{_mbps(facts.throughput_bps)} = {fraction * 100:.1f}% of the {_mbps(facts.ceiling_bps)} "
+                   f"goodput ceiling ({facts.line_rate_source})",
+                   "nothing to tune on the DUT for this traffic; to find its limit, test a faster link, "
+                   "more streams or smaller packets")
+
+
+@rule("line-rate-unknown")
+def line_rate_unknown(facts: Facts) -> Verdict | None:
+    if facts.ceiling_bps:
+        return None
+    return Verdict("line-rate-unknown", "note", "line rate unknown",
+                   "no link rate for this path: no emulated link, no `link` in the inventory, and no "
+                   "negotiated NIC speed was read", "set link = \"1g\" (the path's rate) in the inventory, "
+                   "or link_rate in a namespace lab, to get % of line rate")
+
+
+@rule("generator-bound")
+def generator_bound(facts: Facts) -> Verdict | None:
+    if not facts.generator_bound:
+        return None
+    return Verdict("generator-bound", "limit", "generator-bound",
+                   "the client/server without a firewall or shaper reached about the same rate, or the "
+                   "sender's CPU was >= 90%", "the figure measures the test hosts, not the DUT: use faster "
+                   "or separate client/server hosts, or more streams spread over their CPUs")
+
+
+@rule("shared-kernel")
+def shared_kernel(facts: Facts) -> Verdict | None:
+    if not facts.shared_kernel:
+        return None
+    return Verdict("shared-kernel", "note", "DUT shares the generator's kernel and CPUs",
+                   "namespace lab: client, DUT and server run on one kernel, so CPU load is the whole "
+                   "machine's and no DUT CPU verdict is given", "use an SSH testbed (or a VM DUT) to "
+                   "measure a DUT's own CPUs")
+
+
+def _spread_advice(facts: Facts) -> str:
+    cannot = ("it cannot spread when all traffic is one flow or PPPoE (RSS hashes a PPPoE session to "
+              "queue 0 — seed 000): then only a faster core helps")
+    if facts.os_family in ("freebsd", "opnsense", "pfsense"):
+        how = ("spread it: more streams (flows hash to different RSS queues); check every queue has its "
+               "own interrupt in `vmstat -i` (hw.igb.num_queues, iflib override_nrxqs); "
+               "net.isr.dispatch=deferred with net.isr.maxthreads=<CPUs> moves stack work off the "
+               "interrupt thread (see linerate explain net.isr.dispatch)")
+    elif facts.os_family == "openbsd":
+        how = ("spread it: more streams; OpenBSD forwards on few softnet threads (net.if.softnet "
+               "tasks), so a faster core helps most")
+    else:
+        how = ("spread it: more streams; RSS queues (ethtool -L IF combined N); RPS on a single-queue "
+               "NIC (/sys/class/net/IF/queues/rx-0/rps_cpus); irqbalance")
+    streams = "" if facts.streams != 1 else "this cell is 1 stream: one flow always lands on one queue; "
+    return f"{streams}{how}; {cannot}"
+
+
+@rule("single-core-bound")
+def single_core_bound(facts: Facts) -> Verdict | None:
+    if facts.shared_kernel:
+        return None
+    hot = max(facts.cpus, key=lambda c: c.get("busy_pct", 0.0)) if facts.cpus else None
+    thread = facts.threads[0] if facts.threads else None
+    if hot is not None and len(facts.cpus) >= 2 and hot["busy_pct"] >= SATURATED_PCT:
+        others = [c["busy_pct"] for c in facts.cpus if c is not hot]
+        if sum(others) / len(others) > OTHERS_IDLE_PCT:
+            return None
+        split = ", ".join(f"{hot[k]:.0f}% {k[:-4]}" for k in ("interrupt_pct", "softirq_pct", "system_pct",
+                                                               "user_pct") if hot.get(k))
+        evidence = (f"CPU {hot['cpu']} {hot['busy_pct']:.0f}% busy{f' ({split})' if split else ''}; the other "
+                    f"{len(others)} CPU{'s' if len(others) > 1 else ''} average {sum(others) / len(others):.0f}% "
+                    f"[{facts.cpu_source}]")
+    elif not facts.cpus and thread is not None and thread["pct"] >= SATURATED_PCT:
+        evidence = "CPU count and per-CPU load not captured"
+    else:
+        return None
+    if thread is not None and thread["pct"] >= SATURATED_PCT:
+        evidence += f"; busiest thread {thread['name']} at {thread['pct']:.0f}% of one CPU"
+    return Verdict("single-core-bound", "limit", "one CPU saturated, the others idle: single flow / single "
+                   "queue bound", evidence, _spread_advice(facts))
+
+
+@rule("cpu-bound")
+def cpu_bound(facts: Facts) -> Verdict | None:
+    if not _dut_cpus_usable(facts):
+        return None
+    busy = [c["busy_pct"] for c in facts.cpus]
+    if min(busy) < ALL_BUSY_MIN_PCT or sum(busy) / len(busy) < SATURATED_PCT:
+        return None
+    return Verdict("cpu-bound", "limit", "all DUT CPUs busy: CPU-bound",
+                   f"{len(busy)} CPU{'s' if len(busy) > 1 else ''} {min(busy):.0f}-{max(busy):.0f}% busy, "
+                   f"{sum(busy) / len(busy):.0f}% on average [{facts.cpu_source}]",
+                   "the work is spread and there is no CPU left: fewer or simpler rules (a stateless rule "
+                   "list is walked per packet), keep checksum offload on, larger MTU where both ends allow, "
+                   "or faster hardware; see linerate recommend")
+
+
+def _queue_groups(interrupts: dict[str, int]) -> dict[str, dict[str, int]]:
+    import re
+
+    groups: dict[str, dict[str, int]] = {}
+    pattern = re.compile(r"^(?P<nic>[A-Za-z][A-Za-z0-9_]*?\d+)[:\-](?P<kind>que|rxq|txq|rx|tx|TxRx|input|output|q)"
+                         r"[\s.\-_]?(?P<index>\d+)$", re.IGNORECASE)
+    for source, count in interrupts.items():
+        match = pattern.match(source.strip())
+        if not match:
+            continue
+        kind = match.group("kind").lower()
+        direction = "rx" if kind in ("rxq", "rx", "input") else "tx" if kind in ("txq", "tx", "output") else ""
+        name = f"{match.group('nic')} {direction}".strip()
+        groups.setdefault(name, {})[source] = count
+    return {name: queues for name, queues in groups.items() if len(queues) >= 2}
+
+
+@rule("irq-one-queue")
+def irq_one_queue(facts: Facts) -> Verdict | None:
+    if facts.since_boot:
+        return None
+    for nic, queues in sorted(_queue_groups(facts.interrupts).items()):
+        total = sum(queues.values())
+        top = max(queues, key=queues.get)
+        if total >= MIN_QUEUE_INTERRUPTS and queues[top] >= QUEUE_SHARE * total:
+            return Verdict("irq-one-queue", "limit", f"interrupts concentrated on one queue of {nic}",
+                           f"{top} took {queues[top]:,} of {total:,} interrupts ({queues[top] / total * 100:.0f}%) "
+                           f"across {len(queues)} queues: RSS is not spreading this traffic",
+                           _spread_advice(facts))
+    return None
+
+
+def _listed(values: dict[str, int]) -> str:
+    return ", ".join(f"{name} {count:,}" for name, count in sorted(values.items(), key=lambda kv: -kv[1])[:4])
+
+
+@rule("nic-drops")
+def nic_drops(facts: Facts) -> Verdict | None:
+    if not facts.nic_drops:
+        return None
+    when = "since boot (one snapshot: not necessarily during this test)" if facts.since_boot else "during the test"
+    if facts.os_family in ("freebsd", "opnsense", "pfsense"):
+        advice = ("larger rings (hw.igb.rxd/txd, iflib override_nrxds), flow control off (dev.igb.N.fc=0); a "
+                  "saturated queue's CPU also drops at the ring — check single-core-bound")
+    else:
+        advice = ("larger rings (ethtool -G IF rx 4096), see ethtool -S IF for rx_missed/fifo errors, "
+                  "interrupt coalescing (ethtool -C); a saturated CPU also drops at the ring")
+    return Verdict("nic-drops", "limit", "drops or errors at the NIC", f"{_listed(facts.nic_drops)} {when}", advice)
+
+
+@rule("stack-queue-drops")
+def stack_queue_drops(facts: Facts) -> Verdict | None:
+    if not facts.stack_drops:
+        return None
+    when = "since boot (one snapshot: not necessarily during this test)" if facts.since_boot else "during the test"
+    if any(name.startswith("netisr") for name in facts.stack_drops):
+        advice = ("the netisr queue overflowed: raise net.isr.defaultqlimit / net.route.netisr_maxqlen "
+                  "(boot-time) and net.inet.ip.intr_queue_maxlen (seed 000: 3000); see linerate explain "
+                  "net.inet.ip.intr_queue_maxlen")
+    else:
+        advice = ("the input backlog overflowed: raise net.core.netdev_max_backlog (and netdev_budget if "
+                  "time_squeeze grows); see linerate explain net.core.netdev_max_backlog")
+    return Verdict("stack-queue-drops", "limit", "drops in a network stack queue",
+                   f"{_listed(facts.stack_drops)} {when}", advice)
+
+
+@rule("retransmits-path-loss")
+def retransmits_path_loss(facts: Facts) -> Verdict | None:
+    if not facts.retransmits or not facts.drops_known or facts.since_boot:
+        return None
+    if facts.nic_drops or facts.stack_drops or facts.shaper_drops:
+        return None
+    return Verdict("retransmits-path-loss", "limit", "TCP retransmits without DUT drops",
+                   f"{facts.retransmits:,.0f} retransmits per trial while the DUT's NIC, stack and shaper "
+                   "counters show no drops", "loss is elsewhere on the path: client/server NICs, a switch, "
+                   "cabling, or the receiver; check their counters")
+
+
+@rule("retransmits-dut-drops")
+def retransmits_dut_drops(facts: Facts) -> Verdict | None:
+    dropped = sum(facts.nic_drops.values()) + sum(facts.stack_drops.values()) + facts.shaper_drops
+    if not facts.retransmits or not dropped or facts.since_boot:
+        return None
+    where = "the emulated link's shaper queue" if facts.shaper_drops and not (facts.nic_drops or facts.stack_drops) \
+        else "the DUT"
+    return Verdict("retransmits-dut-drops", "limit", "TCP retransmits with drops at the DUT",
+                   f"{facts.retransmits:,.0f} retransmits per trial; {dropped:,} packets dropped by {where}",
+                   "the retransmits are the DUT's drops; see the drop verdicts for where")
+
+
+@rule("offload-pathology")
+def offload_pathology(facts: Facts) -> Verdict | None:
+    fraction = facts.line_rate_fraction
+    if fraction is None or fraction >= PATHOLOGICAL or not facts.virtio_nics or facts.checksum_offload == "off":
+        return None
+    if facts.os_family in ("freebsd", "opnsense", "pfsense"):
+        how = "hw.vtnet.csum_disable=1 (loader) or ifconfig vtnetN -rxcsum -txcsum; see linerate explain hw.vtnet.csum_disable"
+    else:
+        how = "ethtool -K IF rx off tx off in the guest, or csum=off on the host's virtio device"
+    return Verdict("offload-pathology", "limit", "checksum offload on a virtio DUT",
+                   f"{fraction * 100:.1f}% of line rate through virtio NICs {', '.join(facts.virtio_nics)} with "
+                   f"checksum offload {facts.checksum_offload or 'not known to be off'} (seed 004: ~5 Mbit/s)",
+                   f"disable checksum offload on the DUT's virtio NICs: {how}")

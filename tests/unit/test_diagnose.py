@@ -1,0 +1,193 @@
+"""Verdict rules one by one (each with a case where it must fire and one where it must not), the
+offline `diagnose --before/--after` on recorded real FreeBSD outputs, and the snapshot format."""
+
+import json
+import subprocess
+
+import pytest
+
+from linerate.cli import main
+from linerate.diagnose.facts import Facts, cell_facts
+from linerate.diagnose.rules import RULES, diagnose
+from linerate.dut import sections
+from linerate.dut.parsers import parse_softnet_stat, parse_top
+from linerate.errors import ParseError
+from tests.conftest import DATA, capture
+
+GBIT_CEILING = 941.48e6
+
+
+def cpus(*busy, interrupt=None):
+    return [{"cpu": i, "busy_pct": b, "interrupt_pct": b if interrupt else 0.0, "idle_pct": 100 - b}
+            for i, b in enumerate(busy)]
+
+
+def fired(facts: Facts) -> set[str]:
+    return {code for code, check in RULES.items() if check(facts) is not None}
+
+
+CASES = {  # code: (facts where it must fire, facts where it must not)
+    "at-line-rate": (Facts(throughput_bps=935e6, ceiling_bps=GBIT_CEILING, line_rate_source="1g"),
+                     Facts(throughput_bps=590e6, ceiling_bps=GBIT_CEILING, line_rate_source="1g")),
+    "line-rate-unknown": (Facts(throughput_bps=590e6), Facts(throughput_bps=590e6, ceiling_bps=GBIT_CEILING)),
+    "generator-bound": (Facts(generator_bound=True), Facts()),
+    "shared-kernel": (Facts(shared_kernel=True), Facts()),
+    "single-core-bound": (Facts(cpus=cpus(100, 3, 5, 2), os_family="freebsd", streams=1),
+                          Facts(cpus=cpus(100, 3, 5, 2), shared_kernel=True)),
+    "cpu-bound": (Facts(cpus=cpus(97, 93, 95, 99)), Facts(cpus=cpus(97, 93, 95, 40))),
+    "irq-one-queue": (Facts(interrupts={"igb0:rxq0": 90000, "igb0:rxq1": 12, "igb0:rxq2": 9, "igb0:aq": 2}),
+                      Facts(interrupts={"igb0:rxq0": 25000, "igb0:rxq1": 24000, "igb0:rxq2": 26000})),
+    "nic-drops": (Facts(nic_drops={"igb0 rx errors": 797962}), Facts(drops_known=True)),
+    "stack-queue-drops": (Facts(stack_drops={"netisr ip queue": 3651}), Facts(drops_known=True)),
+    "retransmits-path-loss": (Facts(retransmits=120, drops_known=True),
+                              Facts(retransmits=120, drops_known=True, shaper_drops=4000)),
+    "retransmits-dut-drops": (Facts(retransmits=120, shaper_drops=4000), Facts(retransmits=120, drops_known=True)),
+    "offload-pathology": (Facts(throughput_bps=5e6, ceiling_bps=GBIT_CEILING, nic_names=["vtnet0", "vtnet1"],
+                                os_family="freebsd"),
+                          Facts(throughput_bps=5e6, ceiling_bps=GBIT_CEILING, nic_names=["vtnet0"],
+                                checksum_offload="off")),
+}
+
+
+def test_every_rule_has_a_case():
+    assert set(CASES) == set(RULES)
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_rule_fires_and_stays_silent(code):
+    fires, silent = CASES[code]
+    verdict = RULES[code](fires)
+    assert verdict is not None and verdict.code == code and verdict.evidence and verdict.advice
+    assert RULES[code](silent) is None
+
+
+def test_single_core_verdict_names_what_spreads_it_and_when_it_cannot():
+    verdict = RULES["single-core-bound"](Facts(cpus=cpus(100, 3, 5, 2, interrupt=True), os_family="freebsd",
+                                               streams=1))
+    assert "CPU 0 100% busy (100% interrupt)" in verdict.evidence and "average 3%" in verdict.evidence
+    assert "net.isr.dispatch=deferred" in verdict.advice and "PPPoE" in verdict.advice
+    assert "RPS" in RULES["single-core-bound"](Facts(cpus=cpus(100, 3), os_family="linux")).advice
+    # balanced load is not single-core
+    assert RULES["single-core-bound"](Facts(cpus=cpus(100, 90, 95, 92))) is None
+
+
+def test_at_line_rate_keeps_only_notes():
+    facts = Facts(throughput_bps=940e6, ceiling_bps=GBIT_CEILING, line_rate_source="emulated 1g link",
+                  retransmits=40, shaper_drops=900, shared_kernel=True)
+    assert [v.code for v in diagnose(facts)] == ["at-line-rate", "shared-kernel"]
+
+
+def test_namespace_lab_cell_makes_no_dut_cpu_claim():
+    trials = [{"telemetry": {"dut": {"cpu": cpus(100, 100), "shared_kernel": True}}, "retransmits": 0,
+               "dut_counters": {"veth0_rx_dropped": 0}}]
+    facts = cell_facts({"streams": 1, "link_rate": "none"}, trials, 30e9, None, None, ("generator-bound",))
+    codes = [v.code for v in diagnose(facts)]
+    assert "generator-bound" in codes and "shared-kernel" in codes
+    assert not {"cpu-bound", "single-core-bound"} & set(codes)
+
+
+def test_cell_facts_reads_stored_telemetry():
+    trials = [{"telemetry": {"dut": {"cpu": cpus(96, 4), "interrupts": {"virtio1-input.0": 900}}},
+               "retransmits": 10, "dut_counters": {"eth1_rx_dropped": 5, "softnet_dropped": 2, "shaper_dropped": 0}},
+              {"telemetry": {"dut": {"cpu": cpus(98, 6)}}, "retransmits": 30, "dut_counters": {"eth1_rx_dropped": 0}}]
+    facts = cell_facts({"streams": 1, "dut_offloads": "eth1:tx=off"}, trials, 500e6, GBIT_CEILING, "x", ())
+    assert facts.cpus[0]["busy_pct"] == 97.0 and facts.retransmits == 20
+    assert facts.nic_drops == {"eth1 rx drops": 5} and facts.stack_drops == {
+        "Linux input backlog (softnet_stat dropped)": 2}
+    assert facts.checksum_offload == "off" and facts.interrupts == {"virtio1-input.0": 900}
+    assert {"single-core-bound", "nic-drops", "stack-queue-drops", "retransmits-dut-drops"} <= fired(facts)
+
+
+# --- offline: pasted snapshots of real FreeBSD routers ----------------------------------------------------
+
+def diagnose_cli(capsys, *args):
+    code = main(["diagnose", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def snap(name: str) -> str:
+    return str(DATA / "bsd" / name)
+
+
+def test_one_igb_queue_at_100_percent_is_single_queue_bound(capsys):
+    code, out, _ = diagnose_cli(capsys, "--after", snap("snapshot_single_queue_after.txt"), "--os", "pfsense")
+    assert code == 0
+    assert "[single-core-bound]" in out and "CPU 2 100% busy" in out
+    assert "intr{irq272: igb2:que} at 100%" in out
+    assert "more streams" in out and "net.isr.dispatch=deferred" in out and "PPPoE" in out
+    assert "[cpu-bound]" not in out
+
+
+@pytest.mark.parametrize("name", ["snapshot_balanced_queues_after.txt", "snapshot_all_cpus_interrupt_after.txt"])
+def test_balanced_queues_at_high_load_are_cpu_bound(capsys, name):
+    code, out, _ = diagnose_cli(capsys, "--after", snap(name), "--os", "freebsd", "--json")
+    codes = [v["code"] for v in json.loads(out)["verdicts"]]
+    assert code == 0 and "cpu-bound" in codes and "single-core-bound" not in codes
+
+
+def test_netisr_drops_name_the_queue(capsys):
+    code, out, _ = diagnose_cli(capsys, "--after", snap("snapshot_netisr_drops_after.txt"), "--os", "opnsense")
+    assert code == 0 and "[stack-queue-drops]" in out and "netisr ip queue 181,210,251" in out
+    assert "since boot" in out and "net.inet.ip.intr_queue_maxlen" in out
+
+
+def test_before_and_after_give_deltas(capsys):
+    code, out, _ = diagnose_cli(capsys, "--before", snap("snapshot_forwarding_during.txt"), "--after",
+                                snap("snapshot_forwarding_after.txt"), "--os", "freebsd", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["since_boot"] is False
+    assert not {"nic-drops", "stack-queue-drops"} & {v["code"] for v in doc["verdicts"]}
+
+
+@pytest.mark.parametrize("args, field", [
+    (["--after", "X"], "--os"),
+    (["--before", "X", "--os", "freebsd"], "--after"),
+    (["--snapshot-script"], "--os"),
+])
+def test_bad_offline_input_is_one_line_exit_2(capsys, args, field):
+    code, out, err = diagnose_cli(capsys, *[snap("snapshot_single_queue_after.txt") if a == "X" else a for a in args])
+    assert code == 2 and err.startswith(f"linerate: {field}") and len(err.strip().splitlines()) == 1
+
+
+def test_snapshot_of_another_os_or_not_a_snapshot_is_refused(capsys, tmp_path):
+    code, _, err = diagnose_cli(capsys, "--after", snap("snapshot_single_queue_after.txt"), "--os", "linux")
+    assert code == 2 and "freebsd host, not linux" in err
+    other = tmp_path / "notes.txt"
+    other.write_text("netstat output I typed by hand\n")
+    code, _, err = diagnose_cli(capsys, "--after", str(other), "--os", "freebsd")
+    assert code == 2 and "no snapshot sections" in err
+
+
+def test_snapshot_script_is_one_line_of_sh_that_reads_back(capsys, tmp_path):
+    code, out, _ = diagnose_cli(capsys, "--snapshot-script", "--os", "linux")
+    script = out.strip().split(" > ")[0]
+    assert code == 0 and "\n" not in out.strip()
+    for name in ("before", "after"):
+        (tmp_path / name).write_text(subprocess.run(["sh", "-c", script], capture_output=True, text=True).stdout)
+    code, out, _ = diagnose_cli(capsys, "--before", str(tmp_path / "before"), "--after", str(tmp_path / "after"),
+                                "--os", "linux", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["since_boot"] is False and doc["cpu_source"].startswith("CPU counters")
+
+
+def test_sections_round_trip_and_failed_commands():
+    text = sections.render([(["cat", "/proc/stat"], 0, "cpu0 1 2 3\n"), (["pfctl", "-s", "info"], 1, "")], "linux")
+    found, failed = sections.split(text)
+    assert found == {"cat /proc/stat": "cpu0 1 2 3\n"} and failed == ["pfctl -s info"]
+    assert sections.family_of(text) == "linux"
+
+
+def test_top_parser_takes_the_last_display_and_rejects_garbage():
+    cpus_, threads = parse_top(capture("bsd/snapshot_all_cpus_interrupt_after.txt").split("40\n", 1)[1])
+    assert len(cpus_) == 8 and cpus_[0]["interrupt_pct"] == 97.3 and cpus_[7]["busy_pct"] == 88.6
+    assert threads[0] == {"name": "intr", "pct": 686.23, "cpu": 0}
+    with pytest.raises(ParseError):
+        parse_top("nothing like top\n")
+
+
+def test_softnet_stat_parser_on_a_real_capture():
+    counts = parse_softnet_stat(capture("linux/softnet_stat.txt"))
+    assert counts["softnet_processed"] > 0 and counts["softnet_dropped"] >= 0
+    with pytest.raises(ParseError):
+        parse_softnet_stat("cpu0 xyz\n")
