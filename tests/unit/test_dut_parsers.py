@@ -193,3 +193,21 @@ def test_inventory_refuses_bad_values_naming_the_key(tmp_path):
                      (good + "[extra]\n", "extra")):
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
             parse_inventory(bad, "inv.toml")
+
+
+def test_line_rate_comes_from_the_inventory_or_the_dut_nic_speed_never_a_guess():
+    from linerate.dut.bsd import FreeBsdDriver
+    from linerate.testbed.inventory import parse_inventory
+    from linerate.testbed.ssh import resolve_line_rate
+
+    base = ('[client]\nssh = "root@192.0.2.5"\ntest_address = "198.18.1.10"\n'
+            '[server]\nssh = "root@192.0.2.6"\ntest_address = "198.18.2.10"\n'
+            '[dut]\nssh = "admin@fw.example"\nos = "freebsd"\ninterfaces = ["em0"]\n')
+    assert resolve_line_rate(parse_inventory('link = "2.5g"\n' + base), None, None)["bps"] == 2.5e9
+    with pytest.raises(ConfigError, match="link"):
+        parse_inventory('link = "fast"\n' + base)
+    dut = FakeExecutor("dut").respond(["ifconfig", "em0"], capture("bsd/freebsd_ifconfig_em0.txt"))
+    rate = resolve_line_rate(parse_inventory(base), dut, FreeBsdDriver())
+    assert rate["bps"] == 1e9 and "em0" in rate["source"]
+    silent = FakeExecutor("dut").respond(["ifconfig", "em0"], "em0: flags=8843<UP> metric 0 mtu 1500\n")
+    assert resolve_line_rate(parse_inventory(base), silent, FreeBsdDriver()) is None

@@ -54,7 +54,7 @@ def _date(text: str, shot: Snapshot) -> None:
 
 
 PF_PROBE = Probe(("pfctl", "-s", "info"), _add(parsers.parse_pfctl_info),
-                 "pf state count (pfctl -s info refused; pf disabled or no /dev/pf access)", required=False)
+                 "pf state count (pfctl -s info: pf disabled, no /dev/pf access, or not captured)", required=False)
 VMSTAT_PROBE = Probe(("vmstat", "-i"), _interrupts, "interrupts per queue (vmstat -i)")
 OFFLINE_PROBES = [Probe(("date", "+%s"), _date, "time of the snapshot (date +%s)", required=False),
                   Probe(("ifconfig", "-a"), _ifconfig, "interfaces and media (ifconfig -a)", required=False)]
@@ -123,7 +123,7 @@ class FreeBsdDriver(_BsdDriver):
 
     def probes(self) -> list[Probe]:
         return super().probes() + [Probe(("netstat", "-Q"), _add(parsers.parse_netstat_q),
-                                         "netisr queues (netstat -Q failed)", required=False)]
+                                         "netisr queues (netstat -Q)", required=False)]
 
     def offline_probes(self) -> list[Probe]:
         return super().offline_probes() + [Probe(TOP_ARGV, _top, "busiest threads (top -HSP)", required=False)]

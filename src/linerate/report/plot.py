@@ -24,11 +24,13 @@ def write_png(report: Report, path: str) -> None:
     fig, ax = plt.subplots(figsize=(max(6, len(cells) * 0.9), 4.5))
     colors = ["#bbbbbb" if c.few_trials else "#4477aa" for c in cells]
     bars = ax.bar(range(len(cells)), means, yerr=[below, above], capsize=4, color=colors)
+    labelled = False
     for index, (bar, cell) in enumerate(zip(bars, cells)):
         if cell.ceiling_bps:  # the cell's line-rate ceiling as a short line over its bar, % above it
             ceiling = cell.ceiling_bps / 1e6
             ax.hlines(ceiling, index - 0.45, index + 0.45, colors="#cc3311", linestyles="dashed",
-                      label="line-rate ceiling" if index == 0 else None)
+                      label=None if labelled else "line-rate ceiling")
+            labelled = True
             ax.annotate(f"{cell.line_rate_fraction * 100:.0f}%", (index, max(ceiling, bar.get_height())),
                         textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
     if any(c.ceiling_bps for c in cells):
