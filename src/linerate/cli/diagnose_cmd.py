@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "diagnose", help="why a cell is (not) at line rate: verdicts with evidence and what to do",
         description="With EXPERIMENT: the verdicts of every cell of a stored experiment. With --after "
         "(and --before): verdicts from snapshots of a firewall you cannot reach over SSH; "
-        "--snapshot-script --os OS prints the command that takes one.")
+        "--snapshot-script --os OS prints the command that takes one.",
+        epilog="Example: linerate diagnose --before before.txt --after after.txt --os pfsense")
     parser.add_argument("experiment", nargs="?", help="experiment name or id (default: the latest)")
     parser.add_argument("--before", metavar="FILE", help="snapshot taken once the test traffic runs")
     parser.add_argument("--after", metavar="FILE", help="snapshot taken just before the test ends")
