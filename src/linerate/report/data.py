@@ -69,8 +69,9 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
             bucket["lost_percent"].append(row["lost_percent"])
             bucket["jitter_ms"].append(row["jitter_ms"])
             flags[cell].update(json.loads(row["flags"]))
-            telemetry[cell].append({"telemetry": json.loads(row["telemetry"]), "retransmits": row["retransmits"],
-                                    "dut_counters": json.loads(row["dut_counters"])})
+            if row["telemetry"] != "{}" or row["dut_counters"] != "{}":
+                telemetry[cell].append({"telemetry": json.loads(row["telemetry"]), "retransmits": row["retransmits"],
+                                        "dut_counters": json.loads(row["dut_counters"])})
         elif row["final"]:
             failures[cell] += 1
     precision = experiment.config.get("precision") if isinstance(experiment.config, dict) else None
@@ -88,6 +89,7 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
         verdicts = ()
         if summary.n:
             facts = cell_facts(params, telemetry[row["id"]], summary.mean, ceiling, source, cell_flags)
+            facts.retransmits = summary.retransmits_mean
             facts.os_family = _dut_os(experiment.environment)
             verdicts = tuple(diagnose(facts))
         cells.append(CellReport(row["id"], params, summary, cell_flags, reached, ceiling, source, verdicts))
