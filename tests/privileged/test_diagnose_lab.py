@@ -7,6 +7,7 @@ import io
 import json
 import sqlite3
 
+from linerate.store import Store
 from tests.privileged.conftest import linerate
 
 EXPERIMENT = """
@@ -52,6 +53,9 @@ def test_line_rate_and_verdicts_in_every_format(tmp_path):
 
     # telemetry: read inside the measured window, raw outputs kept apart from the trial rows
     conn = sqlite3.connect(db)
-    windows = [json.loads(t)["dut"]["window_s"] for (t,) in conn.execute("SELECT telemetry FROM trials")]
-    assert windows and all(0.8 < w < 2.0 for w in windows)
-    assert conn.execute("SELECT COUNT(*) FROM trial_raw").fetchone()[0] == 2 * len(windows)
+    rows = conn.execute("SELECT id, telemetry FROM trials").fetchall()
+    assert rows and all(0.8 < json.loads(t)["dut"]["window_s"] < 2.0 for _, t in rows)
+    store = Store(db, create=False)
+    raw = store.trial_raw(rows[0][0])["dut"]
+    assert raw["before"] != raw["after"] and "### linerate: cat /proc/stat" in raw["after"]
+    assert conn.execute("SELECT COUNT(*) FROM trial_raw").fetchone()[0] == 2 * len(rows)

@@ -79,12 +79,12 @@ def _offline(args: argparse.Namespace) -> int:
 
 
 def _experiment(args: argparse.Namespace) -> int:
-    from linerate.report.data import build_report
+    from linerate.report.data import ROW_AXES, build_report
     from linerate.report.layout import format_mbps, plain
     from linerate.report.markdown import column_of, row_of
 
     report = build_report(open_store(args, create=False), args.experiment)
-    column_axes = [n for n in report.varying() if n not in ("family", "streams", "direction", "protocol")]
+    column_axes = [n for n in report.varying() if n not in ROW_AXES]
     if args.json:
         print(json.dumps({"experiment": report.experiment.name, "cells": [
             {"cell_id": c.cell_id, "params": c.params, "mean_bps": c.summary.mean, "ceiling_bps": c.ceiling_bps,
@@ -104,5 +104,4 @@ def _print_verdict(verdict, indent: str = "") -> None:
     from linerate.report.layout import plain
 
     print(plain(f"{indent}[{verdict.code}] {verdict.title}: {verdict.evidence}"))
-    if verdict.kind != "ok" or verdict.advice:
-        print(plain(f"{indent}    what to do: {verdict.advice}"))
+    print(plain(f"{indent}    what to do: {verdict.advice}"))

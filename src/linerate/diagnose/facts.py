@@ -75,7 +75,7 @@ def drops_from_counters(values: dict[str, int], facts: Facts) -> None:
                 facts.stack_drops[STACK_DROP_KEYS[key]] = facts.stack_drops.get(STACK_DROP_KEYS[key], 0) + value
         elif key == "shaper_dropped":
             facts.shaper_drops += max(0, value)
-        if match and not facts.nic_names.count(match.group(1)) and not match.group(1).startswith(("lo", "qdisc")):
+        if match and match.group(1) not in facts.nic_names and not match.group(1).startswith(("lo", "qdisc")):
             facts.nic_names.append(match.group(1))
 
 
@@ -101,13 +101,14 @@ def cpus_from_threads(threads: list[dict]) -> list[dict[str, float]]:
     return [{"cpu": cpu, "busy_pct": round(min(100.0, pct), 1)} for cpu, pct in sorted(busy.items())]
 
 
-def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], mean_bps: float | None,
-               ceiling_bps: float | None, line_rate_source: str | None, flags: tuple[str, ...]) -> Facts:
-    """A cell of an experiment: its mean, ceiling and flags, and its ok trials' telemetry
-    (dicts with "telemetry", "dut_counters", "retransmits")."""
+def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], *, mean_bps: float | None,
+               retransmits: float | None, ceiling_bps: float | None, line_rate_source: str | None,
+               flags: tuple[str, ...], os_family: str | None = None) -> Facts:
+    """A cell of an experiment: its summary figures and flags, and the telemetry of its ok trials
+    (dicts with "telemetry" and "dut_counters")."""
     facts = Facts(throughput_bps=mean_bps, ceiling_bps=ceiling_bps, line_rate_source=line_rate_source,
                   streams=params.get("streams"), protocol=str(params.get("protocol", "tcp")),
-                  generator_bound="generator-bound" in flags)
+                  generator_bound="generator-bound" in flags, retransmits=retransmits, os_family=os_family)
     windows = []
     for trial in trials:
         dut = (trial.get("telemetry") or {}).get("dut") or {}
@@ -118,8 +119,6 @@ def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], mean_bps: f
         drops_from_counters(trial.get("dut_counters") or {}, facts)
     facts.cpus = mean_cpus(windows)
     facts.cpu_source = "DUT CPU counters over the measured window" if facts.cpus else ""
-    retransmits = [t["retransmits"] for t in trials if t.get("retransmits") is not None]
-    facts.retransmits = mean(retransmits) if retransmits else None
     offloads = str(params.get("dut_offloads", "")) + " " + str(params.get("offloads", ""))
     if re.search(r"\b(tx|rx)=off\b", offloads) or "csum-off" in offloads:
         facts.checksum_offload = "off"

@@ -23,8 +23,7 @@ def read_snapshot(text: str, os_name: str, source: str) -> Snapshot:
     named = family_of(text)
     if named is not None and named != family:
         raise ConfigError(source, f"is a snapshot of a {named} host, not {os_name} ({family}); pass the right --os")
-    found, _ = split(text)
-    if not found:
+    if not split(text):
         raise ConfigError(source, f"has no snapshot sections; expected {FORMAT_HELP}")
     return parse_snapshot(text, driver_for(family).offline_probes())
 
@@ -33,7 +32,6 @@ def snapshot_facts(before: Snapshot | None, after: Snapshot, os_name: str) -> Fa
     facts = Facts(os_family=OS_FAMILY[os_name])
     facts.threads = sorted((t for t in after.threads if not t["name"].startswith("idle")),
                            key=lambda t: -t["pct"])
-    facts.nic_names = sorted(after.nic_drivers) or []
     if before is not None and before.cpu and after.cpu and len(before.cpu) == len(after.cpu):
         facts.cpus = cpu_delta(before.cpu, after.cpu)
         facts.cpu_source = "CPU counters between the two snapshots"
@@ -52,9 +50,7 @@ def snapshot_facts(before: Snapshot | None, after: Snapshot, os_name: str) -> Fa
         facts.since_boot = True
         facts.interrupts = dict(after.interrupts)
         drops_from_counters(after.counters, facts)
-    for name in after.nic_drivers:
-        if name not in facts.nic_names:
-            facts.nic_names.append(name)
+    facts.nic_names = sorted(set(facts.nic_names) | set(after.interfaces))
     return facts
 
 

@@ -108,7 +108,7 @@ def shared_kernel(facts: Facts) -> Verdict | None:
 def _spread_advice(facts: Facts) -> str:
     cannot = ("it cannot spread when all traffic is one flow or PPPoE (RSS hashes a PPPoE session to "
               "queue 0 — seed 000): then only a faster core helps")
-    if facts.os_family in ("freebsd", "opnsense", "pfsense"):
+    if facts.os_family == "freebsd":
         how = ("spread it: more streams (flows hash to different RSS queues); check every queue has its "
                "own interrupt in `vmstat -i` (hw.igb.num_queues, iflib override_nrxqs); "
                "net.isr.dispatch=deferred with net.isr.maxthreads=<CPUs> moves stack work off the "
@@ -204,7 +204,7 @@ def nic_drops(facts: Facts) -> Verdict | None:
     if not facts.nic_drops:
         return None
     when = "since boot (one snapshot: not necessarily during this test)" if facts.since_boot else "during the test"
-    if facts.os_family in ("freebsd", "opnsense", "pfsense"):
+    if facts.os_family == "freebsd":
         advice = ("larger rings (hw.igb.rxd/txd, iflib override_nrxds), flow control off (dev.igb.N.fc=0); a "
                   "saturated queue's CPU also drops at the ring — check single-core-bound")
     else:
@@ -258,7 +258,7 @@ def offload_pathology(facts: Facts) -> Verdict | None:
     fraction = facts.line_rate_fraction
     if fraction is None or fraction >= PATHOLOGICAL or not facts.virtio_nics or facts.checksum_offload == "off":
         return None
-    if facts.os_family in ("freebsd", "opnsense", "pfsense"):
+    if facts.os_family == "freebsd":
         how = "hw.vtnet.csum_disable=1 (loader) or ifconfig vtnetN -rxcsum -txcsum; see linerate explain hw.vtnet.csum_disable"
     else:
         how = "ethtool -K IF rx off tx off in the guest, or csum=off on the host's virtio device"

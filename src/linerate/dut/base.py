@@ -34,11 +34,9 @@ class Snapshot:
     interrupts: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # telemetry a host could not give
     raw: str = ""  # the commands' outputs as snapshot text (dut/sections.py)
-    taken_at: float | None = None  # `date +%s` of a pasted snapshot
     top_cpu: list[dict[str, float]] = field(default_factory=list)  # top's per-CPU % (pasted snapshots)
     threads: list[dict] = field(default_factory=list)  # top's busiest threads {name, cpu, pct}
-    nic_speed_mbps: dict[str, int] = field(default_factory=dict)  # negotiated media speed per interface
-    nic_drivers: dict[str, str] = field(default_factory=dict)  # interface -> driver (virtio_net, vtnet ...)
+    interfaces: list[str] = field(default_factory=list)  # from `ifconfig -a` (pasted snapshots)
 
 
 @dataclass(frozen=True)
@@ -50,6 +48,11 @@ class Probe:
     parse: Callable[[str, Snapshot], None]
     unavailable: str  # what the problem line says when the output is missing or unreadable
     required: bool = True
+
+
+def adds_counters(parse: Callable[[str], dict[str, int]]) -> Callable[[str, Snapshot], None]:
+    """A Probe parser for a command whose output is counters: they join Snapshot.counters."""
+    return lambda text, shot: shot.counters.update(parse(text))
 
 
 class DutDriver(Protocol):
@@ -70,8 +73,6 @@ class DutDriver(Protocol):
     def cpu_snapshot(self, host: Executor) -> Snapshot: ...
 
     def set_offload(self, host: Executor, ifname: str, feature: str, state: str) -> None: ...
-
-    def telemetry_commands(self) -> list[list[str]]: ...
 
     def probes(self) -> list[Probe]: ...
 
@@ -149,7 +150,7 @@ def take_snapshot(host: Executor, probes: list[Probe], family: str, timeout_s: f
 def parse_snapshot(text: str, probes: list[Probe], strict: bool = False) -> Snapshot:
     """Snapshot text -> Snapshot. A section that is missing, failed or unparseable becomes a
     problem line (strict: a required one raises ParseError); nothing is read as zero."""
-    found, _failed = sections.split(text)
+    found = sections.split(text)
     shot = Snapshot(raw=text)
     for probe in probes:
         output = found.get(sections.command_line(probe.argv))

@@ -17,7 +17,7 @@ are loader-only, and FreeBSD's own refusal ("read only tunable") is reported the
 from __future__ import annotations
 
 from linerate.dut import parsers
-from linerate.dut.base import Probe, Snapshot, take_snapshot
+from linerate.dut.base import Probe, Snapshot, adds_counters, take_snapshot
 from linerate.errors import ConfigError, ExecError, LinerateError
 from linerate.exec import Executor
 
@@ -25,12 +25,8 @@ TIMEOUT_S = 10
 FREEBSD_CAPS = {"rx": (("rxcsum", "rxcsum6"), "RXCSUM"), "tx": (("txcsum", "txcsum6"), "TXCSUM"),
                 "tso": (("tso",), "TSO4"), "lro": (("lro",), "LRO")}
 # Pasted snapshots only: top's second display (1 s apart; the first averages since boot) names
-# the busiest threads (an 'intr{irq272: igb2:que}' at 100%), ifconfig the media speed and drivers.
+# the busiest threads (an 'intr{irq272: igb2:que}' at 100%), ifconfig the interfaces (vtnet: virtio).
 TOP_ARGV = ("top", "-b", "-H", "-S", "-P", "-z", "-s", "1", "-d", "2", "40")
-
-
-def _add(parse):
-    return lambda text, shot: shot.counters.update(parse(text))
 
 
 def _interrupts(text: str, shot: Snapshot) -> None:
@@ -42,22 +38,15 @@ def _top(text: str, shot: Snapshot) -> None:
 
 
 def _ifconfig(text: str, shot: Snapshot) -> None:
-    names = parsers.ifconfig_names(text)
-    if not names:
+    shot.interfaces = parsers.ifconfig_names(text)
+    if not shot.interfaces:
         raise ValueError("no interfaces")
-    shot.nic_speed_mbps = parsers.parse_ifconfig_media(text)
-    shot.nic_drivers = {name: name.rstrip("0123456789") for name in names}
 
 
-def _date(text: str, shot: Snapshot) -> None:
-    shot.taken_at = float(parsers.parse_single_int(text, "date +%s"))
-
-
-PF_PROBE = Probe(("pfctl", "-s", "info"), _add(parsers.parse_pfctl_info),
+PF_PROBE = Probe(("pfctl", "-s", "info"), adds_counters(parsers.parse_pfctl_info),
                  "pf state count (pfctl -s info: pf disabled, no /dev/pf access, or not captured)", required=False)
 VMSTAT_PROBE = Probe(("vmstat", "-i"), _interrupts, "interrupts per queue (vmstat -i)")
-OFFLINE_PROBES = [Probe(("date", "+%s"), _date, "time of the snapshot (date +%s)", required=False),
-                  Probe(("ifconfig", "-a"), _ifconfig, "interfaces and media (ifconfig -a)", required=False)]
+IFCONFIG_PROBE = Probe(("ifconfig", "-a"), _ifconfig, "interface names (ifconfig -a)", required=False)
 
 
 class _BsdDriver:
@@ -72,22 +61,22 @@ class _BsdDriver:
     def _set_cpu(self, text: str, shot: Snapshot) -> None:
         shot.cpu = self._cpu(text)
 
+    def _cpu_probe(self) -> Probe:
+        return Probe(self.cpu_argv, self._set_cpu, f"per-CPU time ({' '.join(self.cpu_argv[2:])})")
+
     def probes(self) -> list[Probe]:
-        return [Probe(self.interface_argv, _add(parsers.parse_netstat_i), f"interface counters ({' '.join(self.interface_argv)})"),
-                Probe(self.cpu_argv, self._set_cpu, f"per-CPU time ({' '.join(self.cpu_argv[2:])})"),
-                VMSTAT_PROBE, PF_PROBE]
+        return [Probe(self.interface_argv, adds_counters(parsers.parse_netstat_i),
+                      f"interface counters ({' '.join(self.interface_argv)})"),
+                self._cpu_probe(), VMSTAT_PROBE, PF_PROBE]
 
     def offline_probes(self) -> list[Probe]:
-        return [*OFFLINE_PROBES, *self.probes()]
-
-    def telemetry_commands(self) -> list[list[str]]:
-        return [list(p.argv) for p in self.probes() if p is not PF_PROBE]
+        return [IFCONFIG_PROBE, *self.probes()]
 
     def snapshot(self, host: Executor) -> Snapshot:
         return take_snapshot(host, self.probes(), self.family, TIMEOUT_S)
 
     def cpu_snapshot(self, host: Executor) -> Snapshot:
-        return take_snapshot(host, self.probes()[1:2], self.family, TIMEOUT_S)
+        return take_snapshot(host, [self._cpu_probe()], self.family, TIMEOUT_S)
 
     def link_speed_mbps(self, host: Executor, ifname: str) -> int | None:
         result = host.run(["ifconfig", ifname], timeout_s=TIMEOUT_S, check=False)
@@ -122,7 +111,7 @@ class FreeBsdDriver(_BsdDriver):
         return parsers.parse_freebsd_cp_times(text)
 
     def probes(self) -> list[Probe]:
-        return super().probes() + [Probe(("netstat", "-Q"), _add(parsers.parse_netstat_q),
+        return super().probes() + [Probe(("netstat", "-Q"), adds_counters(parsers.parse_netstat_q),
                                          "netisr queues (netstat -Q)", required=False)]
 
     def offline_probes(self) -> list[Probe]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from linerate import counters
 from linerate.dut import parsers
-from linerate.dut.base import Probe, Snapshot, take_snapshot
+from linerate.dut.base import Probe, Snapshot, adds_counters, take_snapshot
 from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
 
@@ -28,21 +28,18 @@ def _set_interrupts(text: str, shot: Snapshot) -> None:
     shot.interrupts = parsers.parse_proc_interrupts(text)
 
 
-def _add(parse):
-    return lambda text, shot: shot.counters.update(parse(text))
-
-
 def _conntrack(text: str, shot: Snapshot) -> None:
     shot.counters["conntrack_entries"] = parsers.parse_single_int(text, "nf_conntrack_count")
 
 
+CPU_PROBE = Probe(tuple(PROC_STAT_ARGV), _set_cpu, "per-CPU time (/proc/stat)")
 PROBES = [
-    Probe(tuple(LINK_STATS_ARGV), _add(counters.parse_link_stats), "interface counters (ip -j -s link)"),
-    Probe(tuple(NSTAT_ARGV), _add(counters.parse_nstat), "IP forwarding counters (nstat)"),
-    Probe(tuple(QDISC_STATS_ARGV), _add(counters.parse_qdisc_stats), "qdisc counters (tc -s qdisc)"),
-    Probe(tuple(PROC_STAT_ARGV), _set_cpu, "per-CPU time (/proc/stat)"),
+    Probe(tuple(LINK_STATS_ARGV), adds_counters(counters.parse_link_stats), "interface counters (ip -j -s link)"),
+    Probe(tuple(NSTAT_ARGV), adds_counters(counters.parse_nstat), "IP forwarding counters (nstat)"),
+    Probe(tuple(QDISC_STATS_ARGV), adds_counters(counters.parse_qdisc_stats), "qdisc counters (tc -s qdisc)"),
+    CPU_PROBE,
     Probe(tuple(INTERRUPTS_ARGV), _set_interrupts, "interrupts per queue (/proc/interrupts)"),
-    Probe(tuple(SOFTNET_ARGV), _add(parsers.parse_softnet_stat), "backlog drops (/proc/net/softnet_stat)",
+    Probe(tuple(SOFTNET_ARGV), adds_counters(parsers.parse_softnet_stat), "backlog drops (/proc/net/softnet_stat)",
           required=False),
     Probe(tuple(CONNTRACK_ARGV), _conntrack, "conntrack count (nf_conntrack not loaded)", required=False),
 ]
@@ -57,14 +54,11 @@ class LinuxDriver:
     def offline_probes(self) -> list[Probe]:
         return list(PROBES)
 
-    def telemetry_commands(self) -> list[list[str]]:
-        return [list(p.argv) for p in PROBES if p.required]
-
     def snapshot(self, host: Executor) -> Snapshot:
         return take_snapshot(host, PROBES, self.family, TIMEOUT_S)
 
     def cpu_snapshot(self, host: Executor) -> Snapshot:
-        return take_snapshot(host, [PROBES[3]], self.family, TIMEOUT_S)
+        return take_snapshot(host, [CPU_PROBE], self.family, TIMEOUT_S)
 
     def read_sysctl(self, host: Executor, name: str) -> str:
         return " ".join(host.run(["sysctl", "-n", name], timeout_s=TIMEOUT_S).stdout.split())

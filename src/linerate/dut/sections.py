@@ -38,21 +38,19 @@ def render(outputs: Iterable[tuple[list[str], int, str]], family: str) -> str:
     return "\n".join(parts) + "\n"
 
 
-def split(text: str) -> tuple[dict[str, str], list[str]]:
-    """snapshot text -> ({command: output}, [commands that failed])."""
+def split(text: str) -> dict[str, str]:
+    """snapshot text -> {command: output}; a failed command has no entry."""
     sections: dict[str, list[str]] = {}
-    failed: list[str] = []
     current: list[str] | None = None
     for line in text.splitlines():
         if line.startswith(HEADER):
             current = sections.setdefault(line[len(HEADER):].strip(), [])
             current.clear()
         elif line.startswith(FAILED):
-            failed.append(line[len(FAILED):].strip())
             current = None
         elif current is not None:
             current.append(line)
-    return {name: "\n".join(lines).strip("\n") + "\n" for name, lines in sections.items()}, failed
+    return {name: "\n".join(lines).strip("\n") + "\n" for name, lines in sections.items()}
 
 
 def family_of(text: str) -> str | None:

@@ -70,11 +70,12 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
             bucket["jitter_ms"].append(row["jitter_ms"])
             flags[cell].update(json.loads(row["flags"]))
             if row["telemetry"] != "{}" or row["dut_counters"] != "{}":
-                telemetry[cell].append({"telemetry": json.loads(row["telemetry"]), "retransmits": row["retransmits"],
+                telemetry[cell].append({"telemetry": json.loads(row["telemetry"]),
                                         "dut_counters": json.loads(row["dut_counters"])})
         elif row["final"]:
             failures[cell] += 1
     precision = experiment.config.get("precision") if isinstance(experiment.config, dict) else None
+    dut_os = _dut_os(experiment.environment)
     cells = []
     for row in store.cell_rows(experiment.id):
         b = values.get(row["id"], {})
@@ -88,10 +89,9 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
         cell_flags = tuple(sorted(flags[row["id"]]))
         verdicts = ()
         if summary.n:
-            facts = cell_facts(params, telemetry[row["id"]], summary.mean, ceiling, source, cell_flags)
-            facts.retransmits = summary.retransmits_mean
-            facts.os_family = _dut_os(experiment.environment)
-            verdicts = tuple(diagnose(facts))
+            verdicts = tuple(diagnose(cell_facts(
+                params, telemetry[row["id"]], mean_bps=summary.mean, retransmits=summary.retransmits_mean,
+                ceiling_bps=ceiling, line_rate_source=source, flags=cell_flags, os_family=dut_os)))
         cells.append(CellReport(row["id"], params, summary, cell_flags, reached, ceiling, source, verdicts))
     return Report(experiment, cells)
 
@@ -102,10 +102,9 @@ def line_rate(params: dict[str, Any], environment: Any) -> tuple[float | None, s
     from linerate.experiment.ceiling import ceiling_bps
 
     shape = f"MTU {params.get('mtu', 1500)}, IPv{params.get('family', 4)}, {params.get('protocol', 'tcp').upper()}"
-    link = str(params.get("link_rate", "none"))
-    if link not in ("none", "", "None"):
-        rate = ceiling_bps(params)
-        return (rate, f"emulated {link} link, {shape}") if rate else (None, None)
+    emulated = ceiling_bps(params)  # None without an emulated link
+    if emulated:
+        return emulated, f"emulated {params['link_rate']} link, {shape}"
     testbed = (environment or {}).get("line_rate") if isinstance(environment, dict) else None
     if testbed and testbed.get("bps"):
         return ceiling_bps(params, float(testbed["bps"])), f"{testbed['source']}, {shape}"

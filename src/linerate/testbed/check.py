@@ -128,7 +128,7 @@ def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lam
             try:
                 driver = detect_driver(executors["dut"], inventory.dut.os)
                 checks.append(Check("dut os", True, f"{driver.family} driver"))
-                for argv in driver.telemetry_commands():
+                for argv in (list(p.argv) for p in driver.probes() if p.required):
                     result = executors["dut"].run(argv, timeout_s=TIMEOUT_S, check=False)
                     checks.append(Check(f"dut telemetry: {' '.join(argv)}", result.returncode == 0,
                                         "ok" if result.returncode == 0 else (result.stderr.strip() or "failed")[:200]))

@@ -175,10 +175,6 @@ class SshTestbed:
         self.executors = connect_hosts(self.inventory, accept_new=self.accept_new, on_message=self.on_message)
         if "dut" in self.executors:
             self.driver = detect_driver(self.executors["dut"], self.inventory.dut.os)
-        for role in ("client", "server"):
-            family = detect_family(self.executors[role].run(["uname", "-s"], timeout_s=TIMEOUT_S).stdout)
-            if family is not None:
-                self.generator_drivers[role] = driver_for(family)
         self.line_rate = resolve_line_rate(self.inventory, self.executors.get("dut"), self.driver)
         for line in restore_journal(self.inventory, self.store, self.executors, self.driver):
             self.on_message(f"restored from an earlier run: {line}")
@@ -187,6 +183,10 @@ class SshTestbed:
         self.environment = {role: host_fingerprint(host, self.driver if role == "dut" else None,
                                                    self.inventory.dut.interfaces if role == "dut" else ())
                             for role, host in self.executors.items()}
+        for role in ("client", "server"):  # their CPUs are read with the DUT's; family from `uname -s`
+            family = detect_family(self.environment[role].get("os") or "")
+            if family is not None:
+                self.generator_drivers[role] = driver_for(family)
         self._start_server()
 
     def close(self) -> None:
