@@ -48,16 +48,24 @@ class LocalExecutor:
         result = self.run(["sh", "-c", batch.script], timeout_s=timeout_s, check=False)
         return batch.split(self.host, result.returncode, result.stdout, result.stderr)
 
-    def spawn(self, argv: Sequence[str]) -> SpawnedProcess:
+    def spawn(self, argv: Sequence[str], pass_fds: Sequence[int] = (),
+              log: str | None = None) -> SpawnedProcess:
+        """pass_fds: descriptors the process inherits (a VM's taps); log: a file for its stderr."""
         # A new session so that SIGINT to our terminal does not reach the server, and the server
         # outlives `linerate lab up`; it is stopped by pid from the lab's state file, never by name.
-        proc = subprocess.Popen(
-            self.wrap(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        stderr = open(log, "ab") if log else subprocess.DEVNULL
+        try:
+            proc = subprocess.Popen(
+                self.wrap(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                start_new_session=True,
+                pass_fds=tuple(pass_fds),
+            )
+        finally:
+            if log:
+                stderr.close()
         return SpawnedProcess(proc.pid, tuple(argv), self.host)
 
 

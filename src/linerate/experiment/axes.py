@@ -164,6 +164,55 @@ def _register_link_axes() -> None:
 _register_link_axes()
 
 
+def _one_of(*choices: str) -> Callable[[Any], str]:
+    def validate(value: Any) -> str:
+        text = _text(value).strip()
+        if text not in choices:
+            raise ValueError(f"{text!r} is not one of {', '.join(choices)}")
+        return text
+    return validate
+
+
+def _whole_between(low: int, high: int) -> Callable[[Any], int]:
+    def validate(value: Any) -> int:
+        number = _whole(value)
+        if not low <= number <= high:
+            raise ValueError(f"{number} is out of range")
+        return number
+    return validate
+
+
+def _image(value: Any) -> str:
+    text = _text(value).strip()
+    if text and not text.endswith((".qcow2", ".img", ".raw")):
+        raise ValueError(f"{text!r} is not a disk image (.qcow2, .img or .raw)")
+    return text
+
+
+def _register_vm_axes() -> None:
+    """The VM DUT (vm/): which DUT, its vCPUs, memory, accelerator and virtio NICs."""
+    from linerate.vm.plan import DUT_OSES
+    from linerate.vm.qemu import ACCELS, parse_virtio_offloads
+
+    register(Axis("dut", "lab", "namespace", _one_of("namespace", "vm"),
+                  "namespace (the DUT is the host's kernel in a namespace) or vm (a qemu guest)"))
+    register(Axis("dut_vcpus", "lab", 1, _whole_between(1, 64), "1 to 64 guest vCPUs (dut = vm)"))
+    register(Axis("dut_memory_mb", "lab", 256, _whole_between(128, 65536), "128 to 65536 MiB (dut = vm)"))
+    register(Axis("dut_accel", "lab", "auto", _one_of(*ACCELS), "auto (kvm when a KVM guest boots here), kvm or tcg"))
+    register(Axis("virtio_queues", "lab", 1, _whole_between(1, 16), "1 to 16 queue pairs per virtio NIC (dut = vm)"))
+    register(Axis("vhost", "lab", "off", _one_of("off", "on"), "off or on (vhost-net; dut = vm)"))
+    register(Axis("virtio_offloads", "lab", "on", _spec_text(parse_virtio_offloads),
+                  "on (qemu's defaults), off (every offload), or PROP=on|off[,...] with PROP csum, guest_csum, gso, "
+                  "guest_tso4, guest_tso6, guest_ecn, guest_ufo, host_tso4, host_tso6, host_ecn, host_ufo, mrg_rxbuf"))
+    register(Axis("dut_image", "lab", "", _image, "'' (the built-in Linux guest) or a disk image file (needs KVM)"))
+    register(Axis("dut_os", "lab", "linux", _one_of(*DUT_OSES), ", ".join(DUT_OSES)))
+
+
+_register_vm_axes()
+VM_AXES = ("dut_vcpus", "dut_memory_mb", "dut_accel", "virtio_queues", "vhost", "virtio_offloads", "dut_image",
+           "dut_os")
+
+
 def lab_spec(lab_id: str, lab_params: dict[str, Any]):
     """LabSpec for one combination of lab-scoped axis values."""
     from linerate.topology.link import LinkSpec, parse_link_rate, parse_offloads, parse_sysctls
@@ -185,4 +234,8 @@ def required_features(cells: list[dict[str, Any]]) -> set[str]:
             needed.add("qdisc netem")
         if cell.get("link_rate", "none") != "none":
             needed.add("qdisc tbf")
+        if cell.get("dut") == "vm":
+            needed.add("vm qemu")
+        if cell.get("vhost") == "on":
+            needed.add("vm vhost-net")
     return needed

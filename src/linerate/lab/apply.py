@@ -22,6 +22,7 @@ from linerate.topology.plan import (
     AddAddress,
     AddDefaultRoute,
     CreateNamespace,
+    CreateTap,
     IFINDEX,
     CreateVeth,
     LoadRuleset,
@@ -43,9 +44,11 @@ def read_sysctl(ns: str, key: str) -> str:
     return netns.run_in(ns, read)
 
 
-def apply_plan(plan: Plan, on_namespace: Callable[[str], None]) -> None:
+def apply_plan(plan: Plan, on_namespace: Callable[[str], None],
+               on_tap: Callable[[CreateTap], None] | None = None) -> None:
     """Build the lab. on_namespace(name) is called *before* each namespace is created, so the
     caller can record it; a crash at any point leaves a record of everything that exists.
+    on_tap(step) creates a CreateTap step's device and keeps its file descriptors (vm/lab.py).
 
     Netlink steps (veths, addresses, links, routes) are queued per namespace and sent as one batch
     each (lab/rtnl_batch.py) before the next step of another kind. Interface indexes are fixed by
@@ -59,6 +62,11 @@ def apply_plan(plan: Plan, on_namespace: Callable[[str], None]) -> None:
                 batches.add(step)
                 continue
             batches.flush()
+            if isinstance(step, CreateTap):
+                if on_tap is None:
+                    raise LabError(f"plan bug: {step.describe()} needs a lab that keeps tap descriptors")
+                on_tap(step)
+                continue
             _apply_step(step, on_namespace)
         batches.flush()
     finally:
@@ -79,6 +87,8 @@ class _Batches:
             if isinstance(step, CreateVeth):
                 self.index[(step.netns, step.ifname)] = step.index
                 self.index[(step.peer_netns, step.peer_ifname)] = step.peer_index
+            elif isinstance(step, CreateTap):
+                self.index[(step.netns, step.ifname)] = step.index
 
     def _index(self, ns: str, ifname: str) -> int:
         if ifname == "lo":

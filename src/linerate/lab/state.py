@@ -15,7 +15,7 @@ INTERFACES = (("client", CLIENT_IF), ("dut", DUT_LAN_IF), ("dut", DUT_WAN_IF), (
 
 
 def read_lab_state(spec: LabSpec, executor: Callable[[str], Executor],
-                   sysctl_reader: Callable[[str, str], str]) -> dict:
+                   sysctl_reader: Callable[[str, str], str], rps_masks: dict | None = None) -> dict:
     state: dict = {"offloads": {}, "links": {}, "qdiscs": {}, "dut_sysctls": {}, "rps": {}}
     long_names = {long: short for short, (_, long) in OFFLOAD_FEATURES.items()}
     for role, ifname in INTERFACES:
@@ -28,7 +28,7 @@ def read_lab_state(spec: LabSpec, executor: Callable[[str], Executor],
     for ifname in (DUT_LAN_IF, DUT_WAN_IF):
         qdiscs = json.loads(dut.run(["tc", "-j", "qdisc", "show", "dev", ifname], timeout_s=10).stdout or "[]")
         state["qdiscs"][ifname] = [{k: q.get(k) for k in ("kind", "handle", "parent", "options")} for q in qdiscs]
-    for role, ifname in spec.rps_masks():
+    for role, ifname in (spec.rps_masks() if rps_masks is None else rps_masks):
         state["rps"][f"{role}:{ifname}"] = executor(role).run(["cat", rps_path(ifname)], timeout_s=10).stdout.strip()
     for key, _ in spec.dut_sysctls:
         state["dut_sysctls"][key] = sysctl_reader(spec.netns("dut"), key)
@@ -37,7 +37,7 @@ def read_lab_state(spec: LabSpec, executor: Callable[[str], Executor],
     return state
 
 
-def verify(spec: LabSpec, state: dict) -> None:
+def verify(spec: LabSpec, state: dict, rps_masks: dict | None = None) -> None:
     """LabError naming each knob whose read-back value is not what was asked."""
     problems = []
     for role, ifname, feature, wanted in spec.offloads:
@@ -49,7 +49,7 @@ def verify(spec: LabSpec, state: dict) -> None:
         got = state["dut_sysctls"].get(key)
         if " ".join(str(got).split()) != " ".join(wanted.split()):
             problems.append(f"sysctl {key}={wanted} on the DUT: kernel reports '{got}'")
-    for (role, ifname), wanted in spec.rps_masks().items():
+    for (role, ifname), wanted in (spec.rps_masks() if rps_masks is None else rps_masks).items():
         got = state["rps"].get(f"{role}:{ifname}", "")
         if int(got.replace(",", "") or "0", 16) != int(wanted, 16):
             problems.append(f"rps_cpus={wanted} on {role} {ifname}: kernel reports '{got}'")

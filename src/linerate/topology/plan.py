@@ -132,6 +132,21 @@ class CreateVeth:
 
 
 @dataclass(frozen=True)
+class CreateTap:
+    """A TAP device whose other end is a VM DUT's NIC (vm/taps.py); the lab keeps its file
+    descriptors for qemu."""
+
+    netns: str
+    ifname: str
+    index: int
+    queues: int = 1
+
+    def describe(self) -> str:
+        return (f"ip -n {self.netns} tuntap add {self.ifname} mode tap vnet_hdr"
+                f"{' multi_queue' if self.queues > 1 else ''}  # index {self.index}, {self.queues} queue(s)")
+
+
+@dataclass(frozen=True)
 class SetLink:
     netns: str
     ifname: str
@@ -205,7 +220,7 @@ class LoadRuleset:
         return f"ip netns exec {self.netns} nft -f - <<< ({self.ruleset.count(chr(10))} lines)"
 
 
-Step = (CreateNamespace | CreateVeth | SetLink | AddAddress | AddDefaultRoute | SetSysctls | LoadRuleset
+Step = (CreateNamespace | CreateVeth | CreateTap | SetLink | AddAddress | AddDefaultRoute | SetSysctls | LoadRuleset
         | RunTool | WriteSysfs)
 
 

@@ -1,0 +1,104 @@
+"""Which accelerator a VM DUT boots with. /dev/kvm can open and KVM_CREATE_VM succeed where a KVM
+guest still never runs (no nested virtualisation: the guest hangs burning a core), so KVM is
+probed by *booting* the built-in guest with a timeout. The answer is kept for the machine's boot
+(keyed by /proc/sys/kernel/random/boot_id) in the state directory's kvm-probe.json.
+
+The probe's qemu runs inside a registered probe namespace, like preflight's, so a SIGKILL during
+the probe leaves something `linerate lab clean` finds and stops.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+
+from linerate.errors import ConfigError, LabError
+
+KVM_PROBE_TIMEOUT_S = 12.0
+
+
+def _boot_id() -> str:
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+def _cache_path() -> Path:
+    from linerate.lab.registry import Registry
+
+    return Registry().state_dir / "kvm-probe.json"
+
+
+def kvm_status(use_cache: bool = True) -> tuple[bool, str]:
+    """(usable, why) for KVM on this machine."""
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+        os.close(fd)
+    except OSError as exc:
+        return False, f"/dev/kvm: {exc.strerror}"
+    cache = _cache_path()
+    if use_cache:
+        try:
+            doc = json.loads(cache.read_text())
+            if doc.get("boot_id") == _boot_id():
+                return bool(doc["usable"]), str(doc["why"])
+        except (OSError, ValueError, KeyError):
+            pass
+    usable, why = _probe_by_booting()
+    cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"boot_id": _boot_id(), "usable": usable, "why": why}))
+    return usable, why
+
+
+def _probe_by_booting() -> tuple[bool, str]:
+    from linerate.exec import NetnsExecutor
+    from linerate.lab import netns
+    from linerate.lab.apply import remove_namespaces
+    from linerate.lab.registry import LabRecord, Registry
+    from linerate.lab.signals import terminations_raise
+    from linerate.model import probe_namespace
+    from linerate.process import ProcessRef
+    from linerate.vm.agent import AgentExecutor
+    from linerate.vm.guest_build import ensure_guest
+    from linerate.vm.lab import KERNEL_APPEND, remove_vm_dir, vm_dir, wait_for_agent
+    from linerate.vm.qemu import VmSpec, qemu_argv
+
+    guest, _ = ensure_guest()
+    registry = Registry()
+    probe_id = secrets.token_hex(3)
+    name = probe_namespace(probe_id)
+    record = LabRecord(probe_id, owner=ProcessRef.me(), kind="probe", namespaces=[name])
+    with terminations_raise():
+        registry.create(record)
+        try:
+            directory = vm_dir(registry, probe_id)
+            directory.mkdir(mode=0o700)
+            netns.create(name)
+            spec = VmSpec(f"linerate-kvm-probe-{probe_id}", accel="kvm", kernel=guest.kernel, initrd=guest.initrd,
+                          append=KERNEL_APPEND, agent_socket=directory / "agent.sock",
+                          console_log=directory / "console.log")
+            log = directory / "qemu.log"
+            proc = NetnsExecutor(name).spawn(qemu_argv(spec, [], []), log=str(log))
+            try:
+                seconds = wait_for_agent(AgentExecutor(spec.agent_socket), proc.pid, KVM_PROBE_TIMEOUT_S,
+                                         spec.console_log)
+                return True, f"a KVM guest booted in {seconds:.1f} s"
+            except LabError as exc:
+                said = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+                return False, f"a KVM guest did not boot ({exc}{'; qemu: ' + said[0] if said else ''})"
+        finally:
+            remove_namespaces([name])
+            remove_vm_dir(registry, probe_id)
+            registry.remove(probe_id)
+
+
+def choose_accel(requested: str) -> str:
+    """auto -> kvm when a KVM guest boots here, else tcg; kvm when unusable -> ConfigError."""
+    if requested == "tcg":
+        return "tcg"
+    usable, why = kvm_status()
+    if usable:
+        return "kvm"
+    if requested == "kvm":
+        raise ConfigError("dut_accel", f"kvm is not usable on this machine ({why}); use auto or tcg")
+    return "tcg"

@@ -1,0 +1,136 @@
+"""AgentExecutor: run argv inside the built-in guest through its virtio-serial agent (guest/agent).
+
+The guest has no network path to the host (its NICs are the DUT's ports), so commands travel on a
+virtio-serial port that qemu exposes as a unix socket here. Each request is a shell script made
+of shlex-quoted argv (never a string built from user values), framed with its length:
+
+    host -> guest   LRQ <id> <bytes> <timeout_s>\\n<script>
+    guest -> host   LRR <id> <status> <stdout bytes> <stderr bytes>\\n<stdout><stderr>
+
+One request at a time (a lock); a response whose id is not the one awaited (left by a request
+that timed out here) is read and dropped. stdin is passed as a quoted here-document.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from linerate.errors import ExecError
+from linerate.exec.base import Batch, CommandResult, SpawnedProcess
+
+GUEST_TIMEOUT_MARGIN_S = 5.0
+
+
+def request(request_id: int, script: str, timeout_s: float) -> bytes:
+    body = script.encode()
+    return f"LRQ {request_id} {len(body)} {max(1, int(timeout_s + 0.999))}\n".encode() + body
+
+
+def with_stdin(argv: Sequence[str], stdin: str | None) -> str:
+    command = shlex.join(str(a) for a in argv)
+    if stdin is None:
+        return command + "\n"
+    marker = f"LINERATE_EOF_{secrets.token_hex(6)}"
+    return f"{command} <<'{marker}'\n{stdin}{'' if stdin.endswith(chr(10)) else chr(10)}{marker}\n"
+
+
+class AgentExecutor:
+    def __init__(self, socket_path: Path, host: str = "vm"):
+        self.socket_path = socket_path
+        self.host = host
+        self._sock: socket.socket | None = None
+        self._buffer = b""
+        self._next_id = 1
+        self._lock = threading.Lock()
+
+    # --- connection -------------------------------------------------------------------------
+
+    def connect(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.connect(str(self.socket_path))
+                self._sock, self._buffer = sock, b""
+                return
+            except OSError:
+                sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def _fill(self, deadline: float) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("no answer from the guest agent in time")
+        self._sock.settimeout(remaining)
+        chunk = self._sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("the guest agent closed the connection")
+        self._buffer += chunk
+
+    def _read_exactly(self, size: int, deadline: float) -> bytes:
+        while len(self._buffer) < size:
+            self._fill(deadline)
+        data, self._buffer = self._buffer[:size], self._buffer[size:]
+        return data
+
+    def _read_line(self, deadline: float) -> str:
+        while b"\n" not in self._buffer:
+            self._fill(deadline)
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode(errors="replace")
+
+    # --- Executor ---------------------------------------------------------------------------
+
+    def exchange(self, script: str, timeout_s: float) -> tuple[int, str, str]:
+        """Send one script, return (status, stdout, stderr). OSError/TimeoutError on a broken channel."""
+        with self._lock:
+            if self._sock is None:
+                self.connect(timeout_s)
+            request_id, self._next_id = self._next_id, self._next_id + 1
+            deadline = time.monotonic() + timeout_s + GUEST_TIMEOUT_MARGIN_S
+            self._sock.sendall(request(request_id, script, timeout_s))
+            while True:
+                header = self._read_line(deadline).split()
+                if len(header) != 5 or header[0] != "LRR" or not all(h.isdigit() for h in header[1:]):
+                    raise ConnectionError(f"the guest agent answered {' '.join(header)[:60]!r}")
+                got, status, out_size, err_size = (int(h) for h in header[1:])
+                out = self._read_exactly(out_size, deadline).decode(errors="replace")
+                err = self._read_exactly(err_size, deadline).decode(errors="replace")
+                if got == request_id:
+                    return status, out, err
+
+    def run(self, argv: Sequence[str], *, stdin: str | None = None, timeout_s: float | None = None,
+            check: bool = True) -> CommandResult:
+        limit = timeout_s or 60.0
+        try:
+            status, out, err = self.exchange(with_stdin(argv, stdin), limit)
+        except (OSError, TimeoutError) as exc:
+            self.close()  # the next command reconnects; a late answer is dropped by its id
+            raise ExecError(argv, self.host, None, f"guest agent: {exc or type(exc).__name__}") from None
+        if status == 124 and limit:  # busybox timeout's status for a killed command
+            err = err or f"timed out after {limit:g} s in the guest"
+        result = CommandResult(tuple(str(a) for a in argv), status, out, err, self.host)
+        if check and status != 0:
+            raise ExecError(argv, self.host, status, err)
+        return result
+
+    def run_many(self, argvs: Sequence[Sequence[str]], *, timeout_s: float | None = None) -> list[CommandResult]:
+        batch = Batch(argvs)
+        result = self.run(["sh", "-c", batch.script], timeout_s=timeout_s, check=False)
+        return batch.split(self.host, result.returncode, result.stdout, result.stderr)
+
+    def spawn(self, argv: Sequence[str]) -> SpawnedProcess:
+        raise ExecError(argv, self.host, None, "the guest agent runs commands to completion; it starts no servers")

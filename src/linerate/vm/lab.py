@@ -1,0 +1,175 @@
+"""VmLab: the namespace lab's client and server, with a qemu guest as the DUT.
+
+Everything it creates is findable from its record, the same way a namespace lab's is: the three
+namespaces are recorded before they exist; qemu runs *inside* the lab's dut namespace (it needs
+no network there: its NICs are file descriptors of taps in the client and server namespaces), so
+removing the namespaces stops it and its taps vanish with their namespaces; its files (agent
+socket, console log, a bring-your-own image's overlay) live in one directory derived from the lab
+id, `<state dir>/<id>.vm`, removed with the lab — `linerate lab clean` included, after a SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import time
+from pathlib import Path
+
+from linerate.errors import ExecError, LabError
+from linerate.exec import NetnsExecutor
+from linerate.lab.apply import apply_plan
+from linerate.lab.lab import Lab
+from linerate.lab.registry import LabRecord, Registry
+from linerate.model import Trial, TrialParams
+from linerate.process import ProcessRef, process_start_time
+from linerate.topology.plan import CreateTap, LabSpec, server_address
+from linerate.vm.agent import AgentExecutor
+from linerate.vm.plan import VmOptions, build_vm_plan, guest_commands
+
+BOOT_TIMEOUT_S = {"kvm": 30.0, "tcg": 90.0}
+KERNEL_APPEND = "console=ttyS0 quiet panic=-1 mitigations=off"
+
+
+def vm_dir(registry: Registry, lab_id: str) -> Path:
+    return registry.state_dir / f"{lab_id}.vm"
+
+
+def remove_vm_dir(registry: Registry, lab_id: str) -> bool:
+    """Remove a lab's VM directory — only a real directory of ours at the derived path."""
+    path = vm_dir(registry, lab_id)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise LabError(f"{path} is not a directory of ours (a link?); left untouched")
+    shutil.rmtree(path)
+    return True
+
+
+def wait_for_agent(agent: AgentExecutor, qemu_pid: int, timeout_s: float, console: Path) -> float:
+    """Seconds until the guest agent answers; LabError (with the console's last lines) when qemu
+    exits or the time runs out."""
+    started = time.monotonic()
+    while True:
+        try:
+            agent.run(["true"], timeout_s=2)
+            return time.monotonic() - started
+        except ExecError:
+            agent.close()
+        gone = process_start_time(qemu_pid) is None
+        if gone or time.monotonic() - started > timeout_s:
+            tail = console.read_text(errors="replace").strip().splitlines()[-3:] if console.exists() else []
+            what = "qemu exited" if gone else f"the guest did not answer within {timeout_s:.0f} s"
+            raise LabError(f"VM DUT: {what}" + (f"; console: {' | '.join(tail)}" if tail else ""))
+        time.sleep(0.1)
+
+
+class VmLab(Lab):
+    """A Lab whose DUT is a qemu guest (built-in Linux guest; see vm/byo.py for own images)."""
+
+    def __init__(self, spec: LabSpec, vm: VmOptions, registry: Registry | None = None, keep: bool = False,
+                 params: dict | None = None):
+        super().__init__(spec, registry, keep, params)
+        self.vm = vm
+        self.tap_fds: list[int] = []
+        self.taps: dict[str, list[int]] = {}
+        self.agent: AgentExecutor | None = None
+        self.vm_info: dict = {}
+
+    @property
+    def directory(self) -> Path:
+        return vm_dir(self.registry, self.spec.lab_id)
+
+    def up(self) -> "VmLab":
+        from linerate.vm.accel import choose_accel
+        from linerate.vm.guest_build import ensure_guest
+
+        owner = None if self.keep else ProcessRef.of(os.getpid())
+        record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
+        self.registry.create(record)
+        self.record, self.record_is_ours = record, True
+        guest, _ = ensure_guest()
+        accel = choose_accel(self.vm.accel)
+        self.directory.mkdir(mode=0o700)
+
+        def remember(ns: str) -> None:
+            self.record.namespaces.append(ns)
+            self.registry.save(self.record)
+
+        try:
+            apply_plan(build_vm_plan(self.spec, self.vm.queues), on_namespace=remember, on_tap=self._open_tap)
+            self._boot(guest, accel)
+        finally:
+            for fd in self.tap_fds:  # qemu holds its own copies now
+                os.close(fd)
+            self.tap_fds.clear()
+        self._configure_guest()
+        from linerate.vm.state import read_vm_state, verify_vm
+
+        self.state = read_vm_state(self.spec, self.vm, self.executor, self.vm_info)
+        verify_vm(self.spec, self.vm, self.state)
+        self.start_server()
+        return self
+
+    def _open_tap(self, step: CreateTap) -> None:
+        from linerate.vm.taps import open_tap
+
+        fds = open_tap(step.netns, step.ifname, step.index, step.queues)
+        self.tap_fds += fds
+        self.taps[step.netns] = fds
+
+    def _boot(self, guest, accel: str) -> None:
+        from linerate.vm.qemu import VmSpec, qemu_argv
+
+        console, socket_path = self.directory / "console.log", self.directory / "agent.sock"
+        spec = VmSpec(f"linerate-{self.spec.lab_id}", vcpus=self.vm.vcpus, memory_mb=self.vm.memory_mb, accel=accel,
+                      queues=self.vm.queues, vhost=self.vm.vhost, virtio=self.vm.virtio, kernel=guest.kernel,
+                      initrd=guest.initrd, append=KERNEL_APPEND, agent_socket=socket_path, console_log=console,
+                      mtu=self.spec.mtu)
+        lan, wan = self.taps[self.spec.netns("client")], self.taps[self.spec.netns("server")]
+        argv = qemu_argv(spec, lan, wan)
+        started = time.monotonic()
+        proc = NetnsExecutor(self.spec.netns("dut")).spawn(argv, pass_fds=lan + wan,
+                                                             log=str(self.directory / "qemu.log"))
+        self.record.servers.append(ProcessRef.of(proc.pid))
+        self.registry.save(self.record)
+        self.agent = AgentExecutor(socket_path, host=f"vm:{self.spec.lab_id}")
+        wait_for_agent(self.agent, proc.pid, BOOT_TIMEOUT_S[accel], console)
+        uptime = self.agent.run(["cat", "/proc/uptime"], timeout_s=10).stdout.split()[0]
+        release = self.agent.run(["uname", "-r"], timeout_s=10).stdout.strip()
+        self.vm_info = {"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb,
+                        "boot_to_ready_s": round(time.monotonic() - started, 2), "guest_uptime_s": float(uptime),
+                        "kernel": release, "qemu_pid": proc.pid, "argv": argv}
+
+    def _configure_guest(self) -> None:
+        for argv, stdin in guest_commands(self.spec):
+            try:
+                self.agent.run(argv, stdin=stdin, timeout_s=30)
+            except ExecError as exc:
+                raise LabError(f"VM DUT refused {' '.join(argv)}: {exc.stderr.strip()[-200:]}") from None
+
+    def down(self) -> list[str]:
+        lab_id = self.spec.lab_id
+        if self.agent is not None:
+            self.agent.close()
+        removed = super().down()
+        remove_vm_dir(self.registry, lab_id)
+        return removed
+
+    def executor(self, role: str):
+        """The client and server namespaces as in the namespace lab; the DUT is the guest's agent."""
+        if role != "dut":
+            return super().executor(role)
+        if self.agent is None:
+            self.agent = AgentExecutor(self.directory / "agent.sock", host=f"vm:{self.spec.lab_id}")
+        return self.agent
+
+    def run_trial(self, params: TrialParams) -> Trial:
+        from linerate.dut.linux import LinuxDriver
+        from linerate.trial import run_trial
+
+        return run_trial(self.executor("client"), self.executor("dut"), params, server_address(params.family),
+                         driver=LinuxDriver(), shared_kernel=False)
+

@@ -1,0 +1,125 @@
+"""A VM DUT lab as steps: the host side (namespaces, taps, addresses, shaping on the taps) as a
+Plan like the namespace lab's, and the guest side as fixed commands sent through the agent.
+
+    client [eth0: tap] 198.18.0.2 ---- 198.18.0.1 [lan0] guest [wan0] 198.19.0.1 ---- 198.19.0.2 [eth0: tap] server
+
+The emulated link (link_rate) shapes what each tap sends into the guest: the client->DUT and
+server->DUT links, on the host, so the shaper costs the guest nothing. The `offloads` axis reaches
+both levels: client/server set the taps (the host side of the virtio NICs), dut_in/dut_out/dut
+the guest's lan0/wan0 — with `virtio_offloads` (qemu device properties) in between.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from linerate.topology.firewall import render_ruleset
+from linerate.topology.link import OFFLOAD_FEATURES, qdisc_argvs
+from linerate.topology.plan import (
+    ADDR,
+    CLIENT_IF,
+    DUT_LAN_IF,
+    DUT_WAN_IF,
+    IFINDEX,
+    SERVER_IF,
+    AddAddress,
+    AddDefaultRoute,
+    CreateNamespace,
+    CreateTap,
+    LabSpec,
+    Plan,
+    RunTool,
+    SetLink,
+    SetSysctls,
+    Step,
+    WriteSysfs,
+    rps_path,
+)
+
+GUEST_TOOLS_TIMEOUT_S = 30
+DUT_OSES = ("linux", "opnsense", "pfsense", "freebsd", "openbsd")
+
+
+@dataclass(frozen=True)
+class VmOptions:
+    vcpus: int = 1
+    memory_mb: int = 256
+    accel: str = "auto"  # auto | kvm | tcg
+    queues: int = 1
+    vhost: bool = False
+    virtio: dict[str, str] = field(default_factory=dict)  # virtio-net device properties
+    virtio_text: str = "on"
+    image: str = ""  # a bring-your-own disk image; "" = the built-in guest
+    os: str = "linux"
+
+
+def vm_options(params: dict) -> VmOptions:
+    from linerate.vm.qemu import parse_virtio_offloads
+
+    return VmOptions(vcpus=params["dut_vcpus"], memory_mb=params["dut_memory_mb"], accel=params["dut_accel"],
+                     queues=params["virtio_queues"], vhost=params["vhost"] == "on",
+                     virtio=parse_virtio_offloads(params["virtio_offloads"]), virtio_text=params["virtio_offloads"],
+                     image=params["dut_image"], os=params["dut_os"])
+
+
+def build_vm_plan(spec: LabSpec, queues: int) -> Plan:
+    client, dut, server = (spec.netns(role) for role in ("client", "dut", "server"))
+    no_dad = (("net.ipv6.conf.all.accept_dad", "0"), ("net.ipv6.conf.default.accept_dad", "0"))
+    steps: list[Step] = [CreateNamespace(ns) for ns in (client, dut, server)]
+    steps += [SetSysctls(client, no_dad), SetSysctls(server, no_dad)]
+    steps += [CreateTap(client, CLIENT_IF, IFINDEX[CLIENT_IF], queues),
+              CreateTap(server, SERVER_IF, IFINDEX[SERVER_IF], queues)]
+    for ns, ifname, role in ((client, CLIENT_IF, "client"), (server, SERVER_IF, "server")):
+        for family in (4, 6):
+            steps.append(AddAddress(ns, ifname, *ADDR[(role, family)]))
+        steps.append(SetLink(ns, ifname, spec.mtu, spec.txqueuelen))
+    steps += [SetLink(ns, "lo") for ns in (client, dut, server)]
+    for family in (4, 6):
+        steps.append(AddDefaultRoute(client, ADDR[("dut_lan", family)][0], family))
+        steps.append(AddDefaultRoute(server, ADDR[("dut_wan", family)][0], family))
+    for ns, ifname in ((client, CLIENT_IF), (server, SERVER_IF)):
+        steps += [RunTool(ns, tuple(argv)) for argv in qdisc_argvs(spec.link, ifname, spec.mtu)]
+    by_interface: dict[tuple[str, str], list[str]] = {}
+    for role, ifname, feature, state in spec.offloads:
+        if role in ("client", "server"):
+            by_interface.setdefault((role, ifname), []).extend([OFFLOAD_FEATURES[feature][0], state])
+    steps += [RunTool(spec.netns(role), ("ethtool", "-K", ifname, *args)) for (role, ifname), args in by_interface.items()]
+    for (role, ifname), mask in host_rps_masks(spec).items():
+        steps.append(WriteSysfs(spec.netns(role), rps_path(ifname), mask))
+    return Plan(spec, tuple(steps))
+
+
+def host_rps_masks(spec: LabSpec) -> dict[tuple[str, str], str]:
+    """The taps' receive work stays on their side's CPUs, as with the namespace lab's veths."""
+    masks = spec.rps_masks()
+    return {key: masks[key] for key in (("client", CLIENT_IF), ("server", SERVER_IF))}
+
+
+def guest_commands(spec: LabSpec) -> list[tuple[list[str], str | None]]:
+    """(argv, stdin) run in the guest, in order: addresses, forwarding, MTU, the ruleset, the
+    guest-side offloads, DUT sysctls and RPS masks."""
+    commands: list[tuple[list[str], str | None]] = []
+    sysctls = ["net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv6.conf.all.accept_dad=0",
+               "net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.lan0.accept_dad=0", "net.ipv6.conf.wan0.accept_dad=0"]
+    commands.append((["sysctl", "-q", "-w", *sysctls], None))
+    for ifname, role in ((DUT_LAN_IF, "dut_lan"), (DUT_WAN_IF, "dut_wan")):
+        for family in (4, 6):
+            address, prefixlen = ADDR[(role, family)]
+            commands.append((["ip", "addr", "add", f"{address}/{prefixlen}", "dev", ifname, "nodad"], None))
+        link = ["ip", "link", "set", ifname, "mtu", str(spec.mtu)]
+        commands.append((link + (["txqueuelen", str(spec.txqueuelen)] if spec.txqueuelen else []) + ["up"], None))
+    ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port)
+    if ruleset is not None:
+        commands.append((["nft", "-f", "-"], ruleset))
+    by_interface: dict[str, list[str]] = {}
+    for role, ifname, feature, state in spec.offloads:
+        if role == "dut":
+            by_interface.setdefault(ifname, []).extend([OFFLOAD_FEATURES[feature][0], state])
+    commands += [(["ethtool", "-K", ifname, *args], None) for ifname, args in by_interface.items()]
+    if spec.dut_sysctls:
+        commands.append((["sysctl", "-q", "-w", *(f"{k}={v}" for k, v in spec.dut_sysctls)], None))
+    if spec.dut_rps_mask is not None:
+        for ifname in (DUT_LAN_IF, DUT_WAN_IF):
+            commands.append((["sh", "-c", 'for q in "$1"/queues/rx-*; do echo "$2" > "$q/rps_cpus"; done', "rps",
+                              f"/sys/class/net/{ifname}", spec.dut_rps_mask], None))
+    return commands
