@@ -2,12 +2,16 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-APT_PACKAGES := iperf3 nftables ethtool iproute2 netsniff-ng openssh-server procps util-linux netbase qemu-system-x86 dash
+APT_PACKAGES := iperf3 nftables ethtool iproute2 netsniff-ng openssh-server procps util-linux netbase qemu-system-x86 qemu-utils dash
 PYTHON ?= python3
 
-.PHONY: install system-deps demo test test-unit test-privileged bench clean
+.PHONY: install system-deps guest demo test test-unit test-privileged bench clean
 
-install: system-deps $(VENV)/.installed
+install: system-deps $(VENV)/.installed guest
+
+# The VM DUT's built-in guest (Debian cloud kernel + busybox initramfs), rebuilt when an input changes.
+guest: $(VENV)/.installed
+	$(VENV)/bin/linerate lab guest
 
 # apt only for what is missing, so a prepared machine costs nothing.
 system-deps:

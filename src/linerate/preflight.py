@@ -134,8 +134,26 @@ def _probe_inside(host: Executor) -> list[Check]:
     return checks
 
 
+def vm_checks() -> list[Check]:
+    """What a VM DUT (dut = "vm") needs; optional unless an experiment asks for a VM."""
+    qemu = shutil.which("qemu-system-x86_64")
+    tun = os.path.exists("/dev/net/tun")
+    checks = [Check("vm qemu", bool(qemu and tun),
+                    f"{qemu}, /dev/net/tun" if qemu and tun else ("/dev/net/tun missing" if qemu else "not installed"),
+                    False, "" if qemu and tun else "install qemu-system-x86 (make install) for dut = \"vm\""),
+              Check("vm vhost-net", os.path.exists("/dev/vhost-net"),
+                    "/dev/vhost-net" if os.path.exists("/dev/vhost-net") else "unavailable: no /dev/vhost-net "
+                    "(kernel without vhost_net)", False, "vhost = \"on\" will be refused on this machine")]
+    from linerate.vm.accel import cached_kvm_status
+
+    usable, why = cached_kvm_status()
+    checks.append(Check("vm kvm", bool(usable), why, False,
+                        "" if usable else "VM DUTs boot under TCG (software CPU); own images need KVM"))
+    return checks
+
+
 def run_checks(probe: bool = True) -> list[Check]:
-    checks = [check_root(), *check_binaries()]
+    checks = [check_root(), *check_binaries(), *vm_checks()]
     if probe and checks[0].ok and shutil.which("ip") and shutil.which("nft"):
         checks += probe_kernel()
     return checks

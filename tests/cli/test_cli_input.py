@@ -22,6 +22,10 @@ def netns_list() -> list[str]:
     (["lab", "up", "--name", "Bad Name"], "--name"),
     (["lab", "up", "--mtu", "20000"], "--mtu"),
     (["demo", "--repetitions", "0"], "--repetitions"),
+    (["lab", "up", "--vcpus", "2"], "--vcpus"),  # a VM option without --dut vm
+    (["lab", "up", "--dut", "vm", "--accel", "xen"], "--accel"),
+    (["trial", "--dut", "vm", "--virtio-offloads", "csum=off"], "--virtio-offloads"),
+    (["lab", "up", "--dut", "container"], "--dut"),
 ])
 def test_bad_input_one_line_exit_2_nothing_created(argv, option, tmp_path):
     before = netns_list()
@@ -44,6 +48,15 @@ def test_dry_run_prints_plan_and_creates_nothing(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "ip netns add lr-dry-client" in out
     assert "lr-dry-dut" not in netns_list()
+
+
+def test_vm_dry_run_shows_taps_bridges_qemu_and_guest_commands(capsys):
+    assert main(["lab", "up", "--name", "dryvm", "--dut", "vm", "--queues", "2", "--vcpus", "2",
+                 "--firewall", "stateful", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "tuntap add tap-lan mode tap vnet_hdr multi_queue" in out and "master br-lan" in out
+    assert "qemu-system-x86_64 ... (accel auto, 2 vCPU" in out and "guest: nft -f - <<< ruleset" in out
+    assert "lr-dryvm-dut" not in netns_list()
 
 
 def _subcommands(parser: argparse.ArgumentParser, prefix=()):

@@ -193,3 +193,28 @@ def test_softnet_stat_parser_on_a_real_capture():
     assert counts == {"softnet_processed": 454129940, "softnet_dropped": 0, "softnet_time_squeeze": 5}
     with pytest.raises(ParseError):
         parse_softnet_stat("cpu0 xyz\n")
+
+
+def test_cpus_are_averaged_by_rank_so_a_wandering_hot_cpu_still_shows():
+    """The VM demo's 1-stream cells: one guest CPU ~96% busy in every trial, but not always the
+    same one (values from a stored run). By CPU number they average ~60/60 and no verdict fires."""
+    from linerate.diagnose.facts import mean_cpus
+
+    windows = [[{"cpu": 0, "busy_pct": 95.7}, {"cpu": 1, "busy_pct": 24.3}],
+               [{"cpu": 0, "busy_pct": 27.1}, {"cpu": 1, "busy_pct": 99.1}],
+               [{"cpu": 0, "busy_pct": 95.6}, {"cpu": 1, "busy_pct": 26.1}]]
+    averaged = mean_cpus(windows)
+    assert [c["busy_pct"] for c in averaged] == [96.8, 25.8]
+    assert averaged[0]["cpu"] == 0 and "changed between trials" in averaged[0]["cpu_label"]
+    verdict = RULES["single-core-bound"](Facts(cpus=averaged, streams=1))
+    assert verdict is not None and verdict.evidence.startswith("CPU 0/1 (the busiest one changed")
+    same = mean_cpus([[{"cpu": 0, "busy_pct": 10.0}, {"cpu": 1, "busy_pct": 97.0}]] * 2)
+    assert same[0]["cpu_label"] == "CPU 1"
+
+
+def test_transmit_queues_are_not_an_rss_problem():
+    """virtio0-output.N are transmit completions: the sending CPU picks the queue (XPS)."""
+    tx_only = {"virtio0-output.0": 3, "virtio0-output.1": 613, "virtio0-input.0": 50, "virtio0-input.1": 61}
+    assert RULES["irq-one-queue"](Facts(interrupts=tx_only)) is None
+    rx_skewed = {"virtio0-input.0": 3, "virtio0-input.1": 613}
+    assert "virtio0 rx" in RULES["irq-one-queue"](Facts(interrupts=rx_skewed)).title

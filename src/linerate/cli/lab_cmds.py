@@ -8,7 +8,8 @@ import time
 
 from linerate.errors import LabError
 
-from linerate.cli.options import add_json_flag, add_link_options, as_option, firewall_type, lab_params_from_args
+from linerate.cli.options import (add_json_flag, add_link_options, add_vm_options, as_option, firewall_type,
+                                  lab_params_from_args)
 from linerate.model import validate_lab_name
 
 # Heavy modules (netlink, the lab) are imported inside the handlers: `linerate --version` and the
@@ -27,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="DUT ruleset: none, stateful, nat, rules:N or rules-stateless:N (default: none)")
     up.add_argument("--mtu", type=int, default=None, help="MTU of every lab link (68-9216, default 1500)")
     add_link_options(up)
+    add_vm_options(up)
     up.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     up.set_defaults(handler=cmd_lab_up)
 
@@ -49,6 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     stop.add_argument("name")
     stop.set_defaults(handler=cmd_lab_stop_server)
 
+    guest = lab_sub.add_parser("guest", help="build (or check) the VM DUT's built-in guest from Debian packages",
+                               description="Example: linerate lab guest --json")
+    guest.add_argument("--rebuild", action="store_true", help="build even when the cached guest is current")
+    add_json_flag(guest)
+    guest.set_defaults(handler=cmd_lab_guest)
+
     doctor = sub.add_parser("doctor", help="preflight: binaries, privileges and kernel features",
                             description="Example: linerate doctor")
     add_json_flag(doctor)
@@ -57,22 +65,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_lab_up(args: argparse.Namespace) -> int:
     from linerate import preflight
-    from linerate.experiment.axes import lab_spec, required_features
-    from linerate.lab.lab import Lab, new_lab_id
-    from linerate.topology.plan import build_plan
+    from linerate.experiment.axes import required_features
+    from linerate.lab.lab import make_lab, new_lab_id
 
     name = as_option(lambda: validate_lab_name(args.name)) if args.name is not None else new_lab_id()
     params = lab_params_from_args(args)
-    spec = as_option(lambda: lab_spec(name, params))
+    lab = as_option(lambda: make_lab(name, params, keep=True))
     if args.dry_run:
-        print(build_plan(spec).describe())
+        print(lab.describe_plan())
         return 0
     preflight.require(preflight.run_checks(), extra_required=required_features([params]))
-    lab = Lab(spec, keep=True, params=params)
     with_cleanup_on_error(lab)
-    print(f"lab {name} is up (firewall {spec.firewall}, MTU {spec.mtu}); "
+    spec = lab.spec
+    vm = f"; VM DUT: {vm_summary(lab.record.vm)}" if lab.record.vm else ""
+    print(f"lab {name} is up (firewall {spec.firewall}, MTU {spec.mtu}{vm}); "
           f"namespaces: {', '.join(spec.namespaces)}; remove with: linerate lab down {name}")
     return 0
+
+
+def vm_summary(vm: dict) -> str:
+    return (f"{vm.get('vcpus')} vCPU, {vm.get('memory_mb')} MiB, {vm.get('accel')}, {vm.get('queues', 1)} queue(s), "
+            f"virtio offloads {vm.get('virtio_offloads', 'on')}, ready in {vm.get('boot_to_ready_s')} s, "
+            f"kernel {vm.get('kernel')}")
 
 
 def with_cleanup_on_error(lab) -> None:
@@ -97,6 +111,7 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
             "name": record.lab_id, "kind": record.kind, "firewall": record.firewall, "mtu": record.mtu,
             "state": state, "namespaces": record.namespaces, "server_pids": pids_in_netns(*server_ns),
             "age_s": round(time.time() - record.created, 1), "problems": problems, "params": record.params,
+            "vm": record.vm,
         })
     unreadable = [{"file": name, "problem": why} for name, why in registry.unreadable]
     if args.json:
@@ -108,6 +123,8 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
         servers = ",".join(map(str, row["server_pids"])) or "none"
         what = "probe" if row["kind"] == "probe" else f"firewall={row['firewall']:10}  mtu={row['mtu']}"
         print(f"{row['name']:8}  {row['state']:8}  {what}  iperf3 server pid(s)={servers}  age={row['age_s']}s")
+        if row["vm"]:
+            print(f"          VM DUT: {vm_summary(row['vm'])}")
         for problem in row["problems"]:
             print(f"          not acted on: {problem}")
     for item in unreadable:
@@ -129,6 +146,7 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     records pass vet(); the rest are reported and left as they are."""
     from linerate.lab.apply import remove_namespaces
     from linerate.lab.registry import Registry, vet
+    from linerate.vm.lab import remove_vm_dir
 
     registry = Registry()
     cleaned = refused = 0
@@ -140,7 +158,8 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
             refused += 1
             print(f"left {record.kind} {record.lab_id} untouched: {'; '.join(problems)}")
             continue
-        remove_namespaces(record.namespaces)
+        remove_namespaces(record.namespaces)  # a VM DUT's qemu runs inside the dut namespace
+        remove_vm_dir(registry, record.lab_id)
         registry.remove(record.lab_id)
         print(f"removed {record.kind} {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
         cleaned += 1
@@ -167,6 +186,23 @@ def cmd_lab_stop_server(args: argparse.Namespace) -> int:
     for pid in pids:
         os.kill(pid, signal.SIGTERM)
     print(f"stopped {len(pids)} process(es) in {lab.spec.netns('server')}")
+    return 0
+
+
+def cmd_lab_guest(args: argparse.Namespace) -> int:
+    from linerate.vm.guest_build import GUEST_DIR, ensure_guest
+
+    guest, built = ensure_guest(rebuild=args.rebuild)
+    info = {"directory": str(GUEST_DIR), "built_now": built, "kernel": guest.kernel_release,
+            "kernel_package": guest.manifest["inputs"]["kernel_package"],
+            "busybox": guest.manifest["inputs"]["busybox_version"], "modules": len(guest.manifest["modules"]),
+            "initrd_bytes": guest.initrd.stat().st_size, "build_s": guest.manifest["build_s"]}
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        state = f"built in {info['build_s']} s" if built else "up to date"
+        print(f"guest {state}: kernel {info['kernel']} ({info['kernel_package']}), busybox {info['busybox']}, "
+              f"{info['modules']} modules, initrd {info['initrd_bytes'] / 1e6:.1f} MB in {info['directory']}")
     return 0
 
 

@@ -46,7 +46,10 @@ def bitrate_type(text: str) -> int:
 
 # lab-scoped axis -> the option that sets it (defaults are None so "given" can be told from "default")
 LAB_OPTIONS = {"firewall": "--firewall", "mtu": "--mtu", "link_rate": "--link", "delay_ms": "--delay",
-               "jitter_ms": "--jitter", "loss_pct": "--loss", "offloads": "--offloads"}
+               "jitter_ms": "--jitter", "loss_pct": "--loss", "offloads": "--offloads", "dut": "--dut",
+               "dut_vcpus": "--vcpus", "dut_memory_mb": "--memory", "dut_accel": "--accel",
+               "virtio_queues": "--queues", "vhost": "--vhost", "virtio_offloads": "--virtio-offloads"}
+VM_OPTIONS = ("dut_vcpus", "dut_memory_mb", "dut_accel", "virtio_queues", "vhost", "virtio_offloads")
 
 
 def add_link_options(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +63,19 @@ def add_link_options(parser: argparse.ArgumentParser) -> None:
                         "kernel has them)")
 
 
+def add_vm_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dut", default=None, help="namespace (default: the DUT is this kernel in a namespace) or "
+                        "vm (a qemu guest with its own kernel and CPUs)")
+    parser.add_argument("--vcpus", type=int, default=None, help="--dut vm: guest vCPUs (default 1)")
+    parser.add_argument("--memory", type=int, default=None, help="--dut vm: guest memory in MiB (default 256)")
+    parser.add_argument("--accel", default=None, help="--dut vm: auto (default: kvm when a KVM guest boots here), "
+                        "kvm or tcg")
+    parser.add_argument("--queues", type=int, default=None, help="--dut vm: virtio queue pairs per NIC (default 1)")
+    parser.add_argument("--vhost", default=None, help="--dut vm: vhost-net off (default) or on")
+    parser.add_argument("--virtio-offloads", default=None, help="--dut vm: on (default), off, or e.g. "
+                        "'csum=off,host_tso4=off,host_tso6=off,host_ecn=off,host_ufo=off,gso=off'")
+
+
 def lab_params_from_args(args: argparse.Namespace, only_given: bool = False) -> dict:
     """Validate lab options through the same axis validators experiment files use; options not
     given take the axis defaults (or are left out with only_given)."""
@@ -67,11 +83,18 @@ def lab_params_from_args(args: argparse.Namespace, only_given: bool = False) -> 
 
     values = {"firewall": None if args.firewall is None else str(args.firewall), "mtu": args.mtu,
               "link_rate": args.link, "delay_ms": args.delay, "jitter_ms": args.jitter, "loss_pct": args.loss,
-              "offloads": args.offloads}
+              "offloads": args.offloads, "dut": getattr(args, "dut", None)}
+    vm = {name: getattr(args, LAB_OPTIONS[name][2:].replace("-", "_"), None) for name in VM_OPTIONS}
+    if values["dut"] != "vm":
+        given = [LAB_OPTIONS[name] for name, value in vm.items() if value is not None]
+        if given:
+            raise ConfigError(given[0], "sets the VM DUT; add --dut vm")
+    else:
+        values.update(vm)
     out = {}
     for name, value in values.items():
         if value is None:
-            if not only_given:
+            if not only_given and name != "dut":
                 out[name] = AXES[name].default
             continue
         try:

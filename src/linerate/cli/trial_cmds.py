@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from linerate.cli.options import (LAB_OPTIONS, add_json_flag, add_link_options, as_option, bitrate_type,
-                                  firewall_type, lab_params_from_args)
+from linerate.cli.options import (LAB_OPTIONS, add_json_flag, add_link_options, add_vm_options, as_option,
+                                  bitrate_type, firewall_type, lab_params_from_args)
 from linerate.errors import ConfigError
 from linerate.model import DIRECTIONS, PROTOCOLS, Trial, TrialParams
 from linerate.report.layout import format_mbps, row_label
@@ -44,13 +44,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="DUT ruleset: none, stateful, nat, rules:N or rules-stateless:N (default none)")
     trial.add_argument("--mtu", type=int, default=None, help="MTU of the lab links (default 1500)")
     add_link_options(trial)
+    add_vm_options(trial)
     trial.add_argument("--lab", help="use this existing lab (from `linerate lab up`) instead of a new one")
     add_json_flag(trial)
     trial.set_defaults(handler=cmd_trial)
 
     demo = sub.add_parser(
-        "demo", help="built-in experiment: IPv4/IPv6 x 1/4 streams x firewall none/stateful",
+        "demo", help="built-in experiment: a VM DUT's virtio offloads on/off x 1/4 streams (the namespace "
+        "lab's IPv4/IPv6 x 1/4 streams x firewall none/stateful where qemu is missing)",
         description="Example: linerate demo --repetitions 3 --duration 2")
+    demo.add_argument("--dut", choices=("auto", "vm", "namespace"), default="auto",
+                      help="auto (default: vm when qemu is installed), vm or namespace")
     demo.add_argument("--repetitions", type=int, default=3, help="trials per cell (default 3)")
     demo.add_argument("--duration", type=int, default=2, help="seconds per trial (default 2)")
     demo.add_argument("--omit", type=int, default=1, help="warm-up seconds per trial (default 1)")
@@ -108,8 +112,6 @@ def flags_of(trial: Trial, lab_params: dict) -> list[str]:
 
 
 def cmd_trial(args: argparse.Namespace) -> int:
-    from linerate.experiment.axes import lab_spec
-
     params = params_from_args(args)
     if args.lab is not None:
         from linerate.lab.lab import find_lab
@@ -123,12 +125,12 @@ def cmd_trial(args: argparse.Namespace) -> int:
     else:
         from linerate import preflight
         from linerate.experiment.axes import required_features
-        from linerate.lab.lab import Lab, new_lab_id
+        from linerate.lab.lab import make_lab, new_lab_id
 
         lab_params = lab_params_from_args(args)
-        spec = as_option(lambda: lab_spec(new_lab_id(), lab_params))
+        lab = as_option(lambda: make_lab(new_lab_id(), lab_params))
         preflight.require(preflight.run_checks(), extra_required=required_features([lab_params]))
-        with Lab(spec, params=lab_params) as lab:
+        with lab:
             trial = lab.run_trial(params)
     flags = flags_of(trial, lab_params)
     if args.json:
@@ -142,6 +144,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from linerate import preflight
     from linerate.cli.experiment_cmds import open_store
     from linerate.cli.progress import ProgressReporter
+    from linerate.experiment.axes import required_features
     from linerate.experiment.builtin import demo_experiment
     from linerate.experiment.run import run_experiment
     from linerate.report.data import build_report
@@ -151,8 +154,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                      ("--omit", args.omit, 0, 600)):
         if not low <= value <= high:
             raise ConfigError(option, f"{value} is out of range; use {low} to {high}")
-    experiment = demo_experiment(args.repetitions, args.duration, args.omit)
-    preflight.require(preflight.run_checks())
+    dut = args.dut
+    if dut != "namespace":
+        from linerate.experiment.builtin import vm_demo_unavailable
+
+        why = vm_demo_unavailable()
+        if why and dut == "vm":
+            raise ConfigError("--dut", f"vm: {why}")
+        if why:
+            print(f"demo: namespace lab, not a VM DUT: {why}")
+        dut = "namespace" if why else "vm"
+    experiment = demo_experiment(args.repetitions, args.duration, args.omit, dut)
+    preflight.require(preflight.run_checks(),
+                      extra_required=required_features(experiment.cells()))
     store = open_store(args)
     with ProgressReporter() as reporter:
         result = run_experiment(experiment, store, kind="demo", on_event=reporter)

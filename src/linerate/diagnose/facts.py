@@ -80,15 +80,23 @@ def drops_from_counters(values: dict[str, int], facts: Facts) -> None:
 
 
 def mean_cpus(windows: list[list[dict[str, float]]]) -> list[dict[str, float]]:
-    """Average per-CPU splits over trials (each a list over CPUs, same order)."""
-    windows = [w for w in windows if w]
+    """Average per-CPU splits over trials by rank: each trial's busiest CPU with the other trials'
+    busiest, and so on. Which CPU a single flow or queue lands on changes from trial to trial (RSS
+    hashes each run's ports anew), so averaging by CPU number would turn 'one CPU at 96%' in every
+    trial into 'two CPUs at 60%'. `cpu` is the number seen most often at that rank; `cpu_label`
+    says when it varied."""
+    windows = [sorted(w, key=lambda c: -c.get("busy_pct", 0.0)) for w in windows if w]
     if not windows:
         return []
     out = []
     for index in range(min(len(w) for w in windows)):
         rows = [w[index] for w in windows]
         keys = [k for k in rows[0] if k.endswith("_pct")]
-        out.append({"cpu": rows[0].get("cpu", index), **{k: round(mean(r.get(k, 0.0) for r in rows), 1) for k in keys}})
+        ids = [r.get("cpu", index) for r in rows]
+        common = max(set(ids), key=ids.count)
+        label = f"CPU {common}" if len(set(ids)) == 1 else \
+            f"CPU {'/'.join(str(i) for i in sorted(set(ids)))} (the busiest one changed between trials)"
+        out.append({"cpu": common, "cpu_label": label, **{k: round(mean(r.get(k, 0.0) for r in rows), 1) for k in keys}})
     return out
 
 

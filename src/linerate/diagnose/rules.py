@@ -135,7 +135,8 @@ def single_core_bound(facts: Facts) -> Verdict | None:
             return None
         split = ", ".join(f"{hot[k]:.0f}% {k[:-4]}" for k in ("interrupt_pct", "softirq_pct", "system_pct",
                                                                "user_pct") if hot.get(k))
-        evidence = (f"CPU {hot['cpu']} {hot['busy_pct']:.0f}% busy{f' ({split})' if split else ''}; the other "
+        name = hot.get("cpu_label") or f"CPU {hot['cpu']}"
+        evidence = (f"{name} {hot['busy_pct']:.0f}% busy{f' ({split})' if split else ''}; the other "
                     f"{len(others)} CPU{'s' if len(others) > 1 else ''} average {sum(others) / len(others):.0f}% "
                     f"[{facts.cpu_source}]")
     elif not facts.cpus and thread is not None and thread["pct"] >= SATURATED_PCT:
@@ -185,6 +186,8 @@ def irq_one_queue(facts: Facts) -> Verdict | None:
     if facts.since_boot:
         return None
     for nic, queues in sorted(_queue_groups(facts.interrupts).items()):
+        if nic.endswith(" tx"):  # a transmit queue is picked by the sending CPU (XPS), not by RSS
+            continue
         total = sum(queues.values())
         top = max(queues, key=queues.get)
         if total >= MIN_QUEUE_INTERRUPTS and queues[top] >= QUEUE_SHARE * total:

@@ -213,6 +213,11 @@ VM_AXES = ("dut_vcpus", "dut_memory_mb", "dut_accel", "virtio_queues", "vhost", 
            "dut_os")
 
 
+def vm_params(lab_params: dict[str, Any]) -> dict[str, Any]:
+    """The VM axes of a lab, defaults filled in."""
+    return {name: lab_params.get(name, AXES[name].default) for name in VM_AXES}
+
+
 def lab_spec(lab_id: str, lab_params: dict[str, Any]):
     """LabSpec for one combination of lab-scoped axis values."""
     from linerate.topology.link import LinkSpec, parse_link_rate, parse_offloads, parse_sysctls

@@ -16,28 +16,11 @@ from linerate.store.db import Store
 
 @contextlib.contextmanager
 def namespace_lab(lab_params: dict[str, Any]) -> Iterator[Any]:
-    """The embedded lab: one lab per combination of lab-scoped axes — a namespace DUT, or a VM DUT
-    (dut = "vm") between the same client and server namespaces."""
-    from linerate.experiment.axes import lab_spec
-    from linerate.lab.lab import Lab, new_lab_id
+    """The embedded lab: one lab per combination of lab-scoped axes (lab.make_lab)."""
+    from linerate.lab.lab import make_lab, new_lab_id
 
-    spec = lab_spec(new_lab_id(), lab_params)
-    if lab_params.get("dut") == "vm":
-        from linerate.vm.lab import VmLab
-        from linerate.vm.plan import vm_options
-
-        lab = VmLab(spec, vm_options(lab_params | {k: v for k, v in _vm_defaults().items() if k not in lab_params}),
-                    params=lab_params)
-    else:
-        lab = Lab(spec, params=lab_params)
-    with lab:
+    with make_lab(new_lab_id(), lab_params) as lab:
         yield lab
-
-
-def _vm_defaults() -> dict[str, Any]:
-    from linerate.experiment.axes import AXES, VM_AXES
-
-    return {name: AXES[name].default for name in VM_AXES}
 
 
 def run_experiment(experiment: Experiment, store: Store, *, file_text: str | None = None,

@@ -101,6 +101,9 @@ class Lab:
                 signal.signal(sig, handler)
             self._saved_handlers.clear()
 
+    def describe_plan(self) -> str:
+        return build_plan(self.spec).describe()
+
     # --- use ------------------------------------------------------------------------------------
 
     def executor(self, role: str) -> NetnsExecutor:
@@ -146,15 +149,33 @@ def _listening(ns: str, port: int) -> bool:
     return False
 
 
+def make_lab(lab_id: str, lab_params: dict, *, keep: bool = False, registry: Registry | None = None) -> Lab:
+    """The lab for one combination of lab-scoped axis values: a namespace DUT, or a VM DUT
+    (dut = "vm", vm/lab.py) between the same client and server namespaces."""
+    from linerate.experiment.axes import lab_spec
+
+    spec = lab_spec(lab_id, lab_params)
+    if lab_params.get("dut") != "vm":
+        return Lab(spec, registry, keep=keep, params=lab_params)
+    from linerate.experiment.axes import vm_params
+    from linerate.vm.lab import VmLab
+    from linerate.vm.plan import vm_options
+
+    return VmLab(spec, vm_options(vm_params(lab_params)), registry, keep=keep, params=lab_params)
+
+
 def lab_from_record(record: LabRecord, registry: Registry) -> Lab:
     from linerate.errors import ConfigError
     from linerate.model import FirewallProfile
 
     try:
-        spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)
-    except ConfigError as exc:
+        if record.params.get("dut") == "vm":
+            lab = make_lab(record.lab_id, record.params, keep=record.owner is None, registry=registry)
+        else:
+            spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)
+            lab = Lab(spec, registry, keep=record.owner is None, params=record.params)
+    except (ConfigError, KeyError, TypeError, ValueError) as exc:
         raise LabError(f"state file of lab {record.lab_id} is malformed ({exc}); left untouched") from None
-    lab = Lab(spec, registry, keep=record.owner is None, params=record.params)
     lab.record = record
     return lab
 

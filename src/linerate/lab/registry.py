@@ -68,6 +68,7 @@ class LabRecord:
     servers: list[ProcessRef] = field(default_factory=list)
     kind: str = "lab"  # lab | probe (preflight's scratch namespace)
     params: dict = field(default_factory=dict)  # the lab-scoped axis values it was built with
+    vm: dict = field(default_factory=dict)  # a VM DUT: accel, vCPUs, memory, boot-to-ready time, kernel
 
     def orphaned(self) -> bool:
         return self.owner is not None and not self.owner.alive()
@@ -112,10 +113,14 @@ class LabRecord:
         if not isinstance(params, dict) or len(params) > 64 or not all(
                 isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in params.items()):
             raise RecordError("params is not a table of lab options")
+        vm = doc.get("vm", {})
+        if not isinstance(vm, dict) or len(vm) > 32 or not all(
+                isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in vm.items()):
+            raise RecordError("vm is not a table of VM facts")
         owner = _process(doc["owner"]) if doc.get("owner") is not None else None
         return cls(lab_id=lab_id, firewall=firewall, mtu=mtu, owner=owner, created=float(created),
                    namespaces=list(namespaces), servers=[_process(s) for s in servers], kind=kind,
-                   params=dict(params))
+                   params=dict(params), vm=dict(vm))
 
 
 def _nsfs_device() -> int:

@@ -14,14 +14,19 @@ from linerate.topology.plan import CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF,
 INTERFACES = (("client", CLIENT_IF), ("dut", DUT_LAN_IF), ("dut", DUT_WAN_IF), ("server", SERVER_IF))
 
 
+def read_offloads(host: Executor, ifname: str) -> dict[str, str]:
+    """ethtool -k IF -> {offload long name: 'on' | 'off [fixed]' ...} for the features linerate sets."""
+    features = parse_ethtool_features(host.run(["ethtool", "-k", ifname], timeout_s=10).stdout)
+    long_names = {long: short for short, (_, long) in OFFLOAD_FEATURES.items()}
+    return {long_names[k]: v for k, v in features.items() if k in long_names}
+
+
 def read_lab_state(spec: LabSpec, executor: Callable[[str], Executor],
                    sysctl_reader: Callable[[str, str], str], rps_masks: dict | None = None) -> dict:
     state: dict = {"offloads": {}, "links": {}, "qdiscs": {}, "dut_sysctls": {}, "rps": {}}
-    long_names = {long: short for short, (_, long) in OFFLOAD_FEATURES.items()}
     for role, ifname in INTERFACES:
         host = executor(role)
-        features = parse_ethtool_features(host.run(["ethtool", "-k", ifname], timeout_s=10).stdout)
-        state["offloads"][f"{role}:{ifname}"] = {long_names[k]: v for k, v in features.items() if k in long_names}
+        state["offloads"][f"{role}:{ifname}"] = read_offloads(host, ifname)
         link = json.loads(host.run(["ip", "-j", "link", "show", ifname], timeout_s=10).stdout)[0]
         state["links"][f"{role}:{ifname}"] = {"mtu": link.get("mtu"), "txqlen": link.get("txqlen")}
     dut = executor("dut")

@@ -20,7 +20,10 @@ OFFLOAD_FEATURES = ("rx", "tx", "tso", "gso", "gro", "lro")
 NAMESPACE_ONLY = {"link_rate": "an emulated link rate", "delay_ms": "netem delay", "jitter_ms": "netem jitter",
                   "loss_pct": "netem loss", "txqueuelen": "the lab's queue lengths", "dut_rps": "the lab's RPS masks",
                   "offloads": "the lab's veth offloads (use dut_offloads)", "firewall": "the lab's ruleset",
-                  "mtu": "the lab's MTU"}
+                  "mtu": "the lab's MTU", "dut": "a DUT built by linerate",
+                  **{name: "a VM DUT (dut = \"vm\")" for name in ("dut_vcpus", "dut_memory_mb", "dut_accel",
+                                                                 "virtio_queues", "vhost", "virtio_offloads",
+                                                                 "dut_image", "dut_os")}}
 
 
 def parse_any_sysctls(text: str) -> tuple[tuple[str, str], ...]:
@@ -56,15 +59,23 @@ def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -
     from linerate.experiment.axes import AXES
     from linerate.topology.link import parse_sysctls
 
+    from linerate.experiment.axes import VM_AXES
+
     for cell in cells:
         if kind == "namespace":
+            vm = cell.get("dut") == "vm"
+            for name in VM_AXES:
+                if not vm and name in cell and cell[name] != AXES[name].default:
+                    raise ConfigError(name, f"{cell[name]!r} sets the VM DUT; add dut = \"vm\" (or remove the axis)")
             if cell.get("dut_offloads", "default") != "default":
                 raise ConfigError("dut_offloads", "sets interface flags of a real DUT (--testbed); the namespace "
                                   "lab's offloads are the 'offloads' axis")
             try:
-                parse_sysctls(cell.get("dut_sysctls", "default"))
+                if not vm:  # a VM guest is a whole kernel: any sysctl name it has
+                    parse_sysctls(cell.get("dut_sysctls", "default"))
             except ValueError as exc:
-                raise ConfigError("dut_sysctls", f"{exc}; other names need a real DUT (--testbed)") from None
+                raise ConfigError("dut_sysctls", f"{exc}; other names need a VM DUT (dut = \"vm\") or a real "
+                                  "DUT (--testbed)") from None
             continue
         for name, what in NAMESPACE_ONLY.items():
             if name in cell and cell[name] != AXES[name].default:

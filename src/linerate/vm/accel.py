@@ -26,25 +26,34 @@ def _boot_id() -> str:
 def _cache_path() -> Path:
     from linerate.lab.registry import Registry
 
-    return Registry().state_dir / "kvm-probe.json"
+    return Registry().state_dir.parent / "kvm-probe.json"  # beside the labs' records, not among them
 
 
-def kvm_status(use_cache: bool = True) -> tuple[bool, str]:
-    """(usable, why) for KVM on this machine."""
+def cached_kvm_status() -> tuple[bool | None, str]:
+    """What is known without booting: (None, why) when KVM has not been probed since boot."""
     try:
         fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
         os.close(fd)
     except OSError as exc:
         return False, f"/dev/kvm: {exc.strerror}"
-    cache = _cache_path()
-    if use_cache:
-        try:
-            doc = json.loads(cache.read_text())
-            if doc.get("boot_id") == _boot_id():
-                return bool(doc["usable"]), str(doc["why"])
-        except (OSError, ValueError, KeyError):
-            pass
+    try:
+        doc = json.loads(_cache_path().read_text())
+        if doc.get("boot_id") == _boot_id():
+            return bool(doc["usable"]), str(doc["why"])
+    except (OSError, ValueError, KeyError):
+        pass
+    return None, "/dev/kvm opens; not probed yet (the first VM lab with dut_accel auto or kvm boots a KVM guest to see)"
+
+
+def kvm_status(use_cache: bool = True) -> tuple[bool, str]:
+    """(usable, why) for KVM on this machine, booting a KVM guest when it was not probed since boot."""
+    usable, why = cached_kvm_status() if use_cache else (None, "")
+    if usable is not None:
+        return usable, why
+    if not os.path.exists("/dev/kvm"):
+        return False, "/dev/kvm missing"
     usable, why = _probe_by_booting()
+    cache = _cache_path()
     cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     cache.write_text(json.dumps({"boot_id": _boot_id(), "usable": usable, "why": why}))
     return usable, why

@@ -5,32 +5,35 @@ guest was booted (accelerator, vCPUs, memory, boot-to-ready time)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from linerate.errors import LabError
 from linerate.exec import Executor
-from linerate.lab.state import read_lab_state, verify
-from linerate.topology.plan import DUT_LAN_IF, DUT_WAN_IF, LabSpec
-from linerate.vm.plan import VmOptions, host_rps_masks
+from linerate.lab.state import read_lab_state, read_offloads, verify
+from linerate.topology.plan import LabSpec
+from linerate.vm.plan import TAPS, VmOptions, host_rps_masks
 from linerate.vm.qemu import UNVERIFIABLE_ON, negotiated_features
 
 
-def read_vm_state(spec: LabSpec, vm: VmOptions, executor: Callable[[str], Executor], info: dict) -> dict:
+def read_vm_state(spec: LabSpec, vm: VmOptions, guest: Executor, info: dict) -> dict:
+    """The namespace lab's read-back with the DUT's interfaces and sysctls read in the guest; the
+    dut namespace's veth ends and taps (the wire) under "wire"."""
+    from linerate.exec import NetnsExecutor
     from linerate.lab.apply import read_sysctl
-
-    guest = executor("dut")
 
     def sysctl(ns: str, key: str) -> str:
         if ns == spec.netns("dut"):
             return " ".join(guest.run(["sysctl", "-n", key], timeout_s=10).stdout.split())
         return read_sysctl(ns, key)
 
-    state = read_lab_state(spec, executor, sysctl, rps_masks=host_rps_masks(spec))
+    state = read_lab_state(spec, lambda role: NetnsExecutor(spec.netns(role)), sysctl, rps_masks=host_rps_masks(spec))
+    wire = NetnsExecutor(spec.netns("dut"))
+    state["wire"] = {"offloads": {port: state["offloads"].pop(f"dut:{port}") for port in TAPS}}
+    for port, (tap, _, _) in TAPS.items():
+        state["wire"]["offloads"][tap] = read_offloads(wire, tap)
+        state["offloads"][f"dut:{port}"] = read_offloads(guest, port)
     features = {ifname: negotiated_features(guest.run(["cat", f"/sys/class/net/{ifname}/device/features"],
-                                                      timeout_s=10).stdout)
-                for ifname in (DUT_LAN_IF, DUT_WAN_IF)}
+                                                      timeout_s=10).stdout) for ifname in TAPS}
     queues = {ifname: len(guest.run(["ls", f"/sys/class/net/{ifname}/queues"], timeout_s=10).stdout.split()) // 2
-              for ifname in (DUT_LAN_IF, DUT_WAN_IF)}
+              for ifname in TAPS}
     state["vm"] = {**{k: v for k, v in info.items() if k not in ("argv", "qemu_pid")},
                    "virtio_offloads": vm.virtio_text, "virtio_features": features, "queues": queues,
                    "vhost": vm.vhost}

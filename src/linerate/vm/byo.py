@@ -1,0 +1,48 @@
+"""Bring-your-own DUT images (dut_image = "OPNsense-26.1.qcow2", dut_os = "opnsense").
+
+The user's image is never written: qemu runs on a throwaway qcow2 overlay in the lab's VM
+directory whose backing file is the image (qemu opens a backing file read-only), removed with the
+lab. NIC order is fixed by PCI slot (vm/qemu.py): vtnet0 = LAN (198.18.0.1/24, 2001:2:0:1::1/64),
+vtnet1 = WAN (198.19.0.1/24, 2001:2:0:2::1/64), vtnet2 = management (qemu user networking, the
+guest's port 22 forwarded to 127.0.0.1 inside the lab's dut namespace). A BSD image under TCG takes
+minutes to boot, so an own image needs a KVM that really boots a guest (vm/accel.py).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from linerate.errors import ConfigError, LabError
+
+OVERLAY_NAME = "overlay.qcow2"
+
+
+def image_format(image: Path) -> str:
+    try:
+        info = subprocess.run(["qemu-img", "info", "--output=json", "--", str(image)], capture_output=True,
+                              text=True, check=True, timeout=60)
+    except FileNotFoundError:
+        raise LabError("qemu-img is not installed (package qemu-utils; make install adds it)") from None
+    except subprocess.CalledProcessError as exc:
+        raise ConfigError("dut_image", f"{image}: qemu-img cannot read it ({exc.stderr.strip()[-160:]})") from None
+    return json.loads(info.stdout)["format"]
+
+
+def create_overlay(image: Path, directory: Path) -> Path:
+    """A new qcow2 overlay in `directory` backed by `image` (absolute path, its format named)."""
+    image = image.resolve()
+    if not image.is_file():
+        raise ConfigError("dut_image", f"{image} is not a file")
+    overlay = directory / OVERLAY_NAME
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", image_format(image), "-b", str(image),
+                    str(overlay)], capture_output=True, text=True, check=True, timeout=60)
+    return overlay
+
+
+def require_kvm(accel: str, why: str) -> None:
+    if accel != "kvm":
+        raise ConfigError("dut_image", f"an own image needs KVM, and this machine boots guests only under TCG "
+                          f"({why}); a BSD image would take minutes to boot there. Use the built-in guest "
+                          "(remove dut_image) or a machine with KVM")
