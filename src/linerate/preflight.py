@@ -7,11 +7,12 @@ reading /proc/config.gz alone would miss modules and lie on kernels without it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from linerate.errors import ExecError, PreflightError
@@ -74,16 +75,24 @@ def check_root() -> Check:
 
 def probe_kernel() -> list[Check]:
     """Probe kernel features in a scratch namespace; removes it again, whatever happens."""
-    from linerate.lab import netns  # imported here: unit tests of the pure checks need no netlink
-
     if not os.path.exists("/proc/self/ns/net"):
         return [Check("netns", False, "/proc/self/ns/net missing", True, "kernel needs CONFIG_NET_NS")]
+    with scratch_namespace() as (name, _):
+        return _probe_inside(NetnsExecutor(name))
+
+
+@contextlib.contextmanager
+def scratch_namespace() -> Iterator[tuple[str, str]]:
+    """(namespace, probe id) of a scratch namespace registered like a lab *before* it exists — a
+    SIGKILL leaves a record `lab clean` acts on — and removed with whatever runs inside it (the KVM
+    probe's qemu) and its VM directory, whatever happens."""
+    from linerate.lab import netns
+    from linerate.lab.apply import remove_namespaces
     from linerate.lab.registry import LabRecord, Registry
     from linerate.lab.signals import terminations_raise
     from linerate.model import probe_namespace
     from linerate.process import ProcessRef
 
-    # Registered like a lab, before it exists: a SIGKILL here leaves a record `lab clean` acts on.
     registry = Registry()
     probe_id = secrets.token_hex(3)
     name = probe_namespace(probe_id)
@@ -92,9 +101,10 @@ def probe_kernel() -> list[Check]:
         registry.create(record)
         try:
             netns.create(name)
-            return _probe_inside(NetnsExecutor(name))
+            yield name, probe_id
         finally:
-            netns.remove(name)
+            remove_namespaces([name])
+            registry.remove_vm_dir(probe_id)
             registry.remove(probe_id)
 
 

@@ -146,7 +146,6 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     records pass vet(); the rest are reported and left as they are."""
     from linerate.lab.apply import remove_namespaces
     from linerate.lab.registry import Registry, vet
-    from linerate.vm.lab import remove_vm_dir
 
     registry = Registry()
     cleaned = refused = 0
@@ -159,7 +158,7 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
             print(f"left {record.kind} {record.lab_id} untouched: {'; '.join(problems)}")
             continue
         remove_namespaces(record.namespaces)  # a VM DUT's qemu runs inside the dut namespace
-        remove_vm_dir(registry, record.lab_id)
+        registry.remove_vm_dir(record.lab_id)
         registry.remove(record.lab_id)
         print(f"removed {record.kind} {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
         cleaned += 1

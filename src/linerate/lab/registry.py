@@ -232,6 +232,24 @@ class Registry:
     def remove(self, lab_id: str) -> None:
         self.path(lab_id).unlink(missing_ok=True)
 
+    def vm_dir(self, lab_id: str) -> Path:
+        """A VM DUT's files (agent socket, console log, an own image's overlay): derived from the id."""
+        return self.state_dir / f"{validate_lab_name(lab_id)}.vm"
+
+    def remove_vm_dir(self, lab_id: str) -> bool:
+        """Remove a lab's VM directory — only a real directory of ours at the derived path."""
+        import shutil
+
+        path = self.vm_dir(lab_id)
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return False
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            raise LabError(f"{path} is not a directory of ours (a link?); left untouched")
+        shutil.rmtree(path)
+        return True
+
     def all(self) -> list[LabRecord]:
         """Every well-formed record; malformed files go to self.unreadable; stale temp files of
         dead writers are removed."""

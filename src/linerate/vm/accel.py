@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 
 from linerate.errors import ConfigError, LabError
@@ -61,44 +60,27 @@ def kvm_status(use_cache: bool = True) -> tuple[bool, str]:
 
 def _probe_by_booting() -> tuple[bool, str]:
     from linerate.exec import NetnsExecutor
-    from linerate.lab import netns
-    from linerate.lab.apply import remove_namespaces
-    from linerate.lab.registry import LabRecord, Registry
-    from linerate.lab.signals import terminations_raise
-    from linerate.model import probe_namespace
-    from linerate.process import ProcessRef
+    from linerate.lab.registry import Registry
+    from linerate.preflight import scratch_namespace
     from linerate.vm.agent import AgentExecutor
     from linerate.vm.guest_build import ensure_guest
-    from linerate.vm.lab import KERNEL_APPEND, remove_vm_dir, vm_dir, wait_for_agent
+    from linerate.vm.lab import KERNEL_APPEND, wait_for_agent
     from linerate.vm.qemu import VmSpec, qemu_argv
 
     guest, _ = ensure_guest()
-    registry = Registry()
-    probe_id = secrets.token_hex(3)
-    name = probe_namespace(probe_id)
-    record = LabRecord(probe_id, owner=ProcessRef.me(), kind="probe", namespaces=[name])
-    with terminations_raise():
-        registry.create(record)
+    with scratch_namespace() as (name, probe_id):
+        directory = Registry().vm_dir(probe_id)
+        directory.mkdir(mode=0o700)
+        spec = VmSpec(f"linerate-kvm-probe-{probe_id}", accel="kvm", kernel=guest.kernel, initrd=guest.initrd,
+                      append=KERNEL_APPEND, agent_socket=directory / "agent.sock", console_log=directory / "console.log")
+        log = directory / "qemu.log"
+        proc = NetnsExecutor(name).spawn(qemu_argv(spec, [], []), log=str(log))
         try:
-            directory = vm_dir(registry, probe_id)
-            directory.mkdir(mode=0o700)
-            netns.create(name)
-            spec = VmSpec(f"linerate-kvm-probe-{probe_id}", accel="kvm", kernel=guest.kernel, initrd=guest.initrd,
-                          append=KERNEL_APPEND, agent_socket=directory / "agent.sock",
-                          console_log=directory / "console.log")
-            log = directory / "qemu.log"
-            proc = NetnsExecutor(name).spawn(qemu_argv(spec, [], []), log=str(log))
-            try:
-                seconds = wait_for_agent(AgentExecutor(spec.agent_socket), proc.pid, KVM_PROBE_TIMEOUT_S,
-                                         spec.console_log)
-                return True, f"a KVM guest booted in {seconds:.1f} s"
-            except LabError as exc:
-                said = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
-                return False, f"a KVM guest did not boot ({exc}{'; qemu: ' + said[0] if said else ''})"
-        finally:
-            remove_namespaces([name])
-            remove_vm_dir(registry, probe_id)
-            registry.remove(probe_id)
+            seconds = wait_for_agent(AgentExecutor(spec.agent_socket), proc.pid, KVM_PROBE_TIMEOUT_S, spec.console_log)
+            return True, f"a KVM guest booted in {seconds:.1f} s"
+        except LabError as exc:
+            said = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            return False, f"a KVM guest did not boot ({exc}{'; qemu: ' + said[0] if said else ''})"
 
 
 def choose_accel(requested: str) -> str:

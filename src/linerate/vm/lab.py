@@ -11,8 +11,6 @@ id, `<state dir>/<id>.vm`, removed with the lab — `linerate lab clean` include
 from __future__ import annotations
 
 import os
-import shutil
-import stat
 import time
 from pathlib import Path
 
@@ -29,23 +27,6 @@ from linerate.vm.plan import VmOptions, build_vm_plan, guest_commands
 
 BOOT_TIMEOUT_S = {"kvm": 30.0, "tcg": 90.0}
 KERNEL_APPEND = "console=ttyS0 quiet panic=-1 mitigations=off"
-
-
-def vm_dir(registry: Registry, lab_id: str) -> Path:
-    return registry.state_dir / f"{lab_id}.vm"
-
-
-def remove_vm_dir(registry: Registry, lab_id: str) -> bool:
-    """Remove a lab's VM directory — only a real directory of ours at the derived path."""
-    path = vm_dir(registry, lab_id)
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return False
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        raise LabError(f"{path} is not a directory of ours (a link?); left untouched")
-    shutil.rmtree(path)
-    return True
 
 
 def wait_for_agent(agent: AgentExecutor, qemu_pid: int, timeout_s: float, console: Path) -> float:
@@ -89,7 +70,7 @@ class VmLab(Lab):
 
     @property
     def directory(self) -> Path:
-        return vm_dir(self.registry, self.spec.lab_id)
+        return self.registry.vm_dir(self.spec.lab_id)
 
     def up(self) -> "VmLab":
         from linerate.vm.accel import choose_accel
@@ -178,7 +159,7 @@ class VmLab(Lab):
         if self.agent is not None:
             self.agent.close()
         removed = super().down()
-        remove_vm_dir(self.registry, lab_id)
+        self.registry.remove_vm_dir(lab_id)
         return removed
 
     def executor(self, role: str):

@@ -1,0 +1,48 @@
+"""VM DUT timings: boot-to-ready of the built-in guest (qemu start until its agent answers),
+lab up and down with a VM DUT, and what one DUT telemetry read costs through the agent compared
+with the same read in a namespace DUT, side by side in one run. Goal (issue 13): ready in under
+10 s under TCG on the 2-core development machine.
+Run as root: .venv/bin/python bench/vm_boot.py [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+from linerate.dut.linux import LinuxDriver
+from linerate.lab.lab import make_lab, new_lab_id
+
+
+def main(rounds: int) -> None:
+    ups, downs, boots, vm_reads, ns_reads = [], [], [], [], []
+    driver = LinuxDriver()
+    for _ in range(rounds):
+        started = time.monotonic()
+        lab = make_lab(new_lab_id(), {"dut": "vm", "dut_accel": "tcg"})
+        with lab:
+            ups.append(time.monotonic() - started)
+            boots.append(lab.state["vm"]["boot_to_ready_s"])
+            for _ in range(5):
+                began = time.monotonic()
+                driver.snapshot(lab.executor("dut"))
+                vm_reads.append(time.monotonic() - began)
+            began = time.monotonic()
+        downs.append(time.monotonic() - began)
+        with make_lab(new_lab_id(), {}) as namespace_lab:
+            for _ in range(5):
+                began = time.monotonic()
+                driver.snapshot(namespace_lab.executor("dut"))
+                ns_reads.append(time.monotonic() - began)
+    med = statistics.median
+    print(f"built-in guest, TCG, 1 vCPU, {rounds} rounds (median, min-max):")
+    print(f"  boot to ready  {med(boots):6.2f} s  ({min(boots):.2f}-{max(boots):.2f})   goal < 10 s")
+    print(f"  lab up         {med(ups):6.2f} s  ({min(ups):.2f}-{max(ups):.2f})")
+    print(f"  lab down       {med(downs):6.2f} s  ({min(downs):.2f}-{max(downs):.2f})")
+    print(f"  DUT read       {med(vm_reads) * 1000:6.0f} ms through the agent vs {med(ns_reads) * 1000:.0f} ms in a "
+          f"namespace DUT: ratio {med(vm_reads) / med(ns_reads):.1f}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)
