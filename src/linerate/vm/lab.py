@@ -1,9 +1,9 @@
 """VmLab: the namespace lab's client and server, with a qemu guest as the DUT.
 
 Everything it creates is findable from its record, the same way a namespace lab's is: the three
-namespaces are recorded before they exist; qemu runs *inside* the lab's dut namespace (it needs
-no network there: its NICs are file descriptors of taps in the client and server namespaces), so
-removing the namespaces stops it and its taps vanish with their namespaces; its files (agent
+namespaces are recorded before they exist; qemu runs *inside* the lab's dut namespace, which also
+holds its taps and the bridges joining them to the client's and server's veths (vm/plan.py), so
+removing the namespaces stops qemu and takes taps and bridges with them; its files (agent
 socket, console log, a bring-your-own image's overlay) live in one directory derived from the lab
 id, `<state dir>/<id>.vm`, removed with the lab — `linerate lab clean` included, after a SIGKILL.
 """
