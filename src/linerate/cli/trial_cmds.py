@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--dut", choices=("auto", "vm", "namespace"), default="auto",
                       help="auto (default: vm when qemu is installed), vm or namespace")
     demo.add_argument("--repetitions", type=int, default=3, help="trials per cell (default 3)")
-    demo.add_argument("--duration", type=int, default=2, help="seconds per trial (default 2)")
+    demo.add_argument("--duration", type=int, default=None, help="seconds per trial (default 3 with a VM DUT, whose "
+                      "telemetry reads take ~0.3 s each; 2 in the namespace lab)")
     demo.add_argument("--omit", type=int, default=1, help="warm-up seconds per trial (default 1)")
     demo.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
     demo.set_defaults(handler=cmd_demo)
@@ -150,7 +151,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from linerate.report.data import build_report
     from linerate.report.markdown import serialize
 
-    for option, value, low, high in (("--repetitions", args.repetitions, 1, 1000), ("--duration", args.duration, 1, 3600),
+    for option, value, low, high in (("--repetitions", args.repetitions, 1, 1000),
+                                     ("--duration", 2 if args.duration is None else args.duration, 1, 3600),
                                      ("--omit", args.omit, 0, 600)):
         if not low <= value <= high:
             raise ConfigError(option, f"{value} is out of range; use {low} to {high}")
@@ -164,7 +166,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if why:
             print(f"demo: namespace lab, not a VM DUT: {why}")
         dut = "namespace" if why else "vm"
-    experiment = demo_experiment(args.repetitions, args.duration, args.omit, dut)
+    duration = args.duration if args.duration is not None else (3 if dut == "vm" else 2)
+    experiment = demo_experiment(args.repetitions, duration, args.omit, dut)
     preflight.require(preflight.run_checks(),
                       extra_required=required_features(experiment.cells()))
     store = open_store(args)
