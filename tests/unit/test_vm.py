@@ -91,7 +91,8 @@ def test_vm_plan_shapes_after_the_guest_and_configures_it_through_the_agent():
     bridged = [s.argv for s in plan.steps if isinstance(s, RunTool) and "master" in s.argv]
     assert ("ip", "link", "set", "tap-lan", "master", "br-lan") in bridged
     commands = guest_commands(SPEC)
-    assert (["ip", "addr", "add", "198.18.0.1/24", "dev", "lan0", "nodad"], None) in commands
+    assert (["ip", "addr", "add", "198.18.0.1/24", "dev", "lan0"], None) in commands
+    assert (["ip", "addr", "add", "2001:2:0:1::1/64", "dev", "lan0", "nodad"], None) in commands
     ruleset = [stdin for argv, stdin in commands if argv == ["nft", "-f", "-"]]
     assert len(ruleset) == 1 and "ct state established,related accept" in ruleset[0]
 

@@ -20,10 +20,7 @@ OFFLOAD_FEATURES = ("rx", "tx", "tso", "gso", "gro", "lro")
 NAMESPACE_ONLY = {"link_rate": "an emulated link rate", "delay_ms": "netem delay", "jitter_ms": "netem jitter",
                   "loss_pct": "netem loss", "txqueuelen": "the lab's queue lengths", "dut_rps": "the lab's RPS masks",
                   "offloads": "the lab's veth offloads (use dut_offloads)", "firewall": "the lab's ruleset",
-                  "mtu": "the lab's MTU", "dut": "a DUT built by linerate",
-                  **{name: "a VM DUT (dut = \"vm\")" for name in ("dut_vcpus", "dut_memory_mb", "dut_accel",
-                                                                 "virtio_queues", "vhost", "virtio_offloads",
-                                                                 "dut_image", "dut_os")}}
+                  "mtu": "the lab's MTU", "dut": "a DUT built by linerate"}  # + every VM axis (VM_AXES)
 
 
 def parse_any_sysctls(text: str) -> tuple[tuple[str, str], ...]:
@@ -77,7 +74,7 @@ def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -
                 raise ConfigError("dut_sysctls", f"{exc}; other names need a VM DUT (dut = \"vm\") or a real "
                                   "DUT (--testbed)") from None
             continue
-        for name, what in NAMESPACE_ONLY.items():
+        for name, what in {**NAMESPACE_ONLY, **{n: 'a VM DUT (dut = "vm")' for n in VM_AXES}}.items():
             if name in cell and cell[name] != AXES[name].default:
                 raise ConfigError(name, f"{cell[name]!r} needs {what}, which only the namespace lab emulates; on a "
                                   "real testbed the hosts' own configuration decides it (remove the axis)")

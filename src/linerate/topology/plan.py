@@ -244,17 +244,8 @@ def build_plan(spec: LabSpec) -> Plan:
         CreateVeth(client, CLIENT_IF, dut, DUT_LAN_IF, IFINDEX[CLIENT_IF], IFINDEX[DUT_LAN_IF]),
         CreateVeth(server, SERVER_IF, dut, DUT_WAN_IF, IFINDEX[SERVER_IF], IFINDEX[DUT_WAN_IF]),
     ]
-    ends = [(client, CLIENT_IF, "client"), (dut, DUT_LAN_IF, "dut_lan"),
-            (dut, DUT_WAN_IF, "dut_wan"), (server, SERVER_IF, "server")]
-    for ns, ifname, role in ends:
-        for family in (4, 6):
-            address, prefixlen = ADDR[(role, family)]
-            steps.append(AddAddress(ns, ifname, address, prefixlen))
-        steps.append(SetLink(ns, ifname, spec.mtu, spec.txqueuelen))
-    steps += [SetLink(ns, "lo") for ns in (client, dut, server)]
-    for family in (4, 6):
-        steps.append(AddDefaultRoute(client, ADDR[("dut_lan", family)][0], family))
-        steps.append(AddDefaultRoute(server, ADDR[("dut_wan", family)][0], family))
+    steps += address_steps(spec, [(client, CLIENT_IF, "client"), (dut, DUT_LAN_IF, "dut_lan"),
+                                  (dut, DUT_WAN_IF, "dut_wan"), (server, SERVER_IF, "server")])
     ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port)
     if ruleset is not None:
         steps.append(LoadRuleset(dut, ruleset))
@@ -262,21 +253,40 @@ def build_plan(spec: LabSpec) -> Plan:
     return Plan(spec, tuple(steps))
 
 
-def knob_steps(spec: LabSpec) -> list[Step]:
+def address_steps(spec: LabSpec, ends: list[tuple[str, str, str]]) -> list[Step]:
+    """Addresses and MTU of each (namespace, ifname, ADDR role) end, loopbacks up, and the client's
+    and server's default routes through the DUT."""
+    steps: list[Step] = []
+    for ns, ifname, role in ends:
+        for family in (4, 6):
+            address, prefixlen = ADDR[(role, family)]
+            steps.append(AddAddress(ns, ifname, address, prefixlen))
+        steps.append(SetLink(ns, ifname, spec.mtu, spec.txqueuelen))
+    steps += [SetLink(spec.netns(role), "lo") for role in ROLES]
+    for family in (4, 6):
+        steps.append(AddDefaultRoute(spec.netns("client"), ADDR[("dut_lan", family)][0], family))
+        steps.append(AddDefaultRoute(spec.netns("server"), ADDR[("dut_wan", family)][0], family))
+    return steps
+
+
+def knob_steps(spec: LabSpec, offload_roles: tuple[str, ...] = ROLES, dut_sysctls: bool = True,
+               rps_masks: dict[tuple[str, str], str] | None = None) -> list[Step]:
     """Link shaping, offloads, DUT sysctls and RPS: the per-interface knobs experiments vary, and
-    the receive steering that keeps the lab's two sides on their own CPUs (split_cpus)."""
+    the receive steering that keeps the lab's two sides on their own CPUs (split_cpus). A VM DUT
+    (vm/plan.py) takes the offloads of its client and server only, and sets its own sysctls and RPS."""
     steps: list[Step] = []
     dut = spec.netns("dut")
     for ifname in (DUT_WAN_IF, DUT_LAN_IF):  # the DUT's two ports; each shapes what it sends
         steps += [RunTool(dut, tuple(argv)) for argv in qdisc_argvs(spec.link, ifname, spec.mtu)]
     by_interface: dict[tuple[str, str], list[str]] = {}
     for role, ifname, feature, state in spec.offloads:
-        by_interface.setdefault((role, ifname), []).extend([OFFLOAD_FEATURES[feature][0], state])
+        if role in offload_roles:
+            by_interface.setdefault((role, ifname), []).extend([OFFLOAD_FEATURES[feature][0], state])
     for (role, ifname), args in by_interface.items():
         steps.append(RunTool(spec.netns(role), ("ethtool", "-K", ifname, *args)))
-    if spec.dut_sysctls:
+    if dut_sysctls and spec.dut_sysctls:
         steps.append(SetSysctls(dut, spec.dut_sysctls))
-    for (role, ifname), mask in spec.rps_masks().items():
+    for (role, ifname), mask in (spec.rps_masks() if rps_masks is None else rps_masks).items():
         steps.append(WriteSysfs(spec.netns(role), rps_path(ifname), mask))
     return steps
 

@@ -63,11 +63,11 @@ def _probe_by_booting() -> tuple[bool, str]:
     from linerate.lab.registry import Registry
     from linerate.preflight import scratch_namespace
     from linerate.vm.agent import AgentExecutor
-    from linerate.vm.guest_build import ensure_guest
+    from linerate.vm.guest_build import current_guest
     from linerate.vm.lab import KERNEL_APPEND, wait_for_agent
     from linerate.vm.qemu import VmSpec, qemu_argv
 
-    guest, _ = ensure_guest()
+    guest = current_guest()
     with scratch_namespace() as (name, probe_id):
         directory = Registry().vm_dir(probe_id)
         directory.mkdir(mode=0o700)

@@ -120,7 +120,7 @@ class AgentExecutor:
         except (OSError, TimeoutError) as exc:
             self.close()  # the next command reconnects; a late answer is dropped by its id
             raise ExecError(argv, self.host, None, f"guest agent: {exc or type(exc).__name__}") from None
-        if status == 124 and limit:  # busybox timeout's status for a killed command
+        if status == 124:  # busybox timeout's status for a killed command
             err = err or f"timed out after {limit:g} s in the guest"
         result = CommandResult(tuple(str(a) for a in argv), status, out, err, self.host)
         if check and status != 0:

@@ -221,6 +221,12 @@ def cached(target: Path = GUEST_DIR) -> Guest | None:
     return guest if guest.kernel.is_file() and guest.initrd.is_file() else None
 
 
+def current_guest(target: Path = GUEST_DIR) -> Guest:
+    """The cached guest as `make install` (`linerate lab guest`) left it, built only when there is
+    none: checking every input costs apt-cache, ldd and hashing (~1 s), too much for each lab up."""
+    return cached(target) or ensure_guest(target)[0]
+
+
 def ensure_guest(target: Path = GUEST_DIR, rebuild: bool = False) -> tuple[Guest, bool]:
     """(the guest, whether it was built now): build when missing, when an input changed, or asked."""
     digest, inputs = input_digest()

@@ -22,7 +22,7 @@ from linerate.lab.registry import LabRecord, Registry
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef, process_start_time
 from linerate.topology.plan import CreateTap, LabSpec, server_address
-from linerate.vm.agent import AgentExecutor
+from linerate.vm.agent import AgentExecutor, with_stdin
 from linerate.vm.plan import VmOptions, build_vm_plan, guest_commands
 
 BOOT_TIMEOUT_S = {"kvm": 30.0, "tcg": 90.0}
@@ -54,8 +54,7 @@ class VmLab(Lab):
                  params: dict | None = None):
         super().__init__(spec, registry, keep, params)
         self.vm = vm
-        self.tap_fds: list[int] = []
-        self.taps: dict[str, list[int]] = {}
+        self.taps: dict[str, list[int]] = {}  # tap name -> its queues' descriptors, until qemu has them
         self.agent: AgentExecutor | None = None
         self.vm_info: dict = {}
 
@@ -74,7 +73,7 @@ class VmLab(Lab):
 
     def up(self) -> "VmLab":
         from linerate.vm.accel import choose_accel
-        from linerate.vm.guest_build import ensure_guest
+        from linerate.vm.guest_build import current_guest
 
         owner = None if self.keep else ProcessRef.of(os.getpid())
         record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
@@ -83,7 +82,7 @@ class VmLab(Lab):
         accel = choose_accel(self.vm.accel)
         if self.vm.image:
             self._refuse_own_image(accel)
-        guest, _ = ensure_guest()
+        guest = current_guest()
         self.directory.mkdir(mode=0o700)
 
         def remember(ns: str) -> None:
@@ -94,9 +93,9 @@ class VmLab(Lab):
             apply_plan(build_vm_plan(self.spec, self.vm.queues), on_namespace=remember, on_tap=self._open_tap)
             self._boot(guest, accel)
         finally:
-            for fd in self.tap_fds:  # qemu holds its own copies now
+            for fd in (fd for fds in self.taps.values() for fd in fds):  # qemu holds its own copies now
                 os.close(fd)
-            self.tap_fds.clear()
+            self.taps.clear()
         self._configure_guest()
         from linerate.vm.state import read_vm_state, verify_vm
 
@@ -116,9 +115,7 @@ class VmLab(Lab):
     def _open_tap(self, step: CreateTap) -> None:
         from linerate.vm.taps import open_tap
 
-        fds = open_tap(step.netns, step.ifname, step.index, step.queues)
-        self.tap_fds += fds
-        self.taps[step.ifname] = fds
+        self.taps[step.ifname] = open_tap(step.netns, step.ifname, step.index, step.queues)
 
     def _boot(self, guest, accel: str) -> None:
         from linerate.vm.qemu import VmSpec, qemu_argv
@@ -148,11 +145,20 @@ class VmLab(Lab):
         self.registry.save(self.record)
 
     def _configure_guest(self) -> None:
+        """Every guest command in one agent request (~0.2 s a round trip under TCG); the first one
+        the guest refuses stops the script and is named."""
+        import shlex
+
+        lines = []
         for argv, stdin in guest_commands(self.spec):
-            try:
-                self.agent.run(argv, stdin=stdin, timeout_s=30)
-            except ExecError as exc:
-                raise LabError(f"VM DUT refused {' '.join(argv)}: {exc.stderr.strip()[-200:]}") from None
+            first, _, rest = with_stdin(argv, stdin).partition("\n")
+            refused = shlex.quote(f"refused: {shlex.join(argv)}")
+            lines.append(f"{first} || {{ echo {refused} >&2; exit 1; }}\n{rest}")
+        try:
+            self.agent.run(["sh", "-c", "".join(lines)], timeout_s=60)
+        except ExecError as exc:
+            said = exc.stderr.strip().splitlines()[-2:]  # the tool's error, then which command
+            raise LabError(f"VM DUT: {'; '.join(said) or exc}") from None
 
     def down(self) -> list[str]:
         lab_id = self.spec.lab_id

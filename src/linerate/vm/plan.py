@@ -16,10 +16,10 @@ passes them on to the taps with TUNSETOFFLOAD).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from linerate.topology.firewall import render_ruleset
-from linerate.topology.link import OFFLOAD_FEATURES, qdisc_argvs
+from linerate.topology.link import OFFLOAD_FEATURES
 from linerate.topology.plan import (
     ADDR,
     CLIENT_IF,
@@ -27,8 +27,6 @@ from linerate.topology.plan import (
     DUT_WAN_IF,
     IFINDEX,
     SERVER_IF,
-    AddAddress,
-    AddDefaultRoute,
     CreateNamespace,
     CreateTap,
     CreateVeth,
@@ -38,11 +36,10 @@ from linerate.topology.plan import (
     SetLink,
     SetSysctls,
     Step,
-    WriteSysfs,
-    rps_path,
+    address_steps,
+    knob_steps,
 )
 
-GUEST_TOOLS_TIMEOUT_S = 30
 DUT_OSES = ("linux", "opnsense", "pfsense", "freebsd", "openbsd")
 
 
@@ -53,18 +50,22 @@ class VmOptions:
     accel: str = "auto"  # auto | kvm | tcg
     queues: int = 1
     vhost: bool = False
-    virtio: dict[str, str] = field(default_factory=dict)  # virtio-net device properties
-    virtio_text: str = "on"
+    virtio_text: str = "on"  # the virtio_offloads value as written
     image: str = ""  # a bring-your-own disk image; "" = the built-in guest
     os: str = "linux"
 
+    @property
+    def virtio(self) -> dict[str, str]:
+        """The virtio-net device properties virtio_text asks for."""
+        from linerate.vm.qemu import parse_virtio_offloads
+
+        return parse_virtio_offloads(self.virtio_text)
+
 
 def vm_options(params: dict) -> VmOptions:
-    from linerate.vm.qemu import parse_virtio_offloads
-
     return VmOptions(vcpus=params["dut_vcpus"], memory_mb=params["dut_memory_mb"], accel=params["dut_accel"],
                      queues=params["virtio_queues"], vhost=params["vhost"] == "on",
-                     virtio=parse_virtio_offloads(params["virtio_offloads"]), virtio_text=params["virtio_offloads"],
+                     virtio_text=params["virtio_offloads"],
                      image=params["dut_image"], os=params["dut_os"])
 
 
@@ -80,30 +81,14 @@ def build_vm_plan(spec: LabSpec, queues: int) -> Plan:
     steps += [CreateVeth(client, CLIENT_IF, dut, DUT_LAN_IF, IFINDEX[CLIENT_IF], IFINDEX[DUT_LAN_IF]),
               CreateVeth(server, SERVER_IF, dut, DUT_WAN_IF, IFINDEX[SERVER_IF], IFINDEX[DUT_WAN_IF])]
     steps += [CreateTap(dut, tap, index, queues) for tap, _, index in TAPS.values()]
-    for ns, ifname, role in ((client, CLIENT_IF, "client"), (server, SERVER_IF, "server")):
-        for family in (4, 6):
-            steps.append(AddAddress(ns, ifname, *ADDR[(role, family)]))
-        steps.append(SetLink(ns, ifname, spec.mtu, spec.txqueuelen))
-    for port, (tap, _, _) in TAPS.items():
-        steps += [SetLink(dut, port, spec.mtu, spec.txqueuelen), SetLink(dut, tap, spec.mtu)]
-    steps += [SetLink(ns, "lo") for ns in (client, dut, server)]
-    for family in (4, 6):
-        steps.append(AddDefaultRoute(client, ADDR[("dut_lan", family)][0], family))
-        steps.append(AddDefaultRoute(server, ADDR[("dut_wan", family)][0], family))
+    steps += address_steps(spec, [(client, CLIENT_IF, "client"), (server, SERVER_IF, "server")])
     for port, (tap, bridge, _) in TAPS.items():
-        steps += [RunTool(dut, ("ip", "link", "add", bridge, "mtu", str(spec.mtu), "type", "bridge")),
+        steps += [SetLink(dut, port, spec.mtu, spec.txqueuelen), SetLink(dut, tap, spec.mtu),
+                  RunTool(dut, ("ip", "link", "add", bridge, "mtu", str(spec.mtu), "type", "bridge")),
                   RunTool(dut, ("ip", "link", "set", port, "master", bridge)),
                   RunTool(dut, ("ip", "link", "set", tap, "master", bridge)),
                   RunTool(dut, ("ip", "link", "set", bridge, "up"))]
-    for port in TAPS:
-        steps += [RunTool(dut, tuple(argv)) for argv in qdisc_argvs(spec.link, port, spec.mtu)]
-    by_interface: dict[tuple[str, str], list[str]] = {}
-    for role, ifname, feature, state in spec.offloads:
-        if role in ("client", "server"):
-            by_interface.setdefault((role, ifname), []).extend([OFFLOAD_FEATURES[feature][0], state])
-    steps += [RunTool(spec.netns(role), ("ethtool", "-K", ifname, *args)) for (role, ifname), args in by_interface.items()]
-    for (role, ifname), mask in host_rps_masks(spec).items():
-        steps.append(WriteSysfs(spec.netns(role), rps_path(ifname), mask))
+    steps += knob_steps(spec, offload_roles=("client", "server"), dut_sysctls=False, rps_masks=host_rps_masks(spec))
     return Plan(spec, tuple(steps))
 
 
@@ -123,7 +108,8 @@ def guest_commands(spec: LabSpec) -> list[tuple[list[str], str | None]]:
     for ifname, role in ((DUT_LAN_IF, "dut_lan"), (DUT_WAN_IF, "dut_wan")):
         for family in (4, 6):
             address, prefixlen = ADDR[(role, family)]
-            commands.append((["ip", "addr", "add", f"{address}/{prefixlen}", "dev", ifname, "nodad"], None))
+            nodad = ["nodad"] if family == 6 else []
+            commands.append((["ip", "addr", "add", f"{address}/{prefixlen}", "dev", ifname, *nodad], None))
         link = ["ip", "link", "set", ifname, "mtu", str(spec.mtu)]
         commands.append((link + (["txqueuelen", str(spec.txqueuelen)] if spec.txqueuelen else []) + ["up"], None))
     ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port)
