@@ -73,18 +73,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     catalog = load_catalog()
     if args.stats:
-        stats = catalog.stats()
-        print(json.dumps(stats) if args.json else "\n".join(f"{os:8} {n:4} knobs" for os, n in sorted(stats.items()))
-              + ("" if args.json else f"\n{'total':8} {sum(stats.values()):4} knobs"))
-        return 0
+        return _explain_stats(catalog, args.json)
     if not args.name:
         raise ConfigError("name", "give a knob name, or --stats")
     family = OS_FAMILIES[args.os] if args.os else None
     matches = [k for k in catalog.knobs if k.matches(args.name) and (family is None or k.os == family)]
     if not matches:
-        hints = catalog.similar(args.name, family, n=5)
-        raise ConfigError("name", f"'{args.name}' is not in the catalog"
-                          + (f"; did you mean {', '.join(hints)}?" if hints else ""))
+        return _explain_listed(catalog, args.name, family, args.json)
     for knob in matches:
         if args.json:
             print(knob.model_dump_json(indent=2))
@@ -105,6 +100,48 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if knob.risks:
             print(f"  risks: {knob.risks}")
         print("  sources:\n" + "\n".join(f"    - {s}" for s in knob.sources))
+    return 0
+
+
+def _explain_stats(catalog, as_json: bool) -> int:
+    from linerate.tuning.names import all_lists
+
+    stats = catalog.stats()
+    sourced = {os: sum(1 for k in catalog.knobs if k.os == os and all(s.strip() for s in k.sources)) for os in stats}
+    lists = [{"os": n.os, "release": ".".join(map(str, n.release)), "names": len(n.entries), "sources": n.sources}
+             for n in all_lists()]
+    if as_json:
+        print(json.dumps({"catalog": stats, "with_source": sourced, "name_lists": lists}))
+        return 0
+    for os, n in sorted(stats.items()):
+        print(f"{os:8} {n:4} knobs with advice ({sourced[os]} with a source)")
+    print(f"{'total':8} {sum(stats.values()):4} knobs")
+    for item in lists:
+        print(f"names that exist on {item['os']} {item['release']}: {item['names']} "
+              f"(from {'; '.join(item['sources'])})")
+    return 0
+
+
+def _explain_listed(catalog, name: str, family: str | None, as_json: bool) -> int:
+    """A name the catalog has no advice for: say whether it exists, per the name lists."""
+    from linerate.tuning.names import all_lists, close_names
+
+    found = [(n, n.lookup(name)) for n in all_lists() if family is None or n.os == family]
+    found = [(n, hit) for n, hit in found if hit]
+    if not found:
+        candidates = {k.name for k in catalog.knobs if family is None or k.os == family}
+        candidates |= {entry for n in all_lists() if family is None or n.os == family for entry in n.entries}
+        hints = sorted({h for os in ([family] if family else ["freebsd", "linux", "openbsd"])
+                        for h in close_names(name, candidates, os)})
+        raise ConfigError("name", f"'{name}' is neither in the catalog nor in a name list"
+                          + (f"; did you mean {', '.join(hints)}?" if hints else ""))
+    for names, (where, origin) in found:
+        if as_json:
+            print(json.dumps({"name": name, "os": names.os, "release": ".".join(map(str, names.release)),
+                              "where": where, "origin": origin, "advice": None}))
+        else:
+            print(f"{name} exists on {names.os} ({names.label()}: {where}, from {origin}); "
+                  "linerate has no advice for it")
     return 0
 
 

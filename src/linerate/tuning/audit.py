@@ -15,6 +15,12 @@ Codes are stable (scripts may rely on them):
   LR012 repeated with the same value                                   info
   LR013 differs from the recommendation for the role                   info
   LR014 a line that is not name=value (the tool reading it rejects it)  error
+  LR015 exists on this release; linerate has no advice for it         info
+  LR016 linerate cannot confirm the name exists on this release       info
+
+One finding per line and problem: a line that does nothing (LR001, LR002, LR011, LR014) gets only that
+finding; "move it" (LR003) and "change the value" (LR005, LR013) outrank "already the default, the line
+can go" (LR010). CONTRADICTS lists the pairs that never share a line.
 """
 
 from __future__ import annotations
@@ -23,11 +29,17 @@ import re
 from dataclasses import asdict, dataclass
 
 from linerate.tuning.catalog import Catalog, Knob
+from linerate.tuning.names import all_lists, close_names, name_list
 from linerate.tuning.parsers import Setting
 from linerate.tuning.versions import fmt, parse_version
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 RUNTIME_KINDS = ("sysctl", "config_xml")  # pfSense System Tunables are applied as runtime sysctls
+SOLE = ("LR001", "LR002", "LR011", "LR014")  # the line does nothing: no other advice about it
+OUTRANKS = {"LR003": {"LR010", "LR013"}, "LR005": {"LR010"}, "LR013": {"LR010"}}
+CONTRADICTS = {frozenset(pair) for pair in [("LR001", "LR003"), ("LR001", "LR010"), ("LR001", "LR013"),
+                                            ("LR001", "LR005"), ("LR003", "LR010"), ("LR010", "LR013"),
+                                            ("LR010", "LR005"), ("LR002", "LR003"), ("LR011", "LR003")]}
 
 
 @dataclass(frozen=True)
@@ -165,15 +177,68 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
         return []
     knob = catalog.find(s.key, ctx.family)
     if knob is None:
-        other = catalog.find(s.key)
-        if other is not None:
-            return [_finding("LR011", "warning", s, f"{s.key} is a {other.os} knob; it does not exist on "
-                             f"{ctx.label()}", "remove it; look up the equivalent with `linerate explain`")]
-        hints = catalog.similar(s.key, ctx.family)
-        hint = f"did you mean {' or '.join(hints)}?" if hints else "check the spelling against `sysctl -a`"
-        return [_finding("LR002", "warning", s, f"{s.key} is not a known {ctx.family} knob; {hint}",
-                         f"replace with {hints[0]}" if hints else "remove or correct it")]
-    return _lifecycle(knob, s, ctx) + _placement(knob, s) + _values(knob, s, ctx)
+        return _not_in_catalog(catalog, s, ctx)
+    found = _one_problem(_lifecycle(knob, s, ctx) + _placement(knob, s) + _values(knob, s, ctx))
+    names = name_list(ctx.family, ctx.version)
+    listed = names.lookup(s.key) if names else None
+    if listed and listed[0] == "unnamed" and not any(f.code in SOLE for f in found):
+        found.append(_unnamed(s, ctx, listed[1], names.label()))
+    return found
+
+
+def _unnamed(s: Setting, ctx: Context, origin: str, label: str) -> Finding:
+    return _finding("LR016", "info", s, f"{s.key}: its kernel number exists but sysctl(8) has no name for it in "
+                    f"{origin} (the {label}); linerate cannot confirm it is accepted on {ctx.label()}",
+                    f"check with `sysctl {s.key}` on the box")
+
+
+def _one_problem(found: list[Finding]) -> list[Finding]:
+    sole = [f for f in found if f.code in SOLE]
+    if sole:
+        return sole[:1]
+    codes = {f.code for f in found}
+    beaten = set().union(*(OUTRANKS.get(code, set()) for code in codes))
+    return [f for f in found if f.code not in beaten]
+
+
+def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
+    names = name_list(ctx.family, ctx.version)
+    listed = names.lookup(s.key) if names else None
+    where_list = f"the {names.label()}" if names else "no name list"
+    if listed and listed[0] != "unnamed":
+        return [_finding("LR015", "info", s, f"{s.key} exists on {ctx.family} (listed in {where_list}, from "
+                         f"{listed[1]}); linerate has no advice for it", "none needed")]
+    if listed:
+        return [_unnamed(s, ctx, listed[1], names.label())]
+    candidates = set(names.entries) if names else set()
+    candidates |= {k.name for k in catalog.knobs if k.os == ctx.family}
+    hints = close_names(s.key, candidates, ctx.family)
+    if hints:
+        return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()} (not in {where_list} nor "
+                         f"linerate's catalog); did you mean {' or '.join(hints)}?", f"replace with {hints[0]}")]
+    other = _other_os(catalog, s.key, ctx.family)
+    if other and names and (names.covers_parent(s.key) or not _family_has_branch(catalog, names, s.key)):
+        branch = ".".join(s.key.split(".")[:2])
+        why = (f"{where_list} has other names under {s.key.rsplit('.', 1)[0]} but not this one"
+               if names.covers_parent(s.key) else f"{ctx.family} has no {branch} branch at all")
+        return [_finding("LR011", "warning", s, f"{s.key} is a {other} name; {why}",
+                         "remove it; look up the equivalent with `linerate explain`")]
+    return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: it is in "
+                     f"neither {where_list} nor the catalog" + (f" (it is a {other} name)" if other else ""),
+                     f"check with `sysctl -d {s.key}` on the box")]
+
+
+def _family_has_branch(catalog: Catalog, names, key: str) -> bool:
+    branch = ".".join(key.split(".")[:2]) + "."
+    return (any(name.startswith(branch) for name in names.entries)
+            or any(k.os == names.os and k.name.startswith(branch) for k in catalog.knobs))
+
+
+def _other_os(catalog: Catalog, name: str, family: str) -> str | None:
+    knob = next((k for k in catalog.knobs if k.os != family and k.matches(name)), None)
+    if knob:
+        return knob.os
+    return next((n.os for n in all_lists() if n.os != family and n.lookup(name)), None)
 
 
 def _duplicates(settings: list[Setting]) -> list[Finding]:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from linerate.tuning.versions import parse_version
 
-Location = Literal["loader", "sysctl", "both", "rc_conf", "gui", "pf_conf", "ethtool", "sysfs"]
+Location = Literal["loader", "sysctl", "both", "rc_conf", "gui", "pf_conf", "ethtool", "sysfs", "uci", "nft", "service", "ifconfig"]
 from linerate.tuning.versions import ROLES  # noqa: E402  (kept here for importers)
 
 

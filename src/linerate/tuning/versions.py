@@ -1,4 +1,5 @@
-"""Operating systems and versions. pfSense and OPNsense are audited against their FreeBSD base."""
+"""Operating systems and versions. pfSense and OPNsense are audited against their FreeBSD base, OpenWrt
+against its Linux kernel; a release these maps do not hold is an error that lists the known ones."""
 
 from __future__ import annotations
 
@@ -10,12 +11,19 @@ ROLES = ("nat-firewall", "router", "server", "vm-guest", "pppoe")
 OS_FAMILIES = {"freebsd": "freebsd", "pfsense": "freebsd", "opnsense": "freebsd", "openbsd": "openbsd",
                "linux": "linux", "openwrt": "linux"}
 
-# pfSense releases and their FreeBSD base (pfSense release notes).
-PFSENSE_BASE = [((2, 3), "10.3"), ((2, 4), "11.1"), ((2, 4, 4), "11.2"), ((2, 4, 5), "11.3"), ((2, 5), "12.2"),
-                ((2, 6), "12.3"), ((2, 7), "14.0"), ((2, 8), "15.0")]
-# OPNsense major releases and their FreeBSD/HardenedBSD base (seed 001 and OPNsense release notes).
-OPNSENSE_BASE = [((20, 1), "11.2"), ((20, 7), "12.1"), ((21, 1), "12.1"), ((22, 1), "13.0"), ((23, 1), "13.1"),
-                 ((24, 1), "13.2"), ((24, 7), "14.1"), ((25, 1), "14.2"), ((26, 1), "14.3")]
+# pfSense CE releases and their FreeBSD base (pfSense release notes, "Operating System" sections).
+PFSENSE_BASE = {"2.3.0": "10.3", "2.3.1": "10.3", "2.3.2": "10.3", "2.3.3": "10.3", "2.3.4": "10.3", "2.3.5": "10.3",
+                "2.4.0": "11.1", "2.4.1": "11.1", "2.4.2": "11.1", "2.4.3": "11.1", "2.4.4": "11.2", "2.4.5": "11.3",
+                "2.5.0": "12.2", "2.5.1": "12.2", "2.5.2": "12.2", "2.6.0": "12.3",
+                "2.7.0": "14.0", "2.7.1": "14.0", "2.7.2": "14.0", "2.8.0": "15.0"}
+# OPNsense major releases (minor updates keep the base) and their FreeBSD/HardenedBSD base
+# (seed 001 and the OPNsense release announcements).
+OPNSENSE_BASE = {"20.1": "11.2", "20.7": "12.1", "21.1": "12.1", "21.7": "12.1", "22.1": "13.0", "22.7": "13.1",
+                 "23.1": "13.1", "23.7": "13.2", "24.1": "13.2", "24.7": "14.1", "25.1": "14.2", "25.7": "14.3"}
+# OpenWrt releases (minor updates keep the kernel series) and their Linux kernel (OpenWrt release notes).
+OPENWRT_KERNEL = {"19.07": "4.14", "21.02": "5.4", "22.03": "5.10", "23.05": "5.15", "24.10": "6.6"}
+
+BASES = {"pfsense": (PFSENSE_BASE, 3), "opnsense": (OPNSENSE_BASE, 2), "openwrt": (OPENWRT_KERNEL, 2)}
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -23,6 +31,11 @@ def parse_version(text: str) -> tuple[int, ...]:
     if not match:
         raise ValueError(f"'{text}' is not a version such as 14.0 or 2.6.0")
     return tuple(int(part) for part in match.group(1).split("."))
+
+
+def _release_key(version: tuple[int, ...], width: int) -> tuple[int, ...]:
+    padded = version + (0,) * max(0, width - len(version))
+    return padded[:width]
 
 
 def base_version(os_name: str, version: str) -> tuple[str, tuple[int, ...]]:
@@ -33,14 +46,15 @@ def base_version(os_name: str, version: str) -> tuple[str, tuple[int, ...]]:
         parsed = parse_version(version)
     except ValueError as exc:
         raise ConfigError("--os-version", str(exc)) from None
-    table = {"pfsense": PFSENSE_BASE, "opnsense": OPNSENSE_BASE}.get(os_name)
-    if table is None:
+    if os_name not in BASES:
         return OS_FAMILIES[os_name], parsed
-    candidates = [base for release, base in table if release <= parsed]
-    if not candidates:
-        raise ConfigError("--os-version", f"{os_name} {version} is older than linerate knows "
-                          f"({'.'.join(map(str, table[0][0]))} is the first)")
-    return "freebsd", parse_version(candidates[-1])
+    table, width = BASES[os_name]
+    known = {_release_key(parse_version(release), width): base for release, base in table.items()}
+    base = known.get(_release_key(parsed, width))
+    if base is None or (os_name == "pfsense" and len(parsed) > width):
+        raise ConfigError("--os-version", f"{os_name} {version} is not a release linerate knows; known: "
+                          f"{', '.join(table)}")
+    return OS_FAMILIES[os_name], parse_version(base)
 
 
 def fmt(version: tuple[int, ...]) -> str:

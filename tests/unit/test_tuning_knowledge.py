@@ -1,0 +1,202 @@
+"""Issue #10: name lists per OS release, one finding per line, strict version maps, a precision corpus
+of real configuration files labelled by hand (tests/data/tuning/corpus, each naming its source)."""
+
+import importlib.util
+import re
+import subprocess
+import sys
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from linerate.errors import ConfigError
+from linerate.tuning.audit import CONTRADICTS, Context, audit
+from linerate.tuning.catalog import load_catalog
+from linerate.tuning.names import all_lists, close_names, edit_distance, name_list
+from linerate.tuning.parsers import parse_file
+from linerate.tuning.versions import base_version
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "data" / "tuning" / "corpus"
+SYSTEMS = {"debian12": ("linux", "6.1"), "openbsd": ("openbsd", "7.5"), "netbenches": ("pfsense", "2.7.2")}
+WARNING_OR_ERROR = ("warning", "error")
+
+
+def run(*argv):
+    return subprocess.run([sys.executable, "-m", "linerate", *argv], capture_output=True, text=True, timeout=60)
+
+
+def audit_file(path: Path, os_name: str, version: str, kind: str | None = None):
+    family, base = base_version(os_name, version)
+    settings = parse_file(str(path), kind)
+    return settings, audit(load_catalog(), settings, Context(os_name, family, base, "router", False, version))
+
+
+def labelled(path: Path) -> dict[int, tuple[str, str | None]]:
+    """line number of a setting -> (expected code, expected hint) from the '#@ expect CODE [HINT]' line above it."""
+    out, pending = {}, None
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        match = re.match(r"^#@ expect (LR\d{3})(?: (\S+))?$", line)
+        if match:
+            pending = (match.group(1), match.group(2))
+        elif pending and re.match(r"^[a-z]", line):
+            out[number], pending = pending, None
+    return out
+
+
+def corpus_files():
+    return sorted(p for p in CORPUS.iterdir() if p.is_file())
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
+def test_precision_corpus_matches_the_hand_labels(path):
+    assert path.read_text().startswith("# Source: "), "every corpus file names its source on line 1"
+    os_name, version = SYSTEMS[path.name.split("_")[0]]
+    settings, findings = audit_file(path, os_name, version)
+    expected = labelled(path)
+    assert settings and len(settings) > len(expected)
+    for s in settings:
+        on_line = [f for f in findings if f.line == s.line]
+        loud = {f.code for f in on_line if f.severity in WARNING_OR_ERROR}
+        if s.line not in expected:
+            assert not loud, f"false positive on a real knob: {path.name}:{s.line} {s.raw} -> {on_line}"
+            assert not {f.code for f in on_line} & {"LR016"}, f"{path.name}:{s.line} {s.raw} -> {on_line}"
+            continue
+        code, hint = expected[s.line]
+        assert code in {f.code for f in on_line}, f"{path.name}:{s.line} wanted {code}, got {on_line}"
+        assert loud <= {code}, f"{path.name}:{s.line}: {on_line}"
+        if hint:
+            finding = next(f for f in on_line if f.code == code)
+            assert f"did you mean {hint}" in finding.message and finding.fix == f"replace with {hint}"
+
+
+def test_no_line_gets_contradicting_fixes():
+    files = corpus_files() + sorted((ROOT / "tests" / "data" / "tuning").glob("seed003_*"))
+    for path in files:
+        for os_name, version in [("freebsd", "12.1"), ("pfsense", "2.7.2"), ("openbsd", "7.5"), ("linux", "6.1")]:
+            _, findings = audit_file(path, os_name, version)
+            for line in {f.line for f in findings}:
+                codes = {f.code for f in findings if f.line == line}
+                for pair in combinations(sorted(codes), 2):
+                    assert frozenset(pair) not in CONTRADICTS, (path.name, os_name, line, codes)
+
+
+def _line(text: str, tmp_path: Path, os_name: str, version: str, name: str = "sysctl.conf"):
+    path = tmp_path / name
+    path.write_text(text + "\n")
+    return audit_file(path, os_name, version)[1]
+
+
+@pytest.mark.parametrize("os_name,version,text", [
+    ("openbsd", "7.5", "hw.smt=1"), ("openbsd", "7.5", "net.inet.tcp.rfc1323=1"),
+    ("openbsd", "7.5", "net.inet.ip.redirect=0"), ("openbsd", "7.5", "net.inet.tcp.recvspace=262144"),
+    ("linux", "6.1", "net.core.somaxconn=4096"), ("linux", "6.1", "net.ipv4.conf.all.accept_redirects=0"),
+    ("linux", "6.1", "net.ipv4.conf.eth0.rp_filter=2"), ("openwrt", "23.05", "net.netfilter.nf_conntrack_max=65536"),
+])
+def test_the_issue_examples_get_no_false_advice(tmp_path, os_name, version, text):
+    findings = _line(text, tmp_path, os_name, version)
+    assert not [f for f in findings if f.severity in WARNING_OR_ERROR or f.fix.startswith("replace with")], findings
+
+
+def test_pfsense_loader_knobs_the_issue_names(tmp_path):
+    loader = _line('net.pf.states_hashsize="1048576"\nhw.ibrs_disable="0"\nkern.ipc.nmbclusters="1000000"',
+                   tmp_path, "pfsense", "2.7.2", "loader.conf")
+    assert not [f for f in loader if f.code in ("LR002", "LR003", "LR011")], loader
+    sysctl = _line("kern.ipc.nmbclusters=1000000\nhw.igb.num_queues=2", tmp_path, "pfsense", "2.7.2")
+    assert [f.code for f in sysctl] == ["LR001"], "obsolete beats misplaced; nmbclusters is writable at runtime"
+
+
+def test_misspelling_gets_did_you_mean_only_among_close_names(tmp_path):
+    findings = _line("net.ipv4.tcp_congestion_contro=bbr\nhw.ix.rx_process_limit=-1", tmp_path, "linux", "6.1")
+    first = [f for f in findings if f.line == 1]
+    assert [f.code for f in first] == ["LR002"] and "net.ipv4.tcp_congestion_control" in first[0].message
+    assert edit_distance("ix", "igb", 2) == 2
+    assert close_names("hw.ix.rx_process_limit", {"hw.igb.rx_process_limit"}, "freebsd") == []
+    assert close_names("net.inet.ip.forwardng", {"net.inet.ip.forwarding", "net.inet.ip.ttl"}, "openbsd") == [
+        "net.inet.ip.forwarding"]
+
+
+def test_name_lists_have_sources_and_the_nearest_release_is_used():
+    lists = {n.os: n for n in all_lists()}
+    assert set(lists) == {"freebsd", "linux", "openbsd"}
+    for names in lists.values():
+        assert names.sources and len(names.entries) > 200
+    assert lists["openbsd"].lookup("hw.smt")[0] == "runtime"
+    assert lists["openbsd"].lookup("net.inet.tcp.recvspace")[0] == "unnamed"
+    assert lists["linux"].lookup("net.ipv4.conf.eth7.rp_filter") is not None
+    assert lists["freebsd"].lookup("hw.vtnet.3.csum_disable")[0] == "boot"
+    assert lists["freebsd"].lookup("net.pf.states_hashsize")[0] in ("boot", "both")
+    assert name_list("linux", (5, 15)).release == (6, 1)  # OpenWrt 23.05's 5.15: the oldest list above it
+
+
+def _tools_module():
+    spec = importlib.util.spec_from_file_location("extract_knob_names", ROOT / "tools" / "extract_knob_names.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_extractors_on_real_source_text():
+    tools = _tools_module()
+    # FreeBSD 12.2 vtnet(4), LOADER TUNABLES (Debian freebsd-manpages 12.2-1), verbatim lines
+    vtnet = (".Sh LOADER TUNABLES\n.Bl -tag -width \"xxxxxx\"\n.It Va hw.vtnet.csum_disable\n"
+             ".It Va hw.vtnet. Ns Ar X Ns Va .csum_disable\nThis tunable disables receive and send checksum offload.\n")
+    assert sorted(tools.freebsd_manpage(vtnet, "vtnet.4")) == [("hw.vtnet.N.csum_disable", "boot", "vtnet.4"),
+                                                               ("hw.vtnet.csum_disable", "boot", "vtnet.4")]
+    # FreeBSD 12.2 tcp(4), MIB Variables, verbatim lines
+    tcp = (".Ss MIB Variables\nThe\n.Tn TCP\nprotocol implements a number of variables in the\n.Va net.inet.tcp\n"
+           "branch of the\n.It Dv TCPCTL_SENDSPACE\n.Pq Va sendspace\n")
+    assert list(tools.freebsd_manpage(tcp, "tcp.4")) == [("net.inet.tcp.sendspace", "runtime", "tcp.4")]
+    # Linux 6.1 ip-sysctl.rst, verbatim headings and variable lines
+    rst = ("/proc/sys/net/ipv4/* Variables\n==============================\n\nip_forward - BOOLEAN\n"
+           "neigh/default/gc_thresh3 - INTEGER\n``conf/interface/*``\n\trp_filter - INTEGER\nrp_filter - INTEGER\n")
+    assert sorted(n for n, _, _ in tools.linux_rst(rst, "net.ipv4", "ip-sysctl.rst")) == [
+        "net.ipv4.conf.IF.rp_filter", "net.ipv4.ip_forward", "net.ipv4.neigh.IF.gc_thresh3"]
+    assert list(tools.linux_proc_listing("644 /proc/sys/net/ipv4/conf/eth0/rp_filter\n444 /proc/sys/fs/inode-nr\n",
+                                         "x")) == [("net.ipv4.conf.IF.rp_filter", "runtime", "x"),
+                                                   ("fs.inode-nr", "read-only", "x")]
+    openbsd = (ROOT / "tools" / "sources" / "openbsd" / "sysctl.2.lines").read_text()
+    rows = {n: w for n, w, _ in tools.openbsd_sysctl2(openbsd, "sysctl.2")}
+    assert rows["hw.smt"] == "runtime" and rows["hw.ncpu"] == "read-only" and rows["net.inet6.ip6.forwarding"] == "runtime"
+    headers = (ROOT / "tools" / "sources" / "openbsd" / "headers.h").read_text()
+    table = {n: w for n, w, _ in tools.openbsd_name_tables(headers, "h")}
+    assert table["net.inet.tcp.sack"] == "runtime" and table["net.inet.tcp.recvspace"] == "unnamed"
+    assert table["net.inet6.ip6.ifq.maxlen"] == "runtime"
+
+
+def test_the_committed_linux_list_is_what_the_extractor_makes_of_the_committed_listing():
+    tools = _tools_module()
+    listing = ROOT / "tools" / "sources" / "linux" / "proc-sys-6.1.0-56-cloud-amd64.txt"
+    committed = name_list("linux", (6, 1))
+    for name, where, _ in tools.linux_proc_listing(listing.read_text(), listing.name):
+        assert committed.entries[name][0] in (where, "runtime"), name
+
+
+@pytest.mark.parametrize("os_name,version,base", [("openwrt", "23.05", "linux 5.15"), ("openwrt", "23.05.3", "linux 5.15"),
+                                                  ("pfsense", "2.7.2", "freebsd 14.0"), ("opnsense", "24.7.4", "freebsd 14.1")])
+def test_version_maps(os_name, version, base):
+    family, parsed = base_version(os_name, version)
+    assert f"{family} {'.'.join(map(str, parsed))}" == base
+
+
+def test_unknown_versions_are_refused_with_the_known_ones():
+    with pytest.raises(ConfigError, match="known: .*2.7.2"):
+        base_version("pfsense", "9.9")
+    result = run("recommend", "--os", "openwrt", "--os-version", "23.7", "--role", "router")
+    assert result.returncode == 2 and "23.05" in result.stderr and "24.10" in result.stderr
+    result = run("recommend", "--os", "openwrt", "--os-version", "23.05", "--role", "router")
+    assert result.returncode == 0 and "(linux 5.15)" in result.stdout
+
+
+def test_explain_stats_and_names_without_advice():
+    catalog = load_catalog()
+    stats = catalog.stats()
+    assert stats["linux"] >= 80 and stats["openbsd"] >= 30
+    assert all(k.sources and all(s.strip() for s in k.sources) for k in catalog.knobs)
+    result = run("explain", "--stats")
+    assert result.returncode == 0 and re.search(r"linux\s+\d+ knobs with advice \(\d+ with a source\)", result.stdout)
+    result = run("explain", "net.ipv4.conf.eth0.arp_ignore")
+    assert result.returncode == 0 and "exists on linux" in result.stdout and "no advice" in result.stdout
+    result = run("explain", "net.ipv4.tcp_congestion_contro")
+    assert result.returncode == 2 and "did you mean net.ipv4.tcp_congestion_control" in result.stderr
