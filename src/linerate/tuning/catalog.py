@@ -6,7 +6,6 @@ so that "unknown" can be said where no source gives a fact — no invented defau
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from functools import lru_cache
@@ -109,11 +108,6 @@ class Catalog:
             if (os is None or knob.os == os) and knob.matches(name):
                 return knob
         return None
-
-    def similar(self, name: str, os: str | None = None, n: int = 3) -> list[str]:
-        names = [k.name for k in self.knobs if os is None or k.os == os]
-        generalised = re.sub(r"\.\d+\.", ".N.", name)
-        return difflib.get_close_matches(generalised, names, n=n, cutoff=0.6)
 
     def stats(self) -> dict[str, int]:
         counts: dict[str, int] = {}
