@@ -105,7 +105,10 @@ def _debian_package(package: str, workdir: Path) -> Path:
 
 def linux_rows(workdir: Path) -> tuple[list[str], list[Row]]:
     root = _debian_package("linux-doc-6.1", workdir) / "usr/share/doc/linux-doc-6.1/Documentation"
-    read = lambda rel: gzip.decompress((root / rel).read_bytes()).decode()  # noqa: E731
+
+    def read(relative: str) -> str:
+        return gzip.decompress((root / relative).read_bytes()).decode()
+
     rows = list(linux_rst(read("networking/ip-sysctl.rst.gz"), "net.ipv4", "ip-sysctl.rst"))
     rows += linux_rst(read("networking/nf_conntrack-sysctl.rst.gz"), "net.netfilter", "nf_conntrack-sysctl.rst")
     rows += linux_net_rst(read("admin-guide/sysctl/net.rst.gz"), "sysctl/net.rst")
@@ -178,7 +181,7 @@ def freebsd_rows(workdir: Path) -> tuple[list[str], list[Row]]:
 
 # ---------- OpenBSD ----------
 
-def openbsd_sysctl2(text: str, origin: str) -> Iterator[Row]:
+def openbsd_sysctl2(text: str, origin: str) -> list[Row]:
     """Variable lines of sysctl(2): '.It Dv CONST Pq Va name', '.It Dv CONST Ta type Ta changeable',
     and the PF_INET / PF_INET6 tables '.It proto Ta variable Ta type Ta changeable'."""
     names: dict[str, str] = {}
@@ -202,32 +205,33 @@ def openbsd_sysctl2(text: str, origin: str) -> Iterator[Row]:
             proto, variable, change = match.groups()
             name = f"net.bpf.{variable}" if proto == "bpf" else f"{family}.{proto}.{variable}"
             out.append((name, _openbsd_where(change), origin))
-    for const, name in names.items():
-        out.append((name, _openbsd_where(changeable.get(const, "no")), origin))
-    return iter(out)
+    out += [(name, _openbsd_where(changeable.get(const, "no")), origin) for const, name in names.items()]
+    return out
 
 
 def _openbsd_where(changeable: str) -> str:
     return "runtime" if changeable.strip() in ("yes", "raise only") else "read-only"
 
 
-OPENBSD_TABLES = {"TCPCTL_NAMES": ["net.inet.tcp"], "CTL_IFQ_NAMES": ["net.inet.ip.ifq", "net.inet6.ip6.ifq"]}
+# table -> (prefix of its slot-number #defines, sysctl branches it names)
+OPENBSD_TABLES = {"TCPCTL_NAMES": ("TCPCTL_", ["net.inet.tcp"]),
+                  "CTL_IFQ_NAMES": ("IFQCTL_", ["net.inet.ip.ifq", "net.inet6.ip6.ifq"])}
 
 
 def openbsd_name_tables(text: str, origin: str) -> Iterator[Row]:
     """`#define X_NAMES { { "name", CTLTYPE_... }, ... }` tables; a NULL slot whose number has a
     #define is 'unnamed' (the kernel number exists, sysctl(8) accepts no name for it)."""
-    numbers = {int(n): c for c, n in re.findall(r"#define\s+([A-Z]+CTL_[A-Z_]+)\s+(\d+)", text)}
+    defines = {(c, int(n)) for c, n in re.findall(r"#define\s+([A-Z]+CTL_[A-Z_0-9]+)\s+(\d+)", text)}
     for table, body in re.findall(r"#define\s+(\w+_NAMES)\s*\{\s*\\\n(.*?)\n\}", text, re.S):
-        prefixes = OPENBSD_TABLES.get(table, [])
+        constant_prefix, branches = OPENBSD_TABLES.get(table, ("", []))
+        unnamed = {n: c[len(constant_prefix):].lower() for c, n in defines if c.startswith(constant_prefix)}
         slots = re.findall(r'\{\s*(NULL|0|"[a-z0-9_]+")\s*,', body)
         for index, slot in enumerate(slots):
-            for prefix in prefixes:
+            for branch in branches:
                 if slot.startswith('"'):
-                    yield f"{prefix}.{slot.strip(chr(34))}", "runtime", origin
-                elif index and numbers.get(index, "").startswith(table.split("_NAMES")[0].replace("CTL_IFQ", "IFQCTL")):
-                    constant = numbers[index].split("CTL_", 1)[1].lower()
-                    yield f"{prefix}.{constant}", "unnamed", origin
+                    yield f"{branch}.{slot.strip(chr(34))}", "runtime", origin
+                elif index in unnamed:
+                    yield f"{branch}.{unnamed[index]}", "unnamed", origin
 
 
 def openbsd_rows(_: Path) -> tuple[list[str], list[Row]]:

@@ -63,6 +63,7 @@ def all_lists() -> tuple[NameList, ...]:
     return tuple(sorted(lists, key=lambda n: (n.os, n.release)))
 
 
+@lru_cache(maxsize=32)
 def name_list(family: str, version: tuple[int, ...] | None) -> NameList | None:
     """The list for this release: the newest at or below it, else the oldest above it."""
     lists = [n for n in all_lists() if n.os == family]

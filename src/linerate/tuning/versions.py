@@ -51,7 +51,7 @@ def base_version(os_name: str, version: str) -> tuple[str, tuple[int, ...]]:
     table, width = BASES[os_name]
     known = {_release_key(parse_version(release), width): base for release, base in table.items()}
     base = known.get(_release_key(parsed, width))
-    if base is None or (os_name == "pfsense" and len(parsed) > width):
+    if base is None:
         raise ConfigError("--os-version", f"{os_name} {version} is not a release linerate knows; known: "
                           f"{', '.join(table)}")
     return OS_FAMILIES[os_name], parse_version(base)
