@@ -1,4 +1,6 @@
-"""Report time on a store of 100k synthetic trials (goal <= 2 s), md and json, measured here.
+"""Report time on a store of 100k synthetic trials / 1,000 cells, measured here: md and json
+(goal <= 2 s) and the one-file HTML report (goal <= 5 s), each from a fresh Store as the CLI does.
+Every 100th trial carries a real iperf3 -J output, so the HTML's per-cell intervals are parsed.
 Run: .venv/bin/python bench/report.py [TRIALS]"""
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ def build_store(path: Path, trials: int, cells: int = 1000) -> None:
     ids = store.ensure_cells(exp, params)
     cell_ids = [ids[cell_key(p)] for p in params]
     rng = random.Random(1)
-    rows = [(cell_ids[i % cells], i // cells + 1, 1, "ok", 1, 940e6 * (1 + rng.gauss(0, 0.01)), 10, 40.0, 20.0)
+    raw = (Path(__file__).parent.parent / "tests/data/iperf3/tcp_forward_p1.json").read_text()
+    rows = [(cell_ids[i % cells], i // cells + 1, 1, "ok", 1, 940e6 * (1 + rng.gauss(0, 0.01)), 10, 40.0, 20.0,
+             float(i), raw if i % 100 == 0 else None)
             for i in range(trials)]
     with store.transaction():
         store.conn.executemany(
             "INSERT INTO trials (cell_id, repetition, attempt, status, final, throughput_bps, retransmits, "
-            "cpu_local_pct, cpu_remote_pct) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            "cpu_local_pct, cpu_remote_pct, started_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     store.close()
 
 
@@ -39,14 +43,22 @@ def main(trials: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
         build_store(path, trials)
-        for fmt in ("md", "json"):
+        for fmt, goal in (("md", 2.0), ("json", 2.0), ("html", 5.0)):
             start = time.perf_counter()
-            text = serializer(fmt)(build_report(Store(path), "synthetic"))
+            if fmt == "html":
+                from linerate.report.html import render_report
+
+                text = render_report(Store(path), "synthetic")
+            else:
+                text = serializer(fmt)(build_report(Store(path), "synthetic"))
             elapsed = time.perf_counter() - start
             if fmt == "json":
                 assert len(json.loads(text)["cells"]) == 1000
-            print(f"report --format {fmt} on {trials:,} trials / 1,000 cells: {elapsed:.2f} s "
-                  f"(goal <= 2 s: {'met' if elapsed <= 2 else 'NOT met'}; ratio to goal {elapsed / 2:.2f})")
+            if fmt == "html":
+                assert text.count("data-cell-id=") == 1000 and "http://" not in text and "https://" not in text
+            print(f"report --format {fmt} on {trials:,} trials / 1,000 cells: {elapsed:.2f} s, "
+                  f"{len(text.encode()) / 1e6:.1f} MB (goal <= {goal:g} s: {'met' if elapsed <= goal else 'NOT met'}; "
+                  f"ratio to goal {elapsed / goal:.2f})")
 
 
 if __name__ == "__main__":

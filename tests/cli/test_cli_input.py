@@ -92,3 +92,32 @@ def test_light_commands_load_no_heavy_library(argv):
              "print(sorted(m for m in ('scipy', 'matplotlib', 'pyroute2', 'numpy', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("argv", [["report", "--format", "html", "-o", "{tmp}/missing/r.html"],
+                                  ["report", "--format", "md", "-o", "{tmp}"],
+                                  ["compare", "a", "b", "--format", "html", "-o", "{tmp}/missing/c.html"]])
+def test_report_output_path_checked_before_any_work(argv, tmp_path):
+    db = tmp_path / "none.db"  # never created: the output check comes first
+    proc = subprocess.run([sys.executable, "-m", "linerate", *[a.format(tmp=tmp_path) for a in argv], "--db", str(db)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--output" in proc.stderr, proc.stderr
+    assert not db.exists() and sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_html_report_written_to_file(tmp_path):
+    from linerate.model import Trial, TrialParams
+    from linerate.store import Store
+
+    store = Store(tmp_path / "r.db")
+    exp = store.create_experiment("one", "run", {})
+    cell = store.ensure_cells(exp, [{"family": 4, "streams": 1}])
+    store.add_trial(next(iter(cell.values())), 1, 1, Trial("ok", TrialParams(), ("iperf3",), throughput_bps=9e8),
+                    final=True)
+    store.close()
+    out = tmp_path / "one.html"
+    proc = subprocess.run([sys.executable, "-m", "linerate", "report", "one", "--db", str(tmp_path / "r.db"),
+                           "--format", "html", "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == "" and f"written to {out}" in proc.stderr
+    assert out.read_text().startswith("<!DOCTYPE html>") and "900" in out.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.html", "r.db"]  # no scratch file left

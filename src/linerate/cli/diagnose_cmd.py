@@ -81,7 +81,7 @@ def _offline(args: argparse.Namespace) -> int:
 def _experiment(args: argparse.Namespace) -> int:
     from linerate.report.data import ROW_AXES, build_report
     from linerate.report.layout import format_mbps, plain
-    from linerate.report.markdown import column_of, row_of
+    from linerate.report.data import column_of, row_of
 
     report = build_report(open_store(args, create=False), args.experiment)
     column_axes = [n for n in report.varying() if n not in ROW_AXES]

@@ -48,7 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     report = sub.add_parser("report", help="table of a stored experiment: mean ± 95%% CI per cell",
                             description="Example: linerate report classic --format md")
     report.add_argument("experiment", nargs="?", help="name or id (default: the newest)")
-    report.add_argument("--format", choices=FORMATS, default="md")
+    report.add_argument("--format", choices=(*FORMATS, "html"), default="md",
+                        help="html: one self-contained page with charts, trials, knobs, environment, failures")
+    report.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     report.add_argument("--plot", metavar="FILE.png", help="also write a bar chart with CI error bars")
     add_db(report)
     report.set_defaults(handler=cmd_report)
@@ -58,9 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     listing.set_defaults(handler=cmd_list)
 
     cmp = sub.add_parser("compare", help="Welch's t-test, cell by cell, between two selections",
-                         description="Example: linerate compare 'classic:firewall=none' 'classic:firewall=stateful'")
+                         description="Example: linerate compare 'classic:firewall=none' 'classic:firewall=stateful' "
+                         "--format html -o compare.html")
     cmp.add_argument("a", help="EXPERIMENT or EXPERIMENT:key=value,key=value (trials of matching cells)")
     cmp.add_argument("b", help="same form as A")
+    cmp.add_argument("--format", choices=("text", "html"), default="text")
+    cmp.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     add_db(cmp)
     cmp.set_defaults(handler=cmd_compare)
 
@@ -167,12 +172,42 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_output(path: str | None) -> None:
+    """Before any work: the output's directory must exist and the path must not be a directory."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError("--output", f"{path!r} is a directory; give a file name such as report.html")
+    if not target.parent.is_dir():
+        raise ConfigError("--output", f"directory {str(target.parent)!r} does not exist; create it first")
+
+
+def emit(text: str, path: str | None) -> None:
+    if path is None:
+        sys.stdout.write(text)
+        return
+    from linerate.report.exporters import write_file
+
+    write_file(path, text)
+    print(f"written to {path} ({len(text.encode()):,} bytes)", file=sys.stderr)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from linerate.report.data import build_report
-    from linerate.report.exporters import serializer
 
-    report = build_report(open_store(args, create=False), args.experiment)
-    sys.stdout.write(serializer(args.format)(report))
+    check_output(args.output)
+    store = open_store(args, create=False)
+    if args.format == "html":
+        from linerate.report.html import render_report
+
+        emit(render_report(store, args.experiment), args.output)
+        report = build_report(store, args.experiment) if args.plot else None
+    else:
+        from linerate.report.exporters import serializer
+
+        report = build_report(store, args.experiment)
+        emit(serializer(args.format)(report), args.output)
     if args.plot:
         from linerate.report.plot import write_png
 
@@ -198,8 +233,15 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from linerate.report.compare import compare_selections
 
-    result = compare_selections(open_store(args, create=False), args.a, args.b)
-    print(result.render())
+    check_output(args.output)
+    store = open_store(args, create=False)
+    result = compare_selections(store, args.a, args.b)
+    if args.format == "html":
+        from linerate.report.html import render_compare
+
+        emit(render_compare(result, store), args.output)
+    else:
+        emit(result.render() + "\n", args.output)
     return 0
 
 

@@ -53,6 +53,8 @@ class PairResult:
     n_a: int
     n_b: int
     comparison: Any = None  # stats.Comparison, or None with too few trials
+    summary_a: Any = None  # stats.Summary of each side
+    summary_b: Any = None
 
     def render(self) -> str:
         if self.comparison is None:
@@ -69,6 +71,16 @@ class CompareResult:
     pairs: list[PairResult] = field(default_factory=list)
     unpaired: list[str] = field(default_factory=list)
 
+    def side_differences(self) -> list[tuple[str, str, str]]:
+        """(parameter, A's values, B's values) for every parameter whose values differ between the
+        two selections: what the comparison is a comparison of."""
+        def values(side: Selection, key: str) -> str:
+            return ", ".join(sorted({str(p.get(key, "–")) for _, p in side.cells}))
+
+        keys = sorted({k for _, p in self.a.cells + self.b.cells for k in p})
+        return [(key, values(self.a, key), values(self.b, key)) for key in keys
+                if values(self.a, key) != values(self.b, key)]
+
     def render(self) -> str:
         lines = [f"A = {plain(self.a.text)}", f"B = {plain(self.b.text)}",
                  "cell by cell (Mbit/s, mean; Welch's t-test per cell):"]
@@ -84,7 +96,7 @@ def _label(params: dict[str, Any], shown: list[str]) -> str:
 
 
 def compare_selections(store: Store, selector_a: str, selector_b: str) -> CompareResult:
-    from linerate.stats import compare
+    from linerate.stats import compare, summarize
 
     a, b = parse_selector(store, selector_a), parse_selector(store, selector_b)
     named = set(a.wanted) | set(b.wanted)
@@ -93,8 +105,10 @@ def compare_selections(store: Store, selector_a: str, selector_b: str) -> Compar
         return json.dumps({k: params.get(k) for k in keys}, sort_keys=True)
 
     common = sorted((set.intersection(*(set(p) for _, p in a.cells + b.cells))) - named)
-    # The pairing keys that vary among the selected cells (the rest are equal on both sides).
-    varying = [k for k in common if len({json.dumps(p.get(k)) for _, p in a.cells + b.cells}) > 1]
+    # Pairing keys: what tells the cells of one side apart. A parameter that is constant on each
+    # side but differs between them (two experiments run with different firewall profiles) is what
+    # is being compared, not a pairing key.
+    varying = [k for k in common if any(len({json.dumps(p.get(k)) for _, p in side.cells}) > 1 for side in (a, b))]
     keys = sorted(set(varying) | {"family", "streams", "direction"} & set(common))
     side_a = {pair_key(p, keys): (cid, p) for cid, p in a.cells}
     side_b = {pair_key(p, keys): (cid, p) for cid, p in b.cells}
@@ -106,7 +120,8 @@ def compare_selections(store: Store, selector_a: str, selector_b: str) -> Compar
             continue
         (cell_a, params), (cell_b, _) = side_a[key], side_b[key]
         values_a, values_b = store.ok_throughputs(cell_a), store.ok_throughputs(cell_b)
-        pair = PairResult(_label(params, varying), len(values_a), len(values_b))
+        pair = PairResult(_label(params, varying), len(values_a), len(values_b),
+                          summary_a=summarize(values_a), summary_b=summarize(values_b))
         if len(values_a) >= MIN_PER_SIDE and len(values_b) >= MIN_PER_SIDE:
             pair.comparison = compare(values_a, values_b, "A", "B")
         result.pairs.append(pair)

@@ -7,12 +7,28 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from linerate.diagnose.facts import cell_facts
+from linerate.diagnose.facts import cell_facts, mean_cpus
+from linerate.report.layout import row_label
 from linerate.diagnose.rules import diagnose
 from linerate.stats import Summary, summarize
 from linerate.store.db import ExperimentRow, Store
 
 ROW_AXES = ("family", "streams", "direction", "protocol")
+
+
+@dataclass(frozen=True)
+class TrialPoint:
+    """One stored attempt, for the detailed (HTML) report: its place in the run and its outcome."""
+
+    trial_id: int
+    repetition: int
+    attempt: int
+    status: str
+    final: bool
+    throughput_bps: float | None
+    started_at: float | None
+    error: str | None
+    lab_state_id: int | None
 
 
 @dataclass(frozen=True)
@@ -25,6 +41,9 @@ class CellReport:
     ceiling_bps: float | None = None  # theoretical goodput of the cell's link, MTU, family, protocol
     line_rate_source: str | None = None
     verdicts: tuple = ()  # diagnose.rules.Verdict, in rule order
+    trials: tuple[TrialPoint, ...] = ()  # detail=True only: every attempt, in store order
+    cpus: tuple[dict, ...] = ()  # detail=True only: DUT per-CPU split averaged by rank (facts.mean_cpus)
+    cpus_shared: bool = False  # the CPUs are the whole machine's (namespace lab)
 
     @property
     def line_rate_fraction(self) -> float | None:
@@ -52,14 +71,20 @@ class Report:
         return [n for n in names if len({json.dumps(c.params.get(n)) for c in self.cells}) > 1]
 
 
-def build_report(store: Store, experiment_ref: str | int | None) -> Report:
+def build_report(store: Store, experiment_ref: str | int | None, *, detail: bool = False) -> Report:
+    """detail=True also keeps every attempt (TrialPoint) and the DUT's per-CPU split per cell."""
     experiment = store.experiment(experiment_ref)
+    points: dict[int, list[TrialPoint]] = defaultdict(list)
     values: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     failures: dict[int, int] = defaultdict(int)
     flags: dict[int, set[str]] = defaultdict(set)
     telemetry: dict[int, list[dict]] = defaultdict(list)
     for row in store.trial_rows(experiment.id):
         cell = row["cell_id"]
+        if detail:
+            points[cell].append(TrialPoint(row["id"], row["repetition"], row["attempt"], row["status"],
+                                           bool(row["final"]), row["throughput_bps"], row["started_at"],
+                                           row["error"], row["lab_state_id"]))
         if row["status"] == "ok":
             bucket = values[cell]
             bucket["throughput"].append(row["throughput_bps"])
@@ -68,7 +93,8 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
             bucket["cpu_remote"].append(row["cpu_remote_pct"])
             bucket["lost_percent"].append(row["lost_percent"])
             bucket["jitter_ms"].append(row["jitter_ms"])
-            flags[cell].update(json.loads(row["flags"]))
+            if row["flags"] != "[]":
+                flags[cell].update(json.loads(row["flags"]))
             if row["telemetry"] != "{}" or row["dut_counters"] != "{}":
                 telemetry[cell].append({"telemetry": json.loads(row["telemetry"]),
                                         "dut_counters": json.loads(row["dut_counters"])})
@@ -92,8 +118,50 @@ def build_report(store: Store, experiment_ref: str | int | None) -> Report:
             verdicts = tuple(diagnose(cell_facts(
                 params, telemetry[row["id"]], mean_bps=summary.mean, retransmits=summary.retransmits_mean,
                 ceiling_bps=ceiling, line_rate_source=source, flags=cell_flags, os_family=dut_os)))
-        cells.append(CellReport(row["id"], params, summary, cell_flags, reached, ceiling, source, verdicts))
+        windows = [((t["telemetry"].get("dut") or {}).get("cpu") or []) for t in telemetry[row["id"]]] if detail else []
+        shared = any((t["telemetry"].get("dut") or {}).get("shared_kernel") for t in telemetry[row["id"]])
+        cells.append(CellReport(row["id"], params, summary, cell_flags, reached, ceiling, source, verdicts,
+                                tuple(points.get(row["id"], ())), tuple(mean_cpus(windows)), shared))
     return Report(experiment, cells)
+
+
+def grid(report: Report) -> tuple[list[str], dict[str, dict[str, CellReport]]]:
+    """The articles' layout: (columns, row label -> column -> cell). Rows are traffic cases
+    ("IPv4 1 stream"), columns the configurations (the varying parameters that are not traffic)."""
+    column_axes = [name for name in report.varying() if name not in ROW_AXES]
+    rows: dict[str, dict[str, CellReport]] = {}
+    columns: list[str] = []
+    for cell in sorted(report.cells, key=lambda c: (c.params.get("streams", 1), c.params.get("family", 4),
+                                                    str(c.params.get("direction")), str(c.params.get("protocol")))):
+        column = column_of(cell, column_axes)
+        if column not in columns:
+            columns.append(column)
+        rows.setdefault(row_of(cell), {})[column] = cell
+    return columns, rows
+
+
+def unique_verdicts(report: Report) -> dict[str, tuple[str, Any]]:
+    """code -> (row label of the first cell that has it, its Verdict); "line rate unknown" is said
+    elsewhere (the footer), not as a verdict."""
+    seen: dict[str, tuple[str, Any]] = {}
+    for cell in report.cells:
+        for verdict in cell.verdicts:
+            if verdict.code not in seen and verdict.code != "line-rate-unknown":
+                seen[verdict.code] = (row_of(cell), verdict)
+    return seen
+
+
+def row_of(cell: CellReport) -> str:
+    p = cell.params
+    label = row_label(p.get("family", 4), p.get("streams", 1), p.get("direction", "forward"))
+    return label + (" UDP" if p.get("protocol") == "udp" else "")
+
+
+def column_of(cell: CellReport, column_axes: list[str]) -> str:
+    if not column_axes:
+        return "throughput"
+    return ", ".join(f"{name} {cell.params.get(name) if cell.params.get(name) != '' else 'default'}"
+                     for name in column_axes)
 
 
 def line_rate(params: dict[str, Any], environment: Any) -> tuple[float | None, str | None]:

@@ -3,21 +3,8 @@ cells "941 ± 3 (12 retr, n=20)" in Mbit/s (mean ± 95% CI half-width)."""
 
 from __future__ import annotations
 
-from linerate.report.data import ROW_AXES, CellReport, Report
-from linerate.report.layout import format_mbps, markdown_table, plain, row_label
-
-
-def row_of(cell: CellReport) -> str:
-    p = cell.params
-    label = row_label(p.get("family", 4), p.get("streams", 1), p.get("direction", "forward"))
-    return label + (" UDP" if p.get("protocol") == "udp" else "")
-
-
-def column_of(cell: CellReport, column_axes: list[str]) -> str:
-    if not column_axes:
-        return "throughput"
-    return ", ".join(f"{name} {cell.params.get(name) if cell.params.get(name) != '' else 'default'}"
-                     for name in column_axes)
+from linerate.report.data import CellReport, Report, grid, unique_verdicts
+from linerate.report.layout import format_mbps, markdown_table, plain
 
 
 def cell_text(cell: CellReport) -> str:
@@ -52,31 +39,15 @@ def cell_text(cell: CellReport) -> str:
 
 def verdict_lines(report: Report) -> list[str]:
     """Each verdict once, with its evidence from the first cell that has it and what to do."""
-    seen: dict[str, tuple[str, object]] = {}
-    for cell in report.cells:
-        for verdict in cell.verdicts:
-            if verdict.code not in seen and verdict.code != "line-rate-unknown":
-                seen[verdict.code] = (f"{row_of(cell)}", verdict)
-    lines = []
-    for code, (where, verdict) in seen.items():
-        lines.append(plain(f"- [{code}] {verdict.title} — e.g. {where}: {verdict.evidence}. What to do: {verdict.advice}."))
-    return lines
+    return [plain(f"- [{code}] {verdict.title} — e.g. {where}: {verdict.evidence}. What to do: {verdict.advice}.")
+            for code, (where, verdict) in unique_verdicts(report).items()]
 
 
 def serialize(report: Report) -> str:
-    varying = report.varying()
-    column_axes = [name for name in varying if name not in ROW_AXES]
-    rows: dict[str, dict[str, str]] = {}
-    columns: list[str] = []
-    for cell in sorted(report.cells, key=lambda c: (c.params.get("streams", 1), c.params.get("family", 4),
-                                                    str(c.params.get("direction")), str(c.params.get("protocol")))):
-        column = column_of(cell, column_axes)
-        if column not in columns:
-            columns.append(column)
-        rows.setdefault(row_of(cell), {})[column] = cell_text(cell)
+    columns, rows = grid(report)
     exp = report.experiment
     title = f"{exp.name} (Mbit/s, mean ± 95% CI, % of line rate)"
-    table = markdown_table(title, columns, [(label, [cells.get(c, "–") for c in columns])
+    table = markdown_table(title, columns, [(label, [cell_text(cells[c]) if c in cells else "–" for c in columns])
                                            for label, cells in rows.items()])
     env = exp.environment if isinstance(exp.environment, dict) else {}
     footer = "\n" + plain(f"Experiment {exp.id} '{exp.name}', {exp.status}, seed {exp.seed}; "

@@ -108,6 +108,7 @@ class Comparison:
     relative: float  # (b - a) / a
     p_value: float | None
     significant: bool
+    difference_ci: tuple[float, float] | None = None  # 95% Welch interval of mean_b - mean_a
 
     def verdict(self) -> str:
         if self.p_value is None:
@@ -123,12 +124,16 @@ def compare(a: Sequence[float], b: Sequence[float], label_a: str = "A", label_b:
     if len(xa) == 0 or len(xb) == 0:
         raise ValueError("both sides need at least one successful trial")
     mean_a, mean_b = float(xa.mean()), float(xb.mean())
-    p_value = None
+    p_value, interval = None, None
     if len(xa) >= 2 and len(xb) >= 2:
         if np.std(xa) == 0 and np.std(xb) == 0:
             p_value = 1.0 if mean_a == mean_b else 0.0
+            interval = (mean_b - mean_a, mean_b - mean_a)
         else:
-            p_value = float(sps.ttest_ind(xa, xb, equal_var=False).pvalue)
+            test = sps.ttest_ind(xb, xa, equal_var=False)  # b first: the interval is of mean_b - mean_a
+            p_value = float(test.pvalue)
+            low, high = test.confidence_interval(CONFIDENCE)
+            interval = (float(low), float(high))
     return Comparison(label_a, label_b, mean_a, mean_b, mean_b - mean_a,
                       (mean_b - mean_a) / mean_a if mean_a else math.inf, p_value,
-                      p_value is not None and p_value < ALPHA)
+                      p_value is not None and p_value < ALPHA, interval)

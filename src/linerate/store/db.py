@@ -312,8 +312,26 @@ class Store:
         columns = ", ".join(f"t.{name}" for name in TRIAL_COLUMNS)
         return list(self.conn.execute(
             f"SELECT t.id, t.cell_id, t.repetition, t.attempt, t.status, t.final, t.error, {columns}, t.flags, "
-            "t.dut_counters, t.telemetry, t.started_at, t.ended_at FROM trials t JOIN cells c ON c.id=t.cell_id "
+            "t.dut_counters, t.telemetry, t.started_at, t.ended_at, t.lab_state_id FROM trials t "
+            "JOIN cells c ON c.id=t.cell_id "
             "WHERE c.experiment_id=? ORDER BY t.cell_id, t.id", (experiment_id,)))
+
+    def _rows_by_id(self, table: str, column: str, ids: Iterable[int]) -> dict[int, Any]:
+        wanted = sorted(set(ids))
+        out: dict[int, Any] = {}
+        for start in range(0, len(wanted), 500):  # under SQLite's bound-parameter limit
+            chunk = wanted[start:start + 500]
+            out.update(self.conn.execute(
+                f"SELECT id, {column} FROM {table} WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+        return out
+
+    def lab_states(self, ids: Iterable[int]) -> dict[int, dict]:
+        """Read-back knob states by id (trials refer to them by lab_state_id)."""
+        return {k: json.loads(v) for k, v in self._rows_by_id("lab_states", "state", ids).items()}
+
+    def trial_texts(self, trial_ids: Iterable[int]) -> dict[int, str]:
+        """trial id -> the generator's raw output (iperf3 -J text), for the trials asked for only."""
+        return {k: v or "" for k, v in self._rows_by_id("trials", "raw", trial_ids).items()}
 
     def recent_trial_timings(self, limit: int = 200) -> list[tuple[float, dict]]:
         """(wall seconds, cell params) of the newest ok trials: the ETA learns the overhead from them."""

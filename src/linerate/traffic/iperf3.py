@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from linerate.errors import ParseError
@@ -121,6 +122,40 @@ def udp_loss(sent: dict[str, Any], received: dict[str, Any], blksize: int | None
             return packets, None
         received_packets = total - min(lost, total)
     return packets, max(0, packets - received_packets)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One `intervals[]` entry of iperf3 -J: the client's per-interval sum (sender side for a forward
+    test, receiver side for --reverse; iperf3 says which in `sender`)."""
+
+    start_s: float
+    end_s: float
+    bits_per_second: float
+    omitted: bool
+    sender: bool
+    reverse: bool = False  # --bidir: the server -> client half (sum_bidir_reverse)
+
+
+def intervals(text: str, source: str = "iperf3 output") -> list[Interval]:
+    """Per-interval throughput of an `iperf3 -J` run, in time order. ParseError on bad figures."""
+    doc = load_json(text, source)
+    entries = doc.get("intervals") or []
+    if not isinstance(entries, list):
+        raise ParseError(f"{source}: intervals is {type(entries).__name__}, not a list")
+    out = []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ParseError(f"{source}: intervals[{index}] is not an object")
+        for key, reverse in (("sum", False), ("sum_bidir_reverse", True)):
+            total = _section(entry, key, f"intervals[{index}]")
+            where = f"intervals[{index}].{key}"
+            rate = _num(total, "bits_per_second", where)
+            if rate is None:
+                continue
+            out.append(Interval(_num(total, "start", where, upper=1e7) or 0.0, _num(total, "end", where, upper=1e7)
+                                or 0.0, rate, bool(total.get("omitted")), bool(total.get("sender", True)), reverse))
+    return out
 
 
 def parse(text: str, params: TrialParams, argv: list[str] | tuple[str, ...], source: str = "iperf3 output") -> Trial:
