@@ -26,6 +26,10 @@ def netns_list() -> list[str]:
     (["lab", "up", "--dut", "vm", "--accel", "xen"], "--accel"),
     (["trial", "--dut", "vm", "--virtio-offloads", "csum=off"], "--virtio-offloads"),
     (["lab", "up", "--dut", "container"], "--dut"),
+    (["rfc2544", "--frame-sizes", "64,12x"], "--frame-sizes"),
+    (["rfc2544", "--family", "6", "--frame-sizes", "64"], "--frame-sizes"),
+    (["rfc2544", "--pdr-loss", "0.9"], "--pdr-loss"),
+    (["rfc2544", "--firewall", "rules:0"], "--firewall"),
 ])
 def test_bad_input_one_line_exit_2_nothing_created(argv, option, tmp_path):
     before = netns_list()

@@ -18,7 +18,7 @@ COMMANDS = {"lab": "lab_cmds", "doctor": "lab_cmds", "trial": "trial_cmds", "dem
             "run": "experiment_cmds", "report": "experiment_cmds", "list": "experiment_cmds",
             "compare": "experiment_cmds", "import": "experiment_cmds", "calc": "calc_cmd",
             "audit": "tuning_cmds", "explain": "tuning_cmds", "recommend": "tuning_cmds",
-            "testbed": "testbed_cmds", "diagnose": "diagnose_cmd"}
+            "testbed": "testbed_cmds", "diagnose": "diagnose_cmd", "rfc2544": "search_cmds"}
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -52,6 +52,16 @@ LAB_OPTIONS = {"firewall": "--firewall", "mtu": "--mtu", "link_rate": "--link", 
 VM_OPTIONS = ("dut_vcpus", "dut_memory_mb", "dut_accel", "virtio_queues", "vhost", "virtio_offloads")
 
 
+def add_lab_options(parser: argparse.ArgumentParser) -> None:
+    """The lab a command builds for itself (or --lab, an existing one): the same options as `trial`."""
+    parser.add_argument("--firewall", type=firewall_type, default=None,
+                        help="DUT ruleset: none, stateful, nat, rules:N or rules-stateless:N (default none)")
+    parser.add_argument("--mtu", type=int, default=None, help="MTU of the lab links (default 1500)")
+    add_link_options(parser)
+    add_vm_options(parser)
+    parser.add_argument("--lab", help="use this existing lab (from `linerate lab up`) instead of a new one")
+
+
 def add_link_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--link", default=None, help="emulated link rate on the DUT ports: 100m, 1g, 10g "
                         "(per-frame Ethernet accounting; default none)")

@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from linerate.cli.options import (LAB_OPTIONS, add_json_flag, add_link_options, add_vm_options, as_option,
-                                  bitrate_type, firewall_type, lab_params_from_args)
+import contextlib
+from collections.abc import Iterator
+
+from linerate.cli.options import (LAB_OPTIONS, add_json_flag, add_lab_options, as_option, bitrate_type,
+                                  lab_params_from_args)
 from linerate.errors import ConfigError
 from linerate.model import DIRECTIONS, PROTOCOLS, Trial, TrialParams
 from linerate.report.layout import format_mbps, row_label
@@ -40,12 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "trial", help="bring a lab up, run one iperf3 trial through the DUT, tear it down",
         description="Example: linerate trial --family 6 --streams 4 --firewall stateful --json")
     add_trial_options(trial)
-    trial.add_argument("--firewall", type=firewall_type, default=None,
-                       help="DUT ruleset: none, stateful, nat, rules:N or rules-stateless:N (default none)")
-    trial.add_argument("--mtu", type=int, default=None, help="MTU of the lab links (default 1500)")
-    add_link_options(trial)
-    add_vm_options(trial)
-    trial.add_argument("--lab", help="use this existing lab (from `linerate lab up`) instead of a new one")
+    add_lab_options(trial)
     add_json_flag(trial)
     trial.set_defaults(handler=cmd_trial)
 
@@ -112,8 +110,10 @@ def flags_of(trial: Trial, lab_params: dict) -> list[str]:
                           "duration_s": trial.params.duration_s}, trial)
 
 
-def cmd_trial(args: argparse.Namespace) -> int:
-    params = params_from_args(args)
+@contextlib.contextmanager
+def lab_in_use(args: argparse.Namespace) -> Iterator[tuple[object, dict]]:
+    """(lab, its parameters): the existing lab --lab names (left up), or a new one from the lab
+    options, checked by preflight, brought up and removed afterwards."""
     if args.lab is not None:
         from linerate.lab.lab import find_lab
         from linerate.lab.registry import Registry
@@ -121,18 +121,23 @@ def cmd_trial(args: argparse.Namespace) -> int:
         lab = as_option(lambda: find_lab(args.lab, Registry()))
         built_with = lab.params or {"firewall": str(lab.spec.firewall), "mtu": lab.spec.mtu}
         check_lab_options(args, args.lab, built_with)
-        trial = lab.run_trial(params)
-        lab_params = built_with
-    else:
-        from linerate import preflight
-        from linerate.experiment.axes import required_features
-        from linerate.lab.lab import make_lab, new_lab_id
+        yield lab, built_with
+        return
+    from linerate import preflight
+    from linerate.experiment.axes import required_features
+    from linerate.lab.lab import make_lab, new_lab_id
 
-        lab_params = lab_params_from_args(args)
-        lab = as_option(lambda: make_lab(new_lab_id(), lab_params))
-        preflight.require(preflight.run_checks(), extra_required=required_features([lab_params]))
-        with lab:
-            trial = lab.run_trial(params)
+    lab_params = lab_params_from_args(args)
+    lab = as_option(lambda: make_lab(new_lab_id(), lab_params))
+    preflight.require(preflight.run_checks(), extra_required=required_features([lab_params]))
+    with lab:
+        yield lab, lab_params
+
+
+def cmd_trial(args: argparse.Namespace) -> int:
+    params = params_from_args(args)
+    with lab_in_use(args) as (lab, lab_params):
+        trial = lab.run_trial(params)
     flags = flags_of(trial, lab_params)
     if args.json:
         print(json.dumps({**trial.to_dict(), "flags": flags}, indent=2))

@@ -19,7 +19,7 @@ ABOVE_CEILING = "above-ceiling"
 ABOVE_TOLERANCE = 0.005
 
 
-def _link_bps(cell: dict[str, Any]) -> float | None:
+def link_bps(cell: dict[str, Any]) -> float | None:
     from linerate.topology.link import parse_link_rate
 
     try:
@@ -32,7 +32,7 @@ def ceiling_bps(cell: dict[str, Any], rate_bps: float | None = None) -> float | 
     """Theoretical goodput of the cell's emulated link, or None when no link rate is set."""
     from linerate.calc import LinkInput, goodput
 
-    rate = rate_bps if rate_bps is not None else _link_bps(cell)
+    rate = rate_bps if rate_bps is not None else link_bps(cell)
     if rate is None:
         return None
     return goodput(LinkInput(rate, int(cell.get("mtu", 1500)), int(cell.get("family", 4)), True,
@@ -42,7 +42,7 @@ def ceiling_bps(cell: dict[str, Any], rate_bps: float | None = None) -> float | 
 def ceiling_flags(cell: dict[str, Any], trial: Trial) -> list[str]:
     from linerate.topology.link import burst_allowance_bps
 
-    rate = _link_bps(cell)
+    rate = link_bps(cell)
     if not trial.ok or rate is None or trial.throughput_bps is None:
         return []
     allowance = burst_allowance_bps(rate, int(cell.get("mtu", 1500)), max(1, int(cell.get("duration_s", 1))))

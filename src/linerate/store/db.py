@@ -341,6 +341,44 @@ class Store:
             "ORDER BY t.id DESC LIMIT ?", (limit,))
         return [(float(wall), json.loads(params)) for wall, params in rows]
 
+    # --- packet-rate searches (search/) ------------------------------------------------------------
+
+    def ensure_search(self, experiment_id: int, params: dict, goals: list[dict], library: str) -> sqlite3.Row:
+        """The search of these params in this experiment: the stored one (to resume), or a new one."""
+        key = cell_key(params)
+        with self.transaction():
+            self.conn.execute("INSERT OR IGNORE INTO searches (experiment_id, key, params, goals, library, "
+                              "started_at) VALUES (?, ?, ?, ?, ?, ?)",
+                              (experiment_id, key, json.dumps(params), json.dumps(goals), library, time.time()))
+        return self.conn.execute("SELECT * FROM searches WHERE experiment_id=? AND key=?",
+                                 (experiment_id, key)).fetchone()
+
+    def update_search(self, search_id: int, **values: Any) -> None:
+        allowed = {"generator", "theoretical_fps", "generator_max_fps", "results", "status", "error", "ended_at"}
+        assert set(values) <= allowed, set(values) - allowed
+        encoded = {k: json.dumps(v) if k == "results" else v for k, v in values.items()}
+        with self.transaction():
+            self.conn.execute(f"UPDATE searches SET {', '.join(f'{k}=?' for k in encoded)} WHERE id=?",
+                              (*encoded.values(), search_id))
+
+    def searches(self, experiment_id: int) -> list[sqlite3.Row]:
+        return list(self.conn.execute("SELECT * FROM searches WHERE experiment_id=? ORDER BY id", (experiment_id,)))
+
+    def add_search_trial(self, search_id: int, seq: int, purpose: str, record: dict) -> int:
+        """One measured search trial, committed the moment it ends (a resumed search replays these)."""
+        columns = ("intended_duration_s", "intended_load_fps", "intended_count", "sent", "forwarded", "dut_loss",
+                   "unsent", "send_s", "started_at", "ended_at")
+        with self.transaction():
+            cur = self.conn.execute(
+                f"INSERT INTO search_trials (search_id, seq, purpose, {', '.join(columns)}, dut_counters) "
+                f"VALUES (?, ?, ?, {', '.join('?' * len(columns))}, ?)",
+                (search_id, seq, purpose, *[record.get(c) for c in columns],
+                 json.dumps(record.get("dut_counters") or {})))
+        return int(cur.lastrowid)
+
+    def search_trials(self, search_id: int) -> list[sqlite3.Row]:
+        return list(self.conn.execute("SELECT * FROM search_trials WHERE search_id=? ORDER BY seq", (search_id,)))
+
     # --- calibration ---------------------------------------------------------------------------------
 
     def calibration(self, shape: str) -> float | None:

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from linerate.model import TRIAL_COLUMN_TYPES
 
 APPLICATION_ID = 0x4C524154  # "LRAT": PRAGMA application_id of every linerate database (from v3)
-KNOWN_TABLES = {"experiments", "cells", "trials", "lab_states", "calibrations", "run_locks", "dut_journal", "trial_raw"}
+KNOWN_TABLES = {"experiments", "cells", "trials", "lab_states", "calibrations", "run_locks", "dut_journal", "trial_raw",
+                "searches", "search_trials"}
 
 Step = str | Callable[[sqlite3.Connection], None]
 
@@ -151,6 +152,42 @@ MIGRATIONS: list[list[Step]] = [
             phase TEXT NOT NULL,                       -- before | after (the measured window)
             text TEXT NOT NULL,                        -- snapshot text (dut/sections.py)
             PRIMARY KEY (trial_id, host, phase)
+        )""",
+    ],
+    [
+        """CREATE TABLE searches (                      -- one packet-rate search (RFC 2544 throughput)
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,                         -- canonical JSON of params (frame size, family, lab)
+            params TEXT NOT NULL,
+            goals TEXT NOT NULL,                       -- the search goals as given to the library
+            library TEXT NOT NULL,                     -- e.g. "MLRsearch 1.2.1"
+            generator TEXT,                            -- e.g. "trafgen 0.6.8"
+            theoretical_fps REAL,
+            generator_max_fps REAL,
+            results TEXT NOT NULL DEFAULT '{}',        -- goal name -> conditional throughput, bounds
+            status TEXT NOT NULL DEFAULT 'running',    -- running | done | failed
+            error TEXT,
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            UNIQUE (experiment_id, key)
+        )""",
+        """CREATE TABLE search_trials (                 -- every trial a search measured, committed as it ends
+            id INTEGER PRIMARY KEY,
+            search_id INTEGER NOT NULL REFERENCES searches(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,                      -- order within the search (resume replays it)
+            purpose TEXT NOT NULL,                     -- search | ceiling
+            intended_duration_s REAL NOT NULL,
+            intended_load_fps REAL,                    -- NULL: as fast as the generator can (ceiling)
+            intended_count INTEGER NOT NULL,
+            sent INTEGER NOT NULL,                     -- frames the generator emitted
+            forwarded INTEGER NOT NULL,                -- frames counted at the server
+            dut_loss INTEGER NOT NULL,                 -- sent - forwarded, never negative
+            unsent INTEGER NOT NULL,                   -- frames not offered in time at the intended rate
+            send_s REAL NOT NULL,                      -- the generator's sending time
+            dut_counters TEXT NOT NULL DEFAULT '{}',
+            started_at REAL, ended_at REAL,
+            UNIQUE (search_id, seq)
         )""",
     ],
 ]

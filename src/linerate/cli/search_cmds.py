@@ -1,0 +1,106 @@
+"""`linerate rfc2544`: RFC 2544 throughput per frame size (NDR and PDR, MLRsearch + trafgen) through
+a lab built from the same options as `trial`, every search trial stored."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from linerate.cli.options import add_json_flag, add_lab_options
+from linerate.errors import ConfigError
+
+
+def frame_sizes_type(text: str) -> list[int]:
+    from linerate.calc.linerate import RFC2544_SIZES
+
+    if text.strip() == "rfc2544":
+        return list(RFC2544_SIZES)
+    sizes = []
+    for item in text.split(","):
+        if not item.strip().isdigit():
+            raise argparse.ArgumentTypeError(f"{item.strip()[:20]!r} is not a frame size; use e.g. 64,512,1518 "
+                                             "or rfc2544 (64 ... 1518)")
+        sizes.append(int(item))
+    if len(set(sizes)) != len(sizes):
+        raise argparse.ArgumentTypeError("a frame size is listed twice")
+    return sizes
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from linerate.calc.linerate import RFC2544_SIZES
+
+    cmd = sub.add_parser("rfc2544", help="RFC 2544 throughput per frame size: NDR and PDR (MLRsearch, trafgen)",
+                         description="Example: linerate rfc2544 --link 1g --frame-sizes 64,1518 --firewall rules:1000")
+    cmd.add_argument("--frame-sizes", type=frame_sizes_type, default=list(RFC2544_SIZES),
+                     help="comma-separated frame sizes in bytes, MAC header to FCS (default rfc2544: "
+                     f"{','.join(map(str, RFC2544_SIZES))})")
+    cmd.add_argument("--family", type=int, default=4, choices=(4, 6), help="IP family of the frames (default 4)")
+    cmd.add_argument("--trial-duration", type=float, default=1.0,
+                     help="seconds per search trial (default 1; RFC 2544 asks for 60 in final figures)")
+    cmd.add_argument("--pdr-loss", type=float, default=0.005, help="loss ratio PDR allows (default 0.005 = 0.5%%)")
+    cmd.add_argument("--name", default="rfc2544", help="experiment name in the store (default rfc2544)")
+    cmd.add_argument("--resume", action="store_true", help="continue the newest unfinished search of this name")
+    cmd.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
+    add_lab_options(cmd)
+    add_json_flag(cmd)
+    cmd.set_defaults(handler=cmd_rfc2544)
+
+
+def cmd_rfc2544(args: argparse.Namespace) -> int:
+    from linerate.search.rfc2544 import SearchSettings
+    from linerate.traffic.trafgen import check_frame_size
+
+    for size in args.frame_sizes:
+        check_frame_size(size, args.family)
+    settings = SearchSettings(args.trial_duration, args.pdr_loss)
+    if not args.name or len(args.name) > 64 or not args.name.isprintable():
+        raise ConfigError("--name", "use 1 to 64 printable characters")
+    from linerate import __version__
+    from linerate.cli.experiment_cmds import open_store
+    from linerate.cli.trial_cmds import lab_in_use
+    from linerate.experiment.ceiling import link_bps
+    from linerate.search.lab_path import LabPath
+    from linerate.search.rfc2544 import library_version, search_frame_size
+    from linerate.search.table import render_table
+
+    store = open_store(args)
+    results = []
+    with lab_in_use(args) as (lab, lab_params):
+        config = {"test": "rfc2544", "frame_sizes": args.frame_sizes, "family": args.family,
+                  "lab": lab_params, "goals": settings.goals(), "library": library_version()}
+        experiment_id = _experiment(store, args, config, __version__)
+        rate = link_bps(lab_params)
+        with LabPath(lab, args.family) as path:
+            for size in args.frame_sizes:
+                params = {"frame_bytes": size, "family": args.family, **lab_params}
+                result = search_frame_size(path, store, experiment_id, params, rate, settings,
+                                           on_trial=_progress, shared_kernel=lab_params.get("dut") != "vm")
+                results.append(result)
+        store.finish_experiment(experiment_id)
+    if args.json:
+        print(json.dumps({"experiment_id": experiment_id, "config": config,
+                          "results": [r.to_dict() for r in results]}, indent=2))
+    else:
+        print(render_table(results, lab_params, settings, library_version(), path.generator))
+        print(f"experiment {experiment_id} '{args.name}' in {store.path}; "
+              f"{sum(len(r.trials) for r in results)} search trials stored")
+    return 0
+
+
+def _experiment(store, args, config: dict, version: str) -> int:
+    if args.resume:
+        rows = [e for e in store.experiments() if e.name == args.name and e.kind == "rfc2544"]
+        if rows and rows[-1].status != "done":
+            if rows[-1].config != config:
+                raise ConfigError("--resume", f"the unfinished search '{args.name}' (id {rows[-1].id}) used other "
+                                  "options; run without --resume to start afresh")
+            return rows[-1].id
+    return store.create_experiment(args.name, "rfc2544", config, environment={"linerate_version": version})
+
+
+def _progress(result, trial, replayed: bool) -> None:
+    load = "unpaced" if trial.intended_load_fps is None else f"{trial.intended_load_fps:,.0f} fps"
+    what = "replayed" if replayed else "measured"
+    print(f"  {result.frame_bytes} B: {what} {load}: sent {trial.sent:,}, forwarded {trial.forwarded:,}, "
+          f"DUT loss {trial.dut_loss:,}, unsent {trial.unsent:,}", file=sys.stderr)

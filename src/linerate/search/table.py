@@ -1,0 +1,47 @@
+"""The RFC 2544 throughput table (RFC 2544 section 26.1 reporting format: one row per frame size,
+frames/s and bit/s, with the theoretical maximum for the medium beside them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from linerate.report.layout import plain
+
+
+def _fps(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.0f}"
+
+
+def _mbps(fps: float | None, frame_bytes: int) -> str:
+    return "–" if fps is None else f"{fps * frame_bytes * 8 / 1e6:,.1f}"
+
+
+def _share(fps: float | None, theoretical: float | None) -> str:
+    return "–" if fps is None or not theoretical else f"{fps / theoretical * 100:.1f}%"
+
+
+def render_table(results: Sequence[Any], lab_params: dict, settings: Any, library: str, generator: str) -> str:
+    link = lab_params.get("link_rate", "none")
+    head = (f"RFC 2544 throughput, IPv{results[0].family if results else '?'}, "
+            f"{'emulated ' + str(link) + ' link' if link != 'none' else 'no emulated link (theoretical rate unknown)'}, "
+            f"firewall {lab_params.get('firewall', 'none')}; {library}, {generator}, "
+            f"{settings.trial_duration_s:g} s trials, NDR loss 0, PDR loss {settings.pdr_loss * 100:g}%")
+    columns = ["frame B", "theoretical fps", "NDR fps", "NDR Mbit/s", "NDR %", "PDR fps", "PDR Mbit/s", "PDR %",
+               "generator max fps", "limit"]
+    rows = []
+    for r in results:
+        limit = r.limit
+        rows.append([str(r.frame_bytes), _fps(r.theoretical_fps), _fps(r.ndr_fps), _mbps(r.ndr_fps, r.frame_bytes),
+                     _share(r.ndr_fps, r.theoretical_fps), _fps(r.pdr_fps), _mbps(r.pdr_fps, r.frame_bytes),
+                     _share(r.pdr_fps, r.theoretical_fps), _fps(r.generator_max_fps), limit])
+    widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c) for i, c in enumerate(columns)]
+    lines = [plain(head), "  ".join(c.rjust(w) for c, w in zip(columns, widths))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]
+    if any(r.generator_limited for r in results):
+        lines.append("limit generator / sender CPU: above the NDR the sender fell behind (unsent frames, not DUT "
+                     "loss), or the NDR is within 5% of the generator's own ceiling, so the DUT may forward more. "
+                     "In the namespace lab the DUT forwards on the sender's CPU: a costlier DUT path (rules, "
+                     "conntrack) shows as a slower sender there. A separate generator host (SSH testbed) or a "
+                     "VM DUT separates the two.")
+    return "\n".join(lines)

@@ -1,0 +1,111 @@
+"""trafgen (netsniff-ng): fixed-size UDP frames at a fixed rate, for RFC 2544 packet-rate tests.
+
+Frame size is the RFC 2544 one: MAC header to FCS. The kernel adds the FCS on a real NIC (and a
+veth has none), so trafgen is given frame − 4 bytes: Ethernet 14 + IPv4 20 / IPv6 40 + UDP 8 +
+zero padding. trafgen computes the IP and UDP checksums itself (its ipv4()/ipv6()/udp() header
+functions), reads the packet description from stdin (`--conf -`), sends `--num` frames paced by
+`--rate <n>pps` on one worker (`--cpus 1`) and prints,
+on exit, how many it sent and how long its worker spent on the CPU doing it. That CPU time is the
+sending time: trafgen's rate mode busy-waits between frames, so when the worker keeps up it equals
+the intended duration, and when it cannot (its CPU, or a device that pushes back) it is longer —
+the frames were offered late: *unsent* at the intended rate, which is not a loss of the DUT.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from linerate.errors import ConfigError, ParseError
+
+FCS_BYTES = 4
+HEADERS = {4: 14 + 20 + 8, 6: 14 + 40 + 8}
+MAX_FRAME = 9018  # jumbo, as calc/ knows it
+DISCARD_PORT = 9  # RFC 863 discard: the default destination port
+
+
+def min_frame(family: int) -> int:
+    """The smallest frame that carries the headers: 64 for IPv4 (Ethernet's minimum), 66 for IPv6."""
+    return max(64, HEADERS[family] + FCS_BYTES)
+
+
+def check_frame_size(frame_bytes: int, family: int, field: str = "--frame-sizes") -> int:
+    if not isinstance(frame_bytes, int) or not min_frame(family) <= frame_bytes <= MAX_FRAME:
+        raise ConfigError(field, f"{frame_bytes!r} is not a frame size for IPv{family}: use "
+                          f"{min_frame(family)} to {MAX_FRAME} bytes (MAC header to FCS)")
+    return frame_bytes
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """One UDP flow through the DUT: the client's frames to the server's discard port."""
+
+    family: int
+    src_mac: str
+    dst_mac: str  # the DUT's client-side interface: the next hop
+    src_ip: str
+    dst_ip: str
+    src_port: int = 49152
+    dst_port: int = DISCARD_PORT
+
+
+_MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+_IP = re.compile(r"^[0-9a-f.:]+$")
+
+
+def packet_config(flow: FlowSpec, frame_bytes: int) -> str:
+    """trafgen's packet description (its own config language) for one frame of this size."""
+    check_frame_size(frame_bytes, flow.family)
+    for value in (flow.src_mac, flow.dst_mac):
+        if not _MAC.match(value):
+            raise ConfigError("mac", f"{value!r} is not a MAC address")
+    for value in (flow.src_ip, flow.dst_ip):
+        if not _IP.match(value):
+            raise ConfigError("address", f"{value!r} is not an IP address")
+    pad = frame_bytes - FCS_BYTES - HEADERS[flow.family]
+    ip = (f"ipv4(saddr={flow.src_ip}, daddr={flow.dst_ip}, ttl=64)" if flow.family == 4 else
+          f"ipv6(saddr={flow.src_ip}, daddr={flow.dst_ip}, hoplimit=64)")
+    return (f"{{\n  eth(da={flow.dst_mac}, sa={flow.src_mac}),\n  {ip},\n"
+            f"  udp(sp={flow.src_port}, dp={flow.dst_port}),\n  fill(0x00, {pad})\n}}\n")
+
+
+def send_argv(device: str, rate_pps: int | None, count: int) -> list[str]:
+    """rate None: as fast as the worker can (the generator's own ceiling)."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", device):
+        raise ConfigError("device", f"{device!r} is not an interface name")
+    argv = ["trafgen", "--dev", device, "--conf", "-", "--num", str(int(count)), "--cpus", "1"]
+    if rate_pps is not None:
+        argv[5:5] = ["--rate", f"{int(rate_pps)}pps"]
+    return argv
+
+
+@dataclass(frozen=True)
+class Sent:
+    packets: int
+    bytes: int
+    cpu_s: float  # the worker's time on the CPU: the sending time (see the module docstring)
+
+
+_PACKETS = re.compile(r"^\s*(\d+) packets outgoing\s*$", re.M)
+_BYTES = re.compile(r"^\s*(\d+) bytes outgoing\s*$", re.M)
+_CPU = re.compile(r"^\s*(\d+) sec, (\d+) usec on CPU\d+ \((\d+) packets\)\s*$", re.M)
+
+
+def parse(text: str) -> Sent:
+    """trafgen's exit summary. ParseError when it is missing (trafgen failed or was cut off)."""
+    packets, octets, cpus = _PACKETS.search(text), _BYTES.search(text), _CPU.findall(text)
+    if not packets or not octets or not cpus:
+        error = next((line.strip() for line in text.splitlines()
+                      if line.strip() and "socket memory" not in line), "no output")
+        raise ParseError(f"trafgen printed no send summary ({error[:200]})")
+    busiest = max(int(sec) + int(usec) / 1e6 for sec, usec, _ in cpus)
+    return Sent(int(packets.group(1)), int(octets.group(1)), busiest)
+
+
+def version_argv() -> list[str]:
+    return ["trafgen", "--version"]
+
+
+def parse_version(text: str) -> str:
+    match = re.search(r"trafgen (\S+)", text)
+    return match.group(1) if match else "unknown"

@@ -1,0 +1,56 @@
+"""`linerate rfc2544` through real namespace labs: NDR at 1518 bytes on the emulated 1 Gbit/s link
+is the theoretical frame rate (never above), 64 bytes is flagged as sender-bound with the
+generator's ceiling shown, every search trial is stored and --resume replays instead of measuring,
+and a 1,000-rule stateful DUT has a lower small-frame NDR than no firewall."""
+
+import json
+import sqlite3
+
+from tests.privileged.conftest import linerate
+
+THEORETICAL_1518 = 1e9 / (8 * (1518 + 20))  # 81,274 frames/s
+
+
+def search_trials(db):
+    return sqlite3.connect(db).execute("SELECT COUNT(*) FROM search_trials").fetchone()[0]
+
+
+def test_rfc2544_on_the_emulated_link(tmp_path):
+    db = str(tmp_path / "r.db")
+    out = linerate("rfc2544", "--link", "1g", "--frame-sizes", "1518,64", "--db", db, "--json", timeout=600)
+    doc = json.loads(out.stdout)
+    by_size = {r["frame_bytes"]: r for r in doc["results"]}
+    big, small = by_size[1518], by_size[64]
+    assert 0.99 * THEORETICAL_1518 <= big["ndr_fps"] <= THEORETICAL_1518 + 0.5, big
+    assert big["limit"] == "line rate"
+    assert small["generator_limited"] and small["generator_max_fps"] > small["ndr_fps"] > 10_000, small
+    for result in doc["results"]:
+        assert result["ndr_fps"] <= result["pdr_fps"]
+    stored = search_trials(db)
+    assert stored == sum(r["trials"] for r in doc["results"])
+    conn = sqlite3.connect(db)
+    goals = json.loads(conn.execute("SELECT goals FROM searches LIMIT 1").fetchone()[0])
+    assert [g["name"] for g in goals] == ["NDR", "PDR"] and goals[1]["loss_ratio"] == 0.005
+    assert {r[0] for r in conn.execute("SELECT library FROM searches")} == {"MLRsearch 1.2.1"}
+
+    # an interrupted run is continued: mark it unfinished, resume, and nothing is measured again
+    conn.execute("UPDATE experiments SET status='running'")
+    conn.commit()
+    again = linerate("rfc2544", "--link", "1g", "--frame-sizes", "1518,64", "--db", db, "--json", "--resume",
+                     timeout=600)
+    assert "measured" not in again.stderr and "replayed" in again.stderr
+    assert search_trials(db) == stored
+    assert {r["frame_bytes"]: r["ndr_fps"] for r in json.loads(again.stdout)["results"]} == \
+        {1518: big["ndr_fps"], 64: small["ndr_fps"]}
+
+
+def test_rule_walk_lowers_small_frame_ndr(tmp_path):
+    db = str(tmp_path / "r.db")
+    ndr = {}
+    for firewall in ("none", "rules:1000"):
+        out = linerate("rfc2544", "--link", "1g", "--frame-sizes", "64", "--firewall", firewall, "--db", db,
+                       "--name", f"fw-{firewall}", timeout=600)
+        row = [line.split() for line in out.stdout.splitlines() if line.split()[:1] == ["64"]][0]
+        ndr[firewall] = float(row[2].replace(",", ""))
+    # unanswered UDP stays conntrack-NEW, so with rules:1000 every frame walks the list
+    assert ndr["rules:1000"] < 0.5 * ndr["none"], ndr

@@ -1,0 +1,142 @@
+"""RFC 2544 packet-rate search: trafgen's packet description and summary (real captures), unsent vs
+DUT loss, MLRsearch driven over a simulated path, every trial stored, resume by replay."""
+
+import math
+
+import pytest
+
+from linerate.errors import ConfigError, ParseError
+from linerate.search.lab_path import count_ruleset, parse_count
+from linerate.search.measurer import PacketTrial, unsent_frames
+from linerate.search.rfc2544 import SearchSettings, search_frame_size
+from linerate.search.table import render_table
+from linerate.store import Store
+from linerate.traffic import trafgen
+from tests.conftest import capture
+
+FLOW4 = trafgen.FlowSpec(4, "32:14:82:f8:30:a1", "36:7b:fc:46:c0:64", "198.18.0.2", "198.19.0.2", dst_port=5201)
+FLOW6 = trafgen.FlowSpec(6, "32:14:82:f8:30:a1", "36:7b:fc:46:c0:64", "2001:2:0:1::2", "2001:2:0:2::2")
+
+
+def test_packet_config_sizes_and_checks():
+    config = trafgen.packet_config(FLOW4, 64)
+    assert "fill(0x00, 18)" in config and "dp=5201" in config and "ipv4(saddr=198.18.0.2" in config
+    assert "fill(0x00, 1472)" in trafgen.packet_config(FLOW4, 1518)  # 1518 - 4 FCS - 42 headers
+    assert "fill(0x00, 18)" in trafgen.packet_config(FLOW6, 84) and "hoplimit=64" in trafgen.packet_config(FLOW6, 84)
+    with pytest.raises(ConfigError, match="66 to 9018"):
+        trafgen.packet_config(FLOW6, 64)
+    with pytest.raises(ConfigError, match="MAC"):
+        trafgen.packet_config(trafgen.FlowSpec(4, "x; rm -rf /", FLOW4.dst_mac, "198.18.0.2", "198.19.0.2"), 64)
+    assert trafgen.send_argv("eth0", 1000, 500) == ["trafgen", "--dev", "eth0", "--conf", "-", "--rate", "1000pps",
+                                                    "--num", "500", "--cpus", "1"]
+    assert "--rate" not in trafgen.send_argv("eth0", None, 500)
+
+
+def test_trafgen_summary_from_real_runs():
+    shaped = trafgen.parse(capture("trafgen/ipv4_1518_90kpps_shaped.txt"))
+    assert (shaped.packets, shaped.bytes) == (270000, 408780000) and shaped.cpu_s == pytest.approx(3.318148)
+    v6 = trafgen.parse(capture("trafgen/ipv6_84_1kpps.txt"))
+    assert v6.packets == 1000 and v6.cpu_s == pytest.approx(1.000081)
+    with pytest.raises(ParseError, match="no send summary .*Syntax error"):
+        trafgen.parse("Syntax error at line 1, char 'i': syntax error\n")
+
+
+def test_unsent_is_what_was_late_not_dut_loss():
+    shaped = trafgen.parse(capture("trafgen/ipv4_1518_90kpps_shaped.txt"))
+    # 270,000 frames meant for 3 s took 3.318 s: at the achieved rate 244,113 went out in time
+    assert unsent_frames(270000, shaped, 3.0) == 270000 - math.floor(270000 * 3.0 / 3.318148)
+    on_time = trafgen.Sent(1000, 80000, 1.000081)
+    assert unsent_frames(1000, on_time, 1.0) == 0  # within the 0.1% tolerance
+    assert unsent_frames(1000, trafgen.Sent(900, 72000, 0.9), 1.0) == 100  # never emitted
+    trial = PacketTrial(1.0, 1000.0, 1000, 1000, 990, 10, 0, 1.0)
+    assert trial.loss_ratio == pytest.approx(0.01) and trial.to_result().loss_ratio == pytest.approx(0.01)
+    late = PacketTrial(1.0, 1000.0, 1000, 1000, 1000, 0, 50, 1.05)
+    assert late.loss_ratio == pytest.approx(0.05) and late.to_result().unsent_count == 50
+
+
+def test_count_rule_and_its_reading():
+    rules = count_ruleset(6, "2001:2:0:1::2", 5201)
+    assert "ip6 saddr 2001:2:0:1::2 udp dport 5201 counter drop" in rules
+    listing = ('{"nftables": [{"metainfo": {"version": "1.0.6"}}, {"table": {"family": "inet", "name": "x"}}, '
+               '{"rule": {"expr": [{"match": {}}, {"counter": {"packets": 81274, "bytes": 121911000}}, {"drop": null}]}}]}')
+    assert parse_count(listing) == 81274
+    with pytest.raises(ParseError):
+        parse_count('{"nftables": []}')
+
+
+class SimulatedPath:
+    """A DUT that forwards at most dut_fps and a generator that sends at most generator_fps."""
+
+    generator = "simulated"
+
+    def __init__(self, dut_fps, generator_fps, fail_after=None):
+        self.dut_fps, self.generator_fps, self.fail_after = dut_fps, generator_fps, fail_after
+        self.count, self.sends = 0, 0
+
+    def send(self, frame_bytes, rate_pps, count, *, to_dut=True):
+        self.sends += 1
+        if self.fail_after is not None and self.sends > self.fail_after:
+            raise RuntimeError("interrupted")
+        rate = self.generator_fps if rate_pps is None else min(rate_pps, self.generator_fps)
+        seconds = count / rate
+        if to_dut:
+            self.count += min(count, math.floor(self.dut_fps * seconds))
+        return trafgen.Sent(count, count * frame_bytes, seconds)
+
+    def forwarded(self):
+        return self.count
+
+    def dut_counters(self):
+        return {"lan0_rx_packets": self.count}
+
+
+def search(store, path, name="s", frame=64, link=1e9):
+    exp = store.create_experiment(name, "rfc2544", {})
+    params = {"frame_bytes": frame, "family": 4, "firewall": "none"}
+    return exp, search_frame_size(path, store, exp, params, link, SearchSettings(1.0, 0.005, settle_s=0.0))
+
+
+def test_search_finds_the_dut_limit_and_stores_every_trial(tmp_path):
+    store = Store(tmp_path / "s.db")
+    exp, result = search(store, SimulatedPath(dut_fps=300_000, generator_fps=900_000))
+    assert 0.99 * 300_000 <= result.ndr_fps <= 300_000 and result.ndr_fps <= result.pdr_fps
+    assert result.limit == "DUT" and not result.generator_limited
+    assert result.pdr_fps <= 300_000 / (1 - 0.005) + 1
+    rows = store.search_trials(store.searches(exp)[0]["id"])
+    assert len(rows) == len(result.trials) and rows[0]["purpose"] == "ceiling"
+    assert [r["seq"] for r in rows] == list(range(len(rows)))
+    assert store.searches(exp)[0]["library"] == "MLRsearch 1.2.1" and store.searches(exp)[0]["status"] == "done"
+
+
+def test_search_at_line_rate_and_generator_bound(tmp_path):
+    store = Store(tmp_path / "s.db")
+    _, at_line = search(store, SimulatedPath(dut_fps=10e6, generator_fps=10e6), "a", frame=1518)
+    assert at_line.ndr_fps == pytest.approx(81274.4, rel=1e-4) and at_line.limit == "line rate"
+    _, slow_sender = search(store, SimulatedPath(dut_fps=10e6, generator_fps=170_000), "b")
+    assert slow_sender.generator_limited and slow_sender.ndr_fps <= 170_000
+    assert "generator" in render_table([at_line, slow_sender], {"link_rate": "1g"}, SearchSettings(), "MLRsearch 1.2.1",
+                                       "simulated")
+
+
+def test_interrupted_search_resumes_by_replay_without_measuring_twice(tmp_path):
+    store = Store(tmp_path / "s.db")
+    exp = store.create_experiment("r", "rfc2544", {})
+    params = {"frame_bytes": 64, "family": 4}
+    with pytest.raises(RuntimeError):
+        search_frame_size(SimulatedPath(300_000, 900_000, fail_after=4), store, exp, params, 1e9, SearchSettings(settle_s=0.0))
+    search_id = store.searches(exp)[0]["id"]
+    assert len(store.search_trials(search_id)) == 4 and store.searches(exp)[0]["status"] == "failed"
+    fresh = SimulatedPath(300_000, 900_000)
+    fresh.count = 10**6  # counters are cumulative on a real path too: only deltas matter
+    resumed = search_frame_size(fresh, store, exp, params, 1e9, SearchSettings(settle_s=0.0))
+    assert resumed.replayed == 3  # the ceiling probe is reused, the three search trials replayed
+    assert fresh.sends == len(store.search_trials(search_id)) - 4
+    _, straight = search(Store(tmp_path / "t.db"), SimulatedPath(300_000, 900_000))
+    assert resumed.ndr_fps == straight.ndr_fps and resumed.pdr_fps == straight.pdr_fps
+
+
+def test_settings_are_checked():
+    with pytest.raises(ConfigError, match="--pdr-loss"):
+        SearchSettings(1.0, 0.7)
+    with pytest.raises(ConfigError, match="--trial-duration"):
+        SearchSettings(0.0)
