@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from linerate import __version__
 from linerate.errors import LinerateError, PreflightError
 
-COMMAND_MODULES = ("lab_cmds", "trial_cmds", "experiment_cmds", "testbed_cmds", "calc_cmd", "tuning_cmds",
-                   "diagnose_cmd")
 # command -> the module that registers it: a run of one command imports only that module
 # (bench/cli_startup.py); help, errors and unknown commands still see every command.
 COMMANDS = {"lab": "lab_cmds", "doctor": "lab_cmds", "trial": "trial_cmds", "demo": "trial_cmds",
@@ -19,6 +17,7 @@ COMMANDS = {"lab": "lab_cmds", "doctor": "lab_cmds", "trial": "trial_cmds", "dem
             "compare": "experiment_cmds", "import": "experiment_cmds", "calc": "calc_cmd",
             "audit": "tuning_cmds", "explain": "tuning_cmds", "recommend": "tuning_cmds",
             "testbed": "testbed_cmds", "diagnose": "diagnose_cmd", "rfc2544": "search_cmds"}
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 
 class OneLineParser(argparse.ArgumentParser):
