@@ -42,6 +42,6 @@ def render_table(results: Sequence[Any], lab_params: dict, settings: Any, librar
         lines.append("limit generator / sender CPU: above the NDR the sender fell behind (unsent frames, not DUT "
                      "loss), or the NDR is within 5% of the generator's own ceiling, so the DUT may forward more. "
                      "In the namespace lab the DUT forwards on the sender's CPU: a costlier DUT path (rules, "
-                     "conntrack) shows as a slower sender there. A separate generator host (SSH testbed) or a "
-                     "VM DUT separates the two.")
+                     "conntrack) shows as a slower sender there. A VM DUT (--dut vm: its own vCPU threads) "
+                     "separates them; rfc2544 does not run on SSH testbeds yet.")
     return "\n".join(lines)
