@@ -89,7 +89,7 @@ def test_report_is_self_contained_escaped_and_in_order(store):
     # the table: one <td> per cell with its mean; the all-failed cell says so
     means = {c.get("data-cell-id"): c.get("data-mean-mbps") for c in links.cells if c.get("data-cell-id")}
     assert sorted(float(v) for v in means.values() if v) == [710.0, 900.0, 940.0]
-    assert "failed (1 of 1)" in html
+    assert "failed: every repetition (1)" in html
     assert html.count('class="badge warn">n &lt; 3') == 1  # the IPv6 "none" cell has one trial
 
 

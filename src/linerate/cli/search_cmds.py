@@ -32,9 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     cmd = sub.add_parser("rfc2544", help="RFC 2544 throughput per frame size: NDR and PDR (MLRsearch, trafgen)",
                          description="Example: linerate rfc2544 --link 1g --frame-sizes 64,1518 --firewall rules:1000")
-    cmd.add_argument("--frame-sizes", type=frame_sizes_type, default=list(RFC2544_SIZES),
+    cmd.add_argument("--frame-sizes", type=frame_sizes_type, default=None,
                      help="comma-separated frame sizes in bytes, MAC header to FCS (default rfc2544: "
-                     f"{','.join(map(str, RFC2544_SIZES))})")
+                     f"{','.join(map(str, RFC2544_SIZES))}; with --family 6 the smallest is 66, the least that "
+                     "carries IPv6 and UDP headers)")
     cmd.add_argument("--family", type=int, default=4, choices=(4, 6), help="IP family of the frames (default 4)")
     cmd.add_argument("--trial-duration", type=float, default=1.0,
                      help="seconds per search trial (default 1; RFC 2544 asks for 60 in final figures)")
@@ -51,6 +52,11 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     from linerate.search.rfc2544 import SearchSettings
     from linerate.traffic.trafgen import check_frame_size
 
+    if args.frame_sizes is None:
+        from linerate.calc.linerate import RFC2544_SIZES
+        from linerate.traffic.trafgen import min_frame
+
+        args.frame_sizes = [max(size, min_frame(args.family)) for size in RFC2544_SIZES]
     for size in args.frame_sizes:
         check_frame_size(size, args.family)
     settings = SearchSettings(args.trial_duration, args.pdr_loss)

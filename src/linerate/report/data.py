@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from linerate.diagnose.facts import cell_facts, mean_cpus
-from linerate.report.layout import row_label
 from linerate.diagnose.rules import diagnose
+from linerate.report.layout import row_label
 from linerate.stats import Summary, summarize
 from linerate.store.db import ExperimentRow, Store
 
