@@ -48,7 +48,8 @@ def main(trials: int) -> None:
             if fmt == "html":
                 from linerate.report.html import render_report
 
-                text = render_report(Store(path), "synthetic")
+                store = Store(path)
+                text = render_report(store, build_report(store, "synthetic", detail=True))
             else:
                 text = serializer(fmt)(build_report(Store(path), "synthetic"))
             elapsed = time.perf_counter() - start

@@ -74,7 +74,7 @@ class Links(HTMLParser):
 
 
 def test_report_is_self_contained_escaped_and_in_order(store):
-    html = render_report(store, 1)
+    html = render_report(store, build_report(store, 1, detail=True))
     assert "http://" not in html and "https://" not in html
     links = Links()
     links.feed(html)
@@ -94,7 +94,7 @@ def test_report_is_self_contained_escaped_and_in_order(store):
 
 
 def test_report_evidence_sections(store):
-    html = render_report(store, 1)
+    html = render_report(store, build_report(store, 1, detail=True))
     # knobs: the firewall profile (declared) and the TSO read-back differ, GRO and RPS do not
     knobs = html[html.index('id="knob-differences"'):html.index("settings were the same")]
     assert "<code>firewall</code>" in knobs and "<code>offloads dut:lan0 tso</code>" in knobs

@@ -198,15 +198,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     check_output(args.output)
     store = open_store(args, create=False)
+    report = build_report(store, args.experiment, detail=args.format == "html")
     if args.format == "html":
         from linerate.report.html import render_report
 
-        emit(render_report(store, args.experiment), args.output)
-        report = build_report(store, args.experiment) if args.plot else None
+        emit(render_report(store, report), args.output)
     else:
         from linerate.report.exporters import serializer
 
-        report = build_report(store, args.experiment)
         emit(serializer(args.format)(report), args.output)
     if args.plot:
         from linerate.report.plot import write_png

@@ -20,13 +20,14 @@ from typing import Any
 from markupsafe import Markup
 
 from linerate import __version__
+from linerate.report.compare import MIN_PER_SIDE
 from linerate.report.layout import format_mbps
 
 SPARK_W, SPARK_H = 240.0, 48.0
 
 
 @functools.lru_cache(maxsize=1)
-def environment():
+def templates():
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("linerate.report", "templates"),
@@ -109,12 +110,13 @@ def attempt_rows(points: Sequence[Any]) -> Markup:
     return Markup("\n".join(rows))
 
 
-def render_report(store: Any, experiment_ref: str | int | None) -> str:
-    from linerate.report.data import build_report, unique_verdicts
+def render_report(store: Any, report: Any) -> str:
+    """report: built with detail=True (data.build_report); the store gives the chosen trials' raw
+    iperf3 output and the read-back knob states."""
+    from linerate.report.data import unique_verdicts
     from linerate.report.evidence import gather
     from linerate.report.plot import mean_ci_figure, run_order_figure, svg_text
 
-    report = build_report(store, experiment_ref, detail=True)
     evidence = gather(store, report)
     exp = report.experiment
     charts = {}
@@ -126,7 +128,7 @@ def render_report(store: Any, experiment_ref: str | int | None) -> str:
                                        "Each trial's deviation from its cell's mean, in run order")
     ceilings = sorted({c.line_rate_source for c in report.cells if c.line_rate_source})
     precision = exp.config.get("precision") if isinstance(exp.config, dict) else None
-    return environment().get_template("report.html.j2").render(
+    return templates().get_template("report.html.j2").render(
         report=report, exp=exp, ev=evidence, charts=charts, verdicts=unique_verdicts(report),
         ceilings=ceilings, precision=precision,
         stored_version=(exp.environment or {}).get("linerate_version") if isinstance(exp.environment, dict) else None)
@@ -148,11 +150,5 @@ def render_compare(result: Any, store: Any) -> str:
     if any(d is not None for d in differences):
         chart = svg_text(difference_figure([p.label for p in result.pairs], differences),
                          "Difference B minus A per cell with its 95% Welch confidence interval")
-    return environment().get_template("compare.html.j2").render(
-        result=result, experiments=experiments, chart=chart, min_per_side=_min_per_side())
-
-
-def _min_per_side() -> int:
-    from linerate.report.compare import MIN_PER_SIDE
-
-    return MIN_PER_SIDE
+    return templates().get_template("compare.html.j2").render(
+        result=result, experiments=experiments, chart=chart, min_per_side=MIN_PER_SIDE)

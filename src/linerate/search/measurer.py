@@ -107,7 +107,8 @@ def measure(path: PacketPath, frame_bytes: int, duration_s: float, load_fps: flo
 
 
 class Measurer:
-    """MLRsearch's AbstractMeasurer over a PacketPath. Every trial goes to `on_trial` the moment it
+    """MLRsearch's measurer (its AbstractMeasurer interface: measure(duration, load); the search calls
+    that method and needs nothing else) over a PacketPath. Every trial goes to `on_trial` the moment it
     ends (the store commits it). `replay`: trials of an interrupted search, served back in order
     while the search asks for exactly them (MLRsearch is deterministic given the same results), so
     a resumed search continues where it stopped without measuring anything twice."""
@@ -132,11 +133,3 @@ class Measurer:
         trial = measure(self.path, self.frame_bytes, intended_duration, intended_load, settle_s=self.settle_s)
         self.on_trial(trial, False)
         return trial.to_result()
-
-
-def as_abstract(measurer: Measurer):
-    """The Measurer registered as MLRsearch's AbstractMeasurer (imported only when searching)."""
-    from MLRsearch import AbstractMeasurer
-
-    AbstractMeasurer.register(Measurer)
-    return measurer

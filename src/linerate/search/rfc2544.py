@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib.metadata import version
 from typing import Any
 
 from linerate.calc.linerate import frame_rate
 from linerate.errors import ConfigError
-from linerate.search.measurer import SETTLE_S, Measurer, PacketPath, PacketTrial, as_abstract, measure
+from linerate.search.measurer import SETTLE_S, Measurer, PacketPath, PacketTrial, measure
 from linerate.store.db import Store
 
 DEFAULT_PDR_LOSS = 0.005
@@ -108,9 +108,8 @@ def library_version() -> str:
 
 
 def _trial_from_row(row) -> PacketTrial:
-    return PacketTrial(row["intended_duration_s"], row["intended_load_fps"], row["intended_count"], row["sent"],
-                       row["forwarded"], row["dut_loss"], row["unsent"], row["send_s"],
-                       json.loads(row["dut_counters"]), row["started_at"], row["ended_at"])
+    values = {f.name: row[f.name] for f in fields(PacketTrial)}
+    return PacketTrial(**{**values, "dut_counters": json.loads(values["dut_counters"])})
 
 
 def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params: dict[str, Any],
@@ -159,7 +158,7 @@ def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params
     config.search_duration_max = settings.max_search_s
     config.warmup_duration = None
     try:
-        found = MultipleLossRatioSearch(config=config).search(measurer=as_abstract(measurer), debug=lambda _: None)
+        found = MultipleLossRatioSearch(config=config).search(measurer=measurer, debug=lambda _: None)
     except Exception as exc:
         store.update_search(row["id"], status="failed", error=str(exc)[:500], ended_at=time.time())
         raise
