@@ -87,6 +87,7 @@ class TrialParams:
     udp_bitrate_bps: int = 1_000_000_000
     congestion: str | None = None
     port: int = 5201
+    latency: bool = False  # RTT probes idle and under this trial's load (traffic/latency.py)
 
     def __post_init__(self) -> None:
         if self.family not in (4, 6):
@@ -106,6 +107,8 @@ class TrialParams:
                               f"bit/s from {MIN_BITRATE_BPS:,} to {MAX_BITRATE_BPS:,}")
         if not _is_int(self.port) or not 1 <= self.port <= 65535:
             raise ConfigError("port", f"{self.port!r} is not a TCP/UDP port; use 1 to 65535")
+        if not isinstance(self.latency, bool):
+            raise ConfigError("latency", f"{self.latency!r} is not true or false")
         if self.congestion is not None and not re.fullmatch(r"[a-z0-9_]{1,16}", self.congestion):
             raise ConfigError("congestion", f"{self.congestion!r} is not a congestion control name")
 
@@ -137,6 +140,18 @@ class Trial:
     congestion: str | None = measure("TEXT", "TCP congestion control the sender used")
     generator: str | None = measure("TEXT", "traffic generator that measured it (iperf3 ...)")
     generator_version: str | None = measure("TEXT", "traffic generator version")
+    rtt_idle_sent: int | None = measure("INTEGER", "latency: RTT probes sent before the load")
+    rtt_idle_lost: int | None = measure("INTEGER", "latency: idle probes without a reply")
+    rtt_idle_p50_ms: float | None = measure("REAL", "latency: idle RTT median")
+    rtt_idle_p90_ms: float | None = measure("REAL", "latency: idle RTT 90th percentile")
+    rtt_idle_p99_ms: float | None = measure("REAL", "latency: idle RTT 99th percentile")
+    rtt_idle_max_ms: float | None = measure("REAL", "latency: idle RTT maximum")
+    rtt_loaded_sent: int | None = measure("INTEGER", "latency: RTT probes sent in the measured window")
+    rtt_loaded_lost: int | None = measure("INTEGER", "latency: probes under load without a reply")
+    rtt_loaded_p50_ms: float | None = measure("REAL", "latency: RTT median under load")
+    rtt_loaded_p90_ms: float | None = measure("REAL", "latency: RTT 90th percentile under load")
+    rtt_loaded_p99_ms: float | None = measure("REAL", "latency: RTT 99th percentile under load")
+    rtt_loaded_max_ms: float | None = measure("REAL", "latency: RTT maximum under load")
     timestamp: float | None = None
     error: str | None = None
     dut_counters: dict[str, int] = field(default_factory=dict)
@@ -151,7 +166,8 @@ class Trial:
     def to_dict(self, include_raw: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"status": self.status, "error": self.error}
         out.update(family=self.params.family, streams=self.params.streams, direction=self.params.direction,
-                   protocol=self.params.protocol, duration_s=self.params.duration_s, omit_s=self.params.omit_s)
+                   protocol=self.params.protocol, duration_s=self.params.duration_s, omit_s=self.params.omit_s,
+                   latency=self.params.latency)
         if self.params.protocol == "udp":
             out["udp_bitrate_bps"] = self.params.udp_bitrate_bps
         out.update({name: getattr(self, name) for name in TRIAL_COLUMNS})

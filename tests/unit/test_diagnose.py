@@ -46,7 +46,15 @@ CASES = {  # code: (facts where it must fire, facts where it must not)
                                 os_family="freebsd"),
                           Facts(throughput_bps=5e6, ceiling_bps=GBIT_CEILING, nic_names=["vtnet0"],
                                 checksum_offload="off")),
+    "queue-under-load": (Facts(throughput_bps=941e6, rtt_idle_p50_ms=0.05, rtt_loaded_p50_ms=25.1),
+                         Facts(throughput_bps=928e6, rtt_idle_p50_ms=0.065, rtt_loaded_p50_ms=1.9)),
 }
+
+
+def test_queue_under_load_says_how_much_is_queued():
+    verdict = RULES["queue-under-load"](Facts(throughput_bps=941e6, rtt_idle_p50_ms=0.05, rtt_loaded_p50_ms=25.05))
+    assert "+25.0 ms" in verdict.evidence and "2.9 MB" in verdict.evidence  # 25 ms x 941 Mbit/s / 8
+    assert verdict.kind == "note"
 
 
 def test_every_rule_has_a_case():

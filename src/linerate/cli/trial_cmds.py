@@ -12,7 +12,7 @@ from linerate.cli.options import (LAB_OPTIONS, add_json_flag, add_lab_options, a
                                   lab_params_from_args)
 from linerate.errors import ConfigError
 from linerate.model import DIRECTIONS, PROTOCOLS, Trial, TrialParams
-from linerate.report.layout import format_mbps, row_label
+from linerate.report.layout import format_mbps, format_ms, row_label
 
 
 def add_trial_options(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +24,9 @@ def add_trial_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--omit", type=int, default=1, help="warm-up seconds not counted, iperf3 -O (default 1)")
     parser.add_argument("--protocol", default="tcp", choices=PROTOCOLS, help="tcp or udp (default tcp)")
     parser.add_argument("--congestion", help="TCP congestion control, e.g. cubic or bbr (default: kernel's)")
+    parser.add_argument("--latency", action="store_true",
+                        help="probe RTT with fping (100/s) for 1 s idle and through the measured window; "
+                        "prints median, p90, p99 and max of each and the increase under load")
     parser.add_argument("--bitrate", type=bitrate_type, help="UDP: offered rate, e.g. 100m, 1g (default 1g); "
                         "TCP trials are not paced")
 
@@ -34,6 +37,7 @@ def params_from_args(args: argparse.Namespace) -> TrialParams:
     return as_option(lambda: TrialParams(
         family=args.family, streams=args.streams, direction=args.direction,
         duration_s=args.duration, omit_s=args.omit, protocol=args.protocol, congestion=args.congestion,
+        latency=args.latency,
         **({"udp_bitrate_bps": args.bitrate} if args.bitrate is not None else {}),
     ))
 
@@ -85,7 +89,22 @@ def describe_trial(trial: Trial) -> str:
                      f"(shaper {counters.get('shaper_dropped', 0)})")
     if trial.congestion:
         parts.append(f"cc={trial.congestion}")
-    return " ".join(parts)
+    return " ".join(parts) + "".join("\n  " + line for line in rtt_lines(trial))
+
+
+def rtt_lines(trial: Trial) -> list[str]:
+    """'RTT idle   p50 ... max ... (lost n of m)' and 'RTT loaded ...' and the increase, or []."""
+    if trial.rtt_idle_sent is None:
+        return []
+    lines = []
+    for phase in ("idle", "loaded"):
+        sent, lost = getattr(trial, f"rtt_{phase}_sent"), getattr(trial, f"rtt_{phase}_lost")
+        figures = "  ".join(f"{name} {format_ms(getattr(trial, f'rtt_{phase}_{name}_ms'))}"
+                            for name in ("p50", "p90", "p99", "max"))
+        lines.append(f"RTT {phase:<6} {figures}  (no reply: {lost} of {sent})")
+    if trial.rtt_idle_p50_ms is not None and trial.rtt_loaded_p50_ms is not None:
+        lines.append(f"RTT under load: p50 +{format_ms(trial.rtt_loaded_p50_ms - trial.rtt_idle_p50_ms)}")
+    return lines
 
 
 def check_lab_options(args: argparse.Namespace, lab_name: str, built_with: dict) -> None:

@@ -43,6 +43,8 @@ class Facts:
     nic_names: list[str] = field(default_factory=list)
     checksum_offload: str | None = None  # "on" | "off" | None (not known)
     pppoe: bool = False
+    rtt_idle_p50_ms: float | None = None  # latency trials: mean of the trials' idle / loaded RTT medians
+    rtt_loaded_p50_ms: float | None = None
 
     @property
     def line_rate_fraction(self) -> float | None:
@@ -125,6 +127,9 @@ def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], *, mean_bps
         for source, count in (dut.get("interrupts") or {}).items():
             facts.interrupts[source] = facts.interrupts.get(source, 0) + count
         drops_from_counters(trial.get("dut_counters") or {}, facts)
+    for name in ("rtt_idle_p50_ms", "rtt_loaded_p50_ms"):
+        values = [t[name] for t in trials if t.get(name) is not None]
+        setattr(facts, name, sum(values) / len(values) if values else None)
     facts.cpus = mean_cpus(windows)
     facts.cpu_source = "DUT CPU counters over the measured window" if facts.cpus else ""
     offloads = str(params.get("dut_offloads", "")) + " " + str(params.get("offloads", ""))

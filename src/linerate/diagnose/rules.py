@@ -20,6 +20,7 @@ OTHERS_IDLE_PCT = 50.0  # ... while the other CPUs average at most this
 ALL_BUSY_MIN_PCT = 80.0  # every CPU at least this busy, and on average SATURATED_PCT
 QUEUE_SHARE = 0.80  # one queue of a multi-queue NIC took this share of its interrupts
 MIN_QUEUE_INTERRUPTS = 100
+QUEUE_DELAY_MS = 5.0  # median RTT rising this much under load: a standing queue (bufferbloat)
 PATHOLOGICAL = 0.05  # under 5% of line rate (seed 004: ~5 Mbit/s through a virtio pfSense)
 
 
@@ -269,3 +270,21 @@ def offload_pathology(facts: Facts) -> Verdict | None:
                    f"{fraction * 100:.1f}% of line rate through virtio NICs {', '.join(facts.virtio_nics)} with "
                    f"checksum offload {facts.checksum_offload or 'not known to be off'} (seed 004: ~5 Mbit/s)",
                    f"disable checksum offload on the DUT's virtio NICs: {how}")
+
+
+@rule("queue-under-load")
+def queue_under_load(facts: Facts) -> Verdict | None:
+    if facts.rtt_idle_p50_ms is None or facts.rtt_loaded_p50_ms is None:
+        return None
+    added = facts.rtt_loaded_p50_ms - facts.rtt_idle_p50_ms
+    if added < QUEUE_DELAY_MS:
+        return None
+    queued = f" — about {added / 1e3 * facts.throughput_bps / 8 / 1e6:,.1f} MB standing at " \
+             f"{_mbps(facts.throughput_bps)}" if facts.throughput_bps else ""
+    return Verdict("queue-under-load", "note", "latency under load (a standing queue)",
+                   f"median RTT {facts.rtt_idle_p50_ms:.2f} ms idle, {facts.rtt_loaded_p50_ms:.1f} ms under load: "
+                   f"+{added:.1f} ms of queueing{queued}",
+                   "the bottleneck's queue fills (bufferbloat): give it an AQM — fq_codel or cake on Linux/OpenWrt "
+                   "(SQM), FQ-CoDel limiters on pfSense/OPNsense, `flows` queues in OpenBSD pf — or shape a little "
+                   "below the line rate so the queue forms where the AQM is; on an emulated link it is the "
+                   "shaper's tbf queue")

@@ -81,6 +81,8 @@ register(Axis("protocol", "trial", "tcp",
 register(Axis("congestion", "trial", "", _congestion, "default, or a congestion control name such as cubic or bbr"))
 register(Axis("udp_bitrate_bps", "trial", 1_000_000_000,
               _via_model(_whole, lambda v: TrialParams(udp_bitrate_bps=v).udp_bitrate_bps), "a bit rate > 0"))
+register(Axis("latency", "trial", False, _via_model(lambda v: v, lambda v: TrialParams(latency=v).latency),
+              "true (RTT probes idle and under the trial's load) or false"))
 register(Axis("firewall", "lab", "none", _via_model(_text, lambda v: str(FirewallProfile.parse(v))),
               "none, stateful, nat, rules:N or rules-stateless:N"))
 register(Axis("mtu", "lab", 1500, _mtu, f"{MTU_MIN} to {MTU_MAX}"))
@@ -89,7 +91,8 @@ register(Axis("mtu", "lab", 1500, _mtu, f"{MTU_MIN} to {MTU_MAX}"))
 def trial_params(cell: dict[str, Any]) -> TrialParams:
     return TrialParams(family=cell["family"], streams=cell["streams"], direction=cell["direction"],
                        duration_s=cell["duration_s"], omit_s=cell["omit_s"], protocol=cell["protocol"],
-                       congestion=cell["congestion"] or None, udp_bitrate_bps=cell["udp_bitrate_bps"])
+                       congestion=cell["congestion"] or None, udp_bitrate_bps=cell["udp_bitrate_bps"],
+                       latency=cell.get("latency", False))
 
 
 def lab_key(cell: dict[str, Any]) -> tuple:
@@ -243,4 +246,6 @@ def required_features(cells: list[dict[str, Any]]) -> set[str]:
             needed.add("vm qemu")
         if cell.get("vhost") == "on":
             needed.add("vm vhost-net")
+        if cell.get("latency"):
+            needed.add("binary fping")
     return needed

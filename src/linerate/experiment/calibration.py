@@ -13,6 +13,7 @@ happened to be fast would leave ordinary rig-bound trials unflagged.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 from collections.abc import Callable
@@ -81,7 +82,8 @@ def calibrate(cells: list[dict[str, Any]], store: Store, lab_factory: LabFactory
     for lab_json, items in by_lab.items():
         with lab_factory(json.loads(lab_json)) as lab:
             for key, cell in items:
-                trials = [lab.run_trial(trial_params(cell)) for _ in range(CALIBRATION_TRIALS)]
+                params = dataclasses.replace(trial_params(cell), latency=False)  # a baseline needs no probes
+                trials = [lab.run_trial(params) for _ in range(CALIBRATION_TRIALS)]
                 good = [t for t in trials if t.ok]
                 if not good:
                     on_message(f"calibration failed ({trials[-1].error}); trials of this shape are not flagged")

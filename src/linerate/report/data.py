@@ -11,6 +11,7 @@ from linerate.diagnose.facts import cell_facts, mean_cpus
 from linerate.diagnose.rules import diagnose
 from linerate.report.layout import row_label
 from linerate.stats import Summary, summarize
+from linerate.stats.summary import RTT_FIGURES
 from linerate.store.db import ExperimentRow, Store
 
 ROW_AXES = ("family", "streams", "direction", "protocol")
@@ -93,11 +94,14 @@ def build_report(store: Store, experiment_ref: str | int | None, *, detail: bool
             bucket["cpu_remote"].append(row["cpu_remote_pct"])
             bucket["lost_percent"].append(row["lost_percent"])
             bucket["jitter_ms"].append(row["jitter_ms"])
+            for name in RTT_FIGURES:
+                bucket[name].append(row[name])
             if row["flags"] != "[]":
                 flags[cell].update(json.loads(row["flags"]))
             if row["telemetry"] != "{}" or row["dut_counters"] != "{}":
                 telemetry[cell].append({"telemetry": json.loads(row["telemetry"]),
-                                        "dut_counters": json.loads(row["dut_counters"])})
+                                        "dut_counters": json.loads(row["dut_counters"]),
+                                        **{name: row[name] for name in RTT_FIGURES}})
         elif row["final"]:
             failures[cell] += 1
     precision = experiment.config.get("precision") if isinstance(experiment.config, dict) else None
@@ -107,7 +111,8 @@ def build_report(store: Store, experiment_ref: str | int | None, *, detail: bool
         b = values.get(row["id"], {})
         summary = summarize(b.get("throughput", []), b.get("retransmits", []), b.get("cpu_local", []),
                             b.get("cpu_remote", []), failures=failures.get(row["id"], 0),
-                            lost_percent=b.get("lost_percent", []), jitter_ms=b.get("jitter_ms", []))
+                            lost_percent=b.get("lost_percent", []), jitter_ms=b.get("jitter_ms", []),
+                            rtt={name: b.get(name, []) for name in RTT_FIGURES})
         rel = summary.relative_half_width
         reached = None if not precision else (rel is not None and rel <= precision)
         params = json.loads(row["params"])

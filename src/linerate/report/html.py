@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from linerate import __version__
 from linerate.report.compare import MIN_PER_SIDE
-from linerate.report.layout import format_mbps
+from linerate.report.layout import format_mbps, format_ms
 
 SPARK_W, SPARK_H = 240.0, 48.0
 
@@ -33,7 +33,8 @@ def templates():
     env = jinja2.Environment(loader=jinja2.PackageLoader("linerate.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
-    env.filters.update(mbps=format_mbps, pct=_pct, pvalue=_pvalue, signed_mbps=_signed_mbps, when=_when)
+    env.filters.update(mbps=format_mbps, ms=format_ms, pct=_pct, pvalue=_pvalue, signed_mbps=_signed_mbps,
+                       when=_when)
     env.globals.update(spark=spark, attempt_rows=attempt_rows, version=__version__)
     return env
 

@@ -36,3 +36,10 @@ def markdown_table(title: str, columns: Sequence[str], rows: Sequence[tuple[str,
     rule = "|" + "---|" * (len(columns) + 1)
     body = [f"| {md_cell(label)} | " + " | ".join(md_cell(c) for c in cells) + " |" for label, cells in rows]
     return "\n".join([head, rule, *body])
+
+
+def format_ms(value: float | None) -> str:
+    """An RTT: sub-millisecond values to the microsecond, others to 0.1 ms."""
+    if value is None:
+        return "-"
+    return f"{value:.3f} ms" if abs(value) < 1 else f"{value:.1f} ms"

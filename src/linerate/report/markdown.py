@@ -4,7 +4,7 @@ cells "941 ± 3 (12 retr, n=20)" in Mbit/s (mean ± 95% CI half-width)."""
 from __future__ import annotations
 
 from linerate.report.data import CellReport, Report, grid, unique_verdicts
-from linerate.report.layout import format_mbps, markdown_table, plain
+from linerate.report.layout import format_mbps, format_ms, markdown_table, plain
 
 
 def cell_text(cell: CellReport) -> str:
@@ -23,6 +23,9 @@ def cell_text(cell: CellReport) -> str:
         extras.append(f"loss {s.lost_percent_mean:.2f}%")
     if s.jitter_ms_mean is not None:
         extras.append(f"jitter {s.jitter_ms_mean:.3f} ms")
+    if s.rtt_loaded_p50_ms_mean is not None:
+        extras.append(f"RTT p50 {format_ms(s.rtt_idle_p50_ms_mean)} idle, {format_ms(s.rtt_loaded_p50_ms_mean)} "
+                      f"loaded (p99 {format_ms(s.rtt_loaded_p99_ms_mean)})")
     extras.append(f"n={s.n}" + (" <3: CI unreliable" if cell.few_trials else ""))
     if cell.precision_reached is False:
         extras.append("precision target not reached")

@@ -10,7 +10,7 @@ share a variance.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -18,6 +18,9 @@ from scipy import stats as sps
 
 CONFIDENCE = 0.95
 ALPHA = 0.05
+
+
+RTT_FIGURES = ("rtt_idle_p50_ms", "rtt_loaded_p50_ms", "rtt_loaded_p99_ms")
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ class Summary:
     failures: int = 0
     lost_percent_mean: float | None = None
     jitter_ms_mean: float | None = None
+    rtt_idle_p50_ms_mean: float | None = None  # latency trials: mean over trials of each one's median RTT
+    rtt_loaded_p50_ms_mean: float | None = None
+    rtt_loaded_p99_ms_mean: float | None = None
 
     @property
     def half_width(self) -> float | None:
@@ -71,9 +77,10 @@ def _mean_or_none(values: Sequence[float | None]) -> float | None:
 def summarize(throughputs: Sequence[float], retransmits: Sequence[float | None] = (),
               cpu_local: Sequence[float | None] = (), cpu_remote: Sequence[float | None] = (),
               failures: int = 0, lost_percent: Sequence[float | None] = (),
-              jitter_ms: Sequence[float | None] = ()) -> Summary:
+              jitter_ms: Sequence[float | None] = (), rtt: Mapping[str, Sequence[float | None]] | None = None) -> Summary:
     """Throughput is never negative, so the interval's lower end is clipped at 0 (with n = 2 the
-    t interval is often wider than the mean: t(0.975, 1) = 12.7). Reports mark n < 3."""
+    t interval is often wider than the mean: t(0.975, 1) = 12.7). Reports mark n < 3.
+    rtt: {"rtt_idle_p50_ms": [per trial], ...} for latency trials (RTT_FIGURES)."""
     values = np.asarray(throughputs, dtype=float)
     n = len(values)
     if n == 0:
@@ -86,6 +93,7 @@ def summarize(throughputs: Sequence[float], retransmits: Sequence[float | None] 
         retransmits_mean=_mean_or_none(retransmits), cpu_local_mean=_mean_or_none(cpu_local),
         cpu_remote_mean=_mean_or_none(cpu_remote), failures=failures,
         lost_percent_mean=_mean_or_none(lost_percent), jitter_ms_mean=_mean_or_none(jitter_ms),
+        **{f"{name}_mean": _mean_or_none((rtt or {}).get(name, ())) for name in RTT_FIGURES},
     )
 
 

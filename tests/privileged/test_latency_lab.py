@@ -1,0 +1,73 @@
+"""Latency under load through a real namespace lab with the emulated 1 Gbit/s link: idle RTT is
+sub-millisecond, and the median RTT under a cubic bulk load rises by the shaper's queue delay,
+which this test measures itself by sampling the DUT's tbf backlog while the trial runs. An
+experiment with `latency = true` stores the RTT per trial and its report says why (queue-under-load)."""
+
+import json
+import sqlite3
+import statistics
+import subprocess
+import threading
+import time
+
+from tests.privileged.conftest import linerate
+
+LINK_BPS = 1e9
+WIRE_OVERHEAD = 24  # FCS, preamble/SFD and inter-frame gap the shaper charges per frame (topology/link.py)
+
+
+def sample_queue_delay_ms(namespace: str, stop: threading.Event, out: list) -> None:
+    """The egress shaper's standing queue toward the server, as time at the link rate."""
+    while not stop.is_set():
+        text = subprocess.run(["ip", "netns", "exec", namespace, "tc", "-s", "-j", "qdisc", "show", "dev", "wan0"],
+                              capture_output=True, text=True, timeout=10).stdout
+        shaper = [q for q in json.loads(text) if q.get("parent") == "1:1"][0]
+        if shaper["qlen"]:
+            frame = shaper["backlog"] / shaper["qlen"]
+            out.append(shaper["backlog"] * (1 + WIRE_OVERHEAD / frame) * 8 / LINK_BPS * 1e3)
+        time.sleep(0.1)
+
+
+def test_loaded_rtt_rises_by_the_shaper_queue(tmp_path):
+    linerate("lab", "up", "--name", "latq", "--link", "1g")
+    try:
+        stop, delays = threading.Event(), []
+        sampler = threading.Thread(target=sample_queue_delay_ms, args=("lr-latq-dut", stop, delays))
+        trial_run = threading.Thread(target=lambda: results.append(linerate(
+            "trial", "--lab", "latq", "--latency", "--congestion", "cubic", "--duration", "4", "--json")))
+        results = []
+        trial_run.start()
+        time.sleep(2.5)  # idle probes (1 s) and iperf3's omit second: the queue has formed
+        sampler.start()
+        time.sleep(2.5)
+        stop.set()
+        sampler.join()
+        trial_run.join()
+    finally:
+        linerate("lab", "down", "latq")
+    trial = json.loads(results[0].stdout)
+    assert trial["status"] == "ok" and trial["throughput_bps"] > 0.9e9
+    idle, loaded = trial["rtt_idle_p50_ms"], trial["rtt_loaded_p50_ms"]
+    assert idle < 1.0, trial
+    assert len(delays) >= 5, delays
+    queue = statistics.median(delays)
+    assert queue > 5, f"cubic should keep a standing queue: {delays}"
+    assert 0.6 * queue < loaded - idle < 1.4 * queue, (idle, loaded, queue, delays)
+    assert trial["rtt_loaded_sent"] >= 300 and trial["rtt_loaded_lost"] == 0
+    assert len(trial["telemetry"]["latency"]["loaded"]) == trial["rtt_loaded_sent"]
+
+
+def test_latency_experiment_stores_rtt_and_reports_the_queue(tmp_path):
+    db, experiment = str(tmp_path / "l.db"), tmp_path / "bloat.toml"
+    experiment.write_text('name = "bloat"\nrepetitions = 2\nduration_s = 2\nomit_s = 1\ncalibrate = false\n'
+                          'link_rate = "1g"\ncongestion = "cubic"\nlatency = true\n')
+    linerate("run", str(experiment), "--db", db, timeout=300)
+    rows = sqlite3.connect(db).execute(
+        "SELECT rtt_idle_p50_ms, rtt_loaded_p50_ms, rtt_loaded_p99_ms, rtt_loaded_sent FROM trials "
+        "WHERE status='ok'").fetchall()
+    assert len(rows) == 2 and all(idle < 1 < 5 < loaded <= p99 and sent > 100 for idle, loaded, p99, sent in rows)
+    report = linerate("report", "bloat", "--db", db).stdout
+    assert "[queue-under-load]" in report and "RTT p50" in report, report
+    doc = json.loads(linerate("report", "bloat", "--db", db, "--format", "json").stdout)
+    summary = doc["cells"][0]["stats"]
+    assert summary["rtt_loaded_p50_ms_mean"] > 5 > 1 > summary["rtt_idle_p50_ms_mean"]
