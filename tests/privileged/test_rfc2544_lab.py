@@ -4,6 +4,7 @@ generator's ceiling shown, every search trial is stored and --resume replays ins
 and a 1,000-rule stateful DUT has a lower small-frame NDR than no firewall."""
 
 import json
+import re
 import sqlite3
 
 from tests.privileged.conftest import linerate
@@ -44,13 +45,18 @@ def test_rfc2544_on_the_emulated_link(tmp_path):
         {1518: big["ndr_fps"], 64: small["ndr_fps"]}
 
 
-def test_rule_walk_lowers_small_frame_ndr(tmp_path):
-    db = str(tmp_path / "r.db")
-    ndr = {}
-    for firewall in ("none", "rules:1000"):
-        out = linerate("rfc2544", "--link", "1g", "--frame-sizes", "64", "--firewall", firewall, "--db", db,
-                       "--name", f"fw-{firewall}", timeout=600)
-        row = [line.split() for line in out.stdout.splitlines() if line.split()[:1] == ["64"]][0]
-        ndr[firewall] = float(row[2].replace(",", ""))
+def test_rule_walk_lowers_small_frame_ndr_shown_by_compare(tmp_path):
+    """An experiment file with test = "rfc2544": two repetitions of each search, both labs up in one
+    run, and `linerate compare` of the two firewall profiles by NDR with Welch's test."""
+    db, experiment = str(tmp_path / "r.db"), tmp_path / "fw.toml"
+    experiment.write_text('name = "fw"\ntest = "rfc2544"\nrepetitions = 2\nduration_s = 1\nframe_sizes = [64]\n'
+                          'link_rate = "1g"\n[axes]\nfirewall = ["none", "rules:1000"]\n')
+    out = linerate("run", str(experiment), "--db", db, timeout=900)
+    assert "| 64 B (max 1,488,095) |" in out.stdout and "4 searches" in out.stdout, out.stdout
+    compared = linerate("compare", "fw:firewall=none", "fw:firewall=rules:1000", "--db", db).stdout
+    line = [l for l in compared.splitlines() if "IPv4 64 B NDR" in l][0]
+    ndr_none, ndr_rules = (float(v.replace(",", "")) for v in re.search(r"A ([\d,]+) \(n=2\), B ([\d,]+)", line).groups())
     # unanswered UDP stays conntrack-NEW, so with rules:1000 every frame walks the list
-    assert ndr["rules:1000"] < 0.5 * ndr["none"], ndr
+    assert ndr_rules < 0.5 * ndr_none, compared
+    assert "slower than A" in line or "no significant difference" in line, line
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM searches WHERE status='done'").fetchone()[0] == 4

@@ -141,6 +141,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         inventory = load_inventory(args.testbed)
     refuse_unsupported(experiment.cells(), "namespace" if inventory is None else "ssh", inventory)
     seed = args.seed if args.seed is not None else experiment.seed
+    if experiment.test == "rfc2544":
+        from linerate.cli.search_cmds import run_search_experiment
+
+        return run_search_experiment(args, experiment, text, seed, inventory)
     if args.dry_run:
         return _dry_run(args, experiment, text, seed, inventory)
     from linerate import preflight
@@ -198,6 +202,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     check_output(args.output)
     store = open_store(args, create=False)
+    from linerate.search.experiment import is_search_experiment
+
+    if is_search_experiment(store.experiment(args.experiment)):
+        return _report_searches(args, store)
     report = build_report(store, args.experiment, detail=args.format == "html")
     if args.format == "html":
         from linerate.report.html import render_report
@@ -215,6 +223,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_searches(args: argparse.Namespace, store) -> int:
+    from linerate.search.summary import SERIALIZERS, summarize_searches
+
+    experiment = store.experiment(args.experiment)
+    if args.format not in SERIALIZERS:
+        raise ConfigError("--format", f"an rfc2544 experiment reports as {', '.join(SERIALIZERS)}; "
+                          f"{args.format} covers throughput experiments")
+    summaries = summarize_searches(store, experiment.id)
+    emit(SERIALIZERS[args.format](experiment, summaries), args.output)
+    if args.plot:
+        from linerate.search.plot import write_frame_size_png
+
+        write_frame_size_png(experiment, summaries, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from linerate.report.layout import plain
 
@@ -224,8 +249,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"no experiments in {store.path}")
     for exp in rows:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(exp.started_at))
-        cells = len(store.cell_rows(exp.id))
-        print(f"{exp.id:4}  {plain(exp.name):20} {exp.kind:7} {exp.status:11} {started}  {cells} cells")
+        searches = len(store.searches(exp.id))
+        what = f"{searches} searches" if searches else f"{len(store.cell_rows(exp.id))} cells"
+        print(f"{exp.id:4}  {plain(exp.name):20} {exp.kind:7} {exp.status:11} {started}  {what}")
     return 0
 
 
@@ -235,6 +261,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_output(args.output)
     store = open_store(args, create=False)
     result = compare_selections(store, args.a, args.b)
+    if args.format == "html" and result.a.unit != "Mbit/s":
+        raise ConfigError("--format", "html compares throughput experiments; compare rfc2544 experiments as text")
     if args.format == "html":
         from linerate.report.html import render_compare
 

@@ -53,10 +53,9 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     from linerate.traffic.trafgen import check_frame_size
 
     if args.frame_sizes is None:
-        from linerate.calc.linerate import RFC2544_SIZES
-        from linerate.traffic.trafgen import min_frame
+        from linerate.traffic.trafgen import default_frame_sizes
 
-        args.frame_sizes = [max(size, min_frame(args.family)) for size in RFC2544_SIZES]
+        args.frame_sizes = default_frame_sizes(args.family)
     for size in args.frame_sizes:
         check_frame_size(size, args.family)
     settings = SearchSettings(args.trial_duration, args.pdr_loss)
@@ -110,3 +109,43 @@ def _progress(result, trial, replayed: bool) -> None:
     what = "replayed" if replayed else "measured"
     print(f"  {result.frame_bytes} B: {what} {load}: sent {trial.sent:,}, forwarded {trial.forwarded:,}, "
           f"DUT loss {trial.dut_loss:,}, unsent {trial.unsent:,}", file=sys.stderr)
+
+
+def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed: int | None, inventory) -> int:
+    """`linerate run FILE` for a file with test = "rfc2544"."""
+    from linerate.search.experiment import search_plan
+
+    if inventory is not None:
+        raise ConfigError("--testbed", 'test = "rfc2544" runs on the namespace lab or a VM DUT (dut = "vm"); '
+                          "SSH testbeds have no packet generator seam yet — drop --testbed")
+    plan = search_plan(experiment)
+    searches = len(plan) * experiment.repetitions
+    if args.dry_run:
+        print(f"experiment '{experiment.name}' (rfc2544): {len(plan)} searches per repetition x "
+              f"{experiment.repetitions} = {searches} searches of {experiment.duration_s} s trials")
+        for params, family, size in plan:
+            print(f"  IPv{family} {size} B, firewall {params['firewall']}, link {params['link_rate']}")
+        return 0
+    from linerate import preflight
+    from linerate.cli.experiment_cmds import open_store
+    from linerate.experiment.axes import required_features
+    from linerate.experiment.run import namespace_lab
+    from linerate.search.experiment import run_searches
+    from linerate.search.lab_path import LabPath
+    from linerate.search.summary import serialize_markdown, summarize_searches
+
+    preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()) | {"binary trafgen"})
+    store = open_store(args)
+
+    def done(repetition: int, total: int, result) -> None:
+        ndr = "–" if result.ndr_fps is None else f"{result.ndr_fps:,.0f}"
+        print(f"repetition {repetition}/{total}: IPv{result.family} {result.frame_bytes} B NDR {ndr} fps "
+              f"({len(result.trials) - result.replayed} trials measured, {result.replayed} replayed)",
+              file=sys.stderr)
+
+    run = run_searches(experiment, store, file_text=text, resume=args.resume, seed=seed, lab_factory=namespace_lab,
+                       path_factory=LabPath, on_search=done)
+    print(serialize_markdown(store.experiment(run.experiment_id), summarize_searches(store, run.experiment_id)))
+    print(f"{len(run.results)} searches ({run.trials_measured} trials measured) into {store.path}, experiment "
+          f"{run.experiment_id}{' (resumed)' if run.resumed else ''}, seed {run.seed}")
+    return 0

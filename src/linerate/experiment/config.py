@@ -8,7 +8,7 @@ import hashlib
 import itertools
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
@@ -19,6 +19,7 @@ MAX_FILE_BYTES = 1_000_000
 MAX_CELLS = 10_000
 MAX_DEPTH = 8
 MAX_SEED = 2**63 - 1  # SQLite INTEGER is signed 64-bit
+SEARCH_AXES = ("family",)  # the trial-scope axes an rfc2544 search varies; lab axes all apply
 
 
 class Experiment(BaseModel):
@@ -36,6 +37,9 @@ class Experiment(BaseModel):
     retry_backoff_s: float = Field(1.0, ge=0, le=60)
     seed: StrictInt | None = Field(None, ge=0, le=MAX_SEED)
     calibrate: bool = Field(True, strict=True)
+    test: Literal["throughput", "latency", "rfc2544"] = "throughput"
+    frame_sizes: list[StrictInt] | None = Field(None, min_length=1, max_length=64)
+    pdr_loss: float = Field(0.005, gt=0, lt=0.5)
     fixed: dict[str, Any] = Field(default_factory=dict)
     axes: dict[str, list[Any]] = Field(default_factory=dict)
 
@@ -66,7 +70,45 @@ class Experiment(BaseModel):
             raise ValueError("min_repetitions is larger than max_repetitions")
         if self.n_cells > MAX_CELLS:
             raise ValueError(f"the axes give {self.n_cells} cells; at most {MAX_CELLS} are allowed")
+        self._test_consistent()
         return self
+
+    def _test_consistent(self) -> None:
+        declared = set(self.axes) | set(self.fixed)
+        if self.test != "rfc2544":
+            for name in ("frame_sizes", "pdr_loss"):
+                if name in self.model_fields_set:
+                    raise ValueError(f"{name} applies to test = \"rfc2544\"; drop it or set test = \"rfc2544\"")
+        if self.test == "latency" and self.fixed.get("latency") is False or \
+                self.test == "latency" and False in self.axes.get("latency", []):
+            raise ValueError('test = "latency" probes every cell; drop latency = false')
+        if self.test != "rfc2544":
+            return
+        from linerate.experiment.axes import AXES
+        from linerate.traffic.trafgen import check_frame_size
+
+        trial_axes = sorted(n for n in declared if AXES[n].scope == "trial" and n not in SEARCH_AXES)
+        if trial_axes:
+            raise ValueError(f"{', '.join(trial_axes)} applies to throughput tests; an rfc2544 experiment varies "
+                             "family, frame_sizes and the lab's axes")
+        if self.precision is not None:
+            raise ValueError("precision applies to throughput tests; an rfc2544 experiment repeats each search "
+                             "`repetitions` times")
+        for family in {cell["family"] for cell in self.cells()}:
+            for size in self.frame_sizes or []:
+                try:
+                    check_frame_size(size, family, "frame_sizes")
+                except ConfigError as exc:
+                    raise ValueError(f"frame_sizes: {exc.problem}") from None
+        if self.frame_sizes is not None and len(set(self.frame_sizes)) != len(self.frame_sizes):
+            raise ValueError("frame_sizes lists a size twice")
+
+    def sizes_for(self, family: int) -> list[int]:
+        """An rfc2544 experiment's frame sizes for one family (RFC 2544's seven by default; IPv6's
+        smallest is 66, the least that carries its headers)."""
+        from linerate.traffic.trafgen import default_frame_sizes
+
+        return list(self.frame_sizes) if self.frame_sizes is not None else default_frame_sizes(family)
 
     @property
     def n_cells(self) -> int:
@@ -80,6 +122,8 @@ class Experiment(BaseModel):
         base = {name: axis.default for name, axis in AXES.items()}
         base.update(self.fixed)
         base.update(duration_s=self.duration_s, omit_s=self.omit_s)
+        if self.test == "latency":
+            base["latency"] = True
         names = list(self.axes)
         return [{**base, **dict(zip(names, combo))} for combo in itertools.product(*self.axes.values())]
 

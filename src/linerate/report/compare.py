@@ -3,11 +3,15 @@
 Cells are paired by everything the selectors do not name (family, streams, direction, and any other
 parameter), and Welch's t-test runs per pair: pooling IPv4 with IPv6 or 1 with 4 streams into one
 sample would mix different quantities and hide the real differences (or invent them).
+
+rfc2544 experiments compare the same way: a "cell" is a search (lab, family, frame size) and its
+sample the NDRs of its repetitions, in frames/s.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +27,9 @@ class Selection:
     text: str
     experiment_id: int
     wanted: dict[str, str]
-    cells: list[tuple[int, dict[str, Any]]]
+    cells: list[tuple[Any, dict[str, Any]]]
+    values: Callable[[Any], list[float]]  # a cell's sample: throughputs of its ok trials, or NDRs of its searches
+    unit: str = "Mbit/s"
 
 
 def parse_selector(store: Store, selector: str) -> Selection:
@@ -35,7 +41,17 @@ def parse_selector(store: Store, selector: str) -> Selection:
             raise ConfigError("compare", f"{plain(item)!r} is not key=value")
         wanted[key.strip()] = value.strip()
     exp = store.experiment(ref or None)
-    cells = [(r["id"], json.loads(r["params"])) for r in store.cell_rows(exp.id)]
+    from linerate.search.experiment import is_search_experiment
+
+    if is_search_experiment(exp):
+        from linerate.search.summary import ndr_values, search_groups
+
+        groups = search_groups(store, exp.id)
+        cells: list[tuple[Any, dict[str, Any]]] = [(key, json.loads(key)) for key in groups]
+        values, unit = (lambda key: ndr_values(groups[key])), "frames/s"
+    else:
+        cells = [(r["id"], json.loads(r["params"])) for r in store.cell_rows(exp.id)]
+        values, unit = store.ok_throughputs, "Mbit/s"
     known = sorted({k for _, params in cells for k in params})
     for key in wanted:
         if key not in known:
@@ -44,7 +60,7 @@ def parse_selector(store: Store, selector: str) -> Selection:
     chosen = [(cid, p) for cid, p in cells if all(str(p.get(k)) == v for k, v in wanted.items())]
     if not chosen:
         raise ConfigError("compare", f"{plain(selector)!r} matches no cell")
-    return Selection(selector, exp.id, wanted, chosen)
+    return Selection(selector, exp.id, wanted, chosen, values, unit)
 
 
 @dataclass
@@ -55,11 +71,15 @@ class PairResult:
     comparison: Any = None  # stats.Comparison, or None with too few trials
     summary_a: Any = None  # stats.Summary of each side
     summary_b: Any = None
+    unit: str = "Mbit/s"
 
     def render(self) -> str:
         if self.comparison is None:
             return f"{self.label}: too few trials to compare (A n={self.n_a}, B n={self.n_b}; need {MIN_PER_SIDE} each)"
         c = self.comparison
+        if self.unit == "frames/s":
+            return (f"{self.label}: A {c.mean_a:,.0f} (n={self.n_a}), B {c.mean_b:,.0f} (n={self.n_b}) frames/s; "
+                    f"B-A {c.difference:+,.0f} frames/s ({c.relative * 100:+.1f}%): {c.verdict()}")
         return (f"{self.label}: A {format_mbps(c.mean_a)} (n={self.n_a}), B {format_mbps(c.mean_b)} (n={self.n_b}) "
                 f"Mbit/s; B-A {c.difference / 1e6:+,.1f} Mbit/s ({c.relative * 100:+.1f}%): {c.verdict()}")
 
@@ -82,16 +102,21 @@ class CompareResult:
                 if values(self.a, key) != values(self.b, key)]
 
     def render(self) -> str:
+        what = "NDR frames/s, mean over repeated searches" if self.a.unit == "frames/s" else "Mbit/s, mean"
         lines = [f"A = {plain(self.a.text)}", f"B = {plain(self.b.text)}",
-                 "cell by cell (Mbit/s, mean; Welch's t-test per cell):"]
+                 f"cell by cell ({what}; Welch's t-test per cell):"]
         lines += ["  " + pair.render() for pair in self.pairs]
         lines += [f"  {label}: no partner cell on the other side" for label in self.unpaired]
         return "\n".join(lines)
 
 
 def _label(params: dict[str, Any], shown: list[str]) -> str:
-    label = row_label(params.get("family", 4), params.get("streams", 1), params.get("direction", "forward"))
-    extra = [f"{k}={params[k]}" for k in shown if k not in ("family", "streams", "direction") and k in params]
+    if "frame_bytes" in params:
+        label = f"IPv{params.get('family', 4)} {params['frame_bytes']} B NDR"
+    else:
+        label = row_label(params.get("family", 4), params.get("streams", 1), params.get("direction", "forward"))
+    extra = [f"{k}={params[k]}" for k in shown if k not in ("family", "streams", "direction", "frame_bytes")
+             and k in params]
     return plain(" ".join([label, *extra]))
 
 
@@ -99,6 +124,9 @@ def compare_selections(store: Store, selector_a: str, selector_b: str) -> Compar
     from linerate.stats import compare, summarize
 
     a, b = parse_selector(store, selector_a), parse_selector(store, selector_b)
+    if a.unit != b.unit:
+        raise ConfigError("compare", "A and B measure different things (a throughput experiment and an rfc2544 "
+                          "one); compare experiments of one kind")
     named = set(a.wanted) | set(b.wanted)
 
     def pair_key(params: dict[str, Any], keys: list[str]) -> str:
@@ -109,7 +137,7 @@ def compare_selections(store: Store, selector_a: str, selector_b: str) -> Compar
     # side but differs between them (two experiments run with different firewall profiles) is what
     # is being compared, not a pairing key.
     varying = [k for k in common if any(len({json.dumps(p.get(k)) for _, p in side.cells}) > 1 for side in (a, b))]
-    keys = sorted(set(varying) | {"family", "streams", "direction"} & set(common))
+    keys = sorted(set(varying) | {"family", "streams", "direction", "frame_bytes"} & set(common))
     side_a = {pair_key(p, keys): (cid, p) for cid, p in a.cells}
     side_b = {pair_key(p, keys): (cid, p) for cid, p in b.cells}
     result = CompareResult(a, b)
@@ -119,9 +147,9 @@ def compare_selections(store: Store, selector_a: str, selector_b: str) -> Compar
             result.unpaired.append(_label(params, varying))
             continue
         (cell_a, params), (cell_b, _) = side_a[key], side_b[key]
-        values_a, values_b = store.ok_throughputs(cell_a), store.ok_throughputs(cell_b)
+        values_a, values_b = a.values(cell_a), b.values(cell_b)
         pair = PairResult(_label(params, varying), len(values_a), len(values_b),
-                          summary_a=summarize(values_a), summary_b=summarize(values_b))
+                          summary_a=summarize(values_a), summary_b=summarize(values_b), unit=a.unit)
         if len(values_a) >= MIN_PER_SIDE and len(values_b) >= MIN_PER_SIDE:
             pair.comparison = compare(values_a, values_b, "A", "B")
         result.pairs.append(pair)

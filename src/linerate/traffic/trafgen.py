@@ -29,6 +29,13 @@ def min_frame(family: int) -> int:
     return max(64, HEADERS[family] + FCS_BYTES)
 
 
+def default_frame_sizes(family: int) -> list[int]:
+    """RFC 2544's seven sizes, the smallest raised to what the family's headers need (IPv6: 66)."""
+    from linerate.calc.linerate import RFC2544_SIZES
+
+    return sorted({max(size, min_frame(family)) for size in RFC2544_SIZES})
+
+
 def check_frame_size(frame_bytes: int, family: int, field: str = "--frame-sizes") -> int:
     if not isinstance(frame_bytes, int) or not min_frame(family) <= frame_bytes <= MAX_FRAME:
         raise ConfigError(field, f"{frame_bytes!r} is not a frame size for IPv{family}: use "
