@@ -129,10 +129,11 @@ def serialize_markdown(experiment: ExperimentRow, summaries: list[SizeSummary]) 
                  f"searches, % of the theoretical frame rate)")
         parts.append(markdown_table(title, columns, rows))
     goals = config.get("goals") or [{}, {}]  # `linerate rfc2544` stores its goals; experiment files their keys
-    duration = config.get("duration_s") or goals[0].get("final_trial_duration", "?")
+    duration = config.get("duration_s") or goals[0].get("final_trial_duration")
     pdr_loss = float(config.get("pdr_loss") or goals[-1].get("loss_ratio", 0.005))
+    seconds = f"{duration:g}" if isinstance(duration, (int, float)) else "?"
     footer = plain(f"Experiment {experiment.id} '{experiment.name}', {experiment.status}, seed {experiment.seed}; "
-                   f"{duration:g} s search trials, NDR loss 0, PDR loss {pdr_loss * 100:g}%; "
+                   f"{seconds} s search trials, NDR loss 0, PDR loss {pdr_loss * 100:g}%; "
                    "the frame rate counts MAC header to FCS, the theoretical maximum adds preamble, SFD and gap.")
     if not summaries:
         return plain(f"Experiment {experiment.id} '{experiment.name}': no searches stored yet.") + "\n"
