@@ -3,10 +3,10 @@ probes' place in a trial (idle before the load, loaded inside the measured windo
 
 import time
 
-import numpy as np
 import pytest
 
 from linerate.diagnose.facts import cell_facts
+from linerate.diagnose.rules import diagnose
 from linerate.errors import ConfigError, ParseError
 from linerate.exec import FakeExecutor
 from linerate.experiment.config import parse_experiment
@@ -51,12 +51,14 @@ def test_parse_rejects_other_addresses_and_empty_output():
         latency.parse_fping("fping: Name or service not known\n", SERVER)
 
 
-def test_percentiles_match_numpy():
-    samples = latency.parse_fping(fping_output("ipv4_loaded_cubic.txt"), SERVER)
-    summary = latency.summarize(samples)
-    for q, got in ((50, summary.p50_ms), (90, summary.p90_ms), (99, summary.p99_ms)):
-        assert got == pytest.approx(np.percentile(samples, q))
-    assert summary.max_ms == max(samples)
+def test_percentiles_interpolate_between_ranks_and_ignore_lost_probes():
+    summary = latency.summarize([4.0, None, 1.0, 3.0, 2.0, None])
+    assert (summary.sent, summary.lost, summary.max_ms) == (6, 2, 4.0)
+    assert (summary.p50_ms, summary.p90_ms, summary.p99_ms) == pytest.approx((2.5, 3.7, 3.97))
+    one = latency.summarize([0.05])
+    assert one.p50_ms == one.p99_ms == one.max_ms == 0.05
+    loaded = latency.summarize(latency.parse_fping(fping_output("ipv4_loaded_cubic.txt"), SERVER))
+    assert 20 < loaded.p50_ms <= loaded.p90_ms <= loaded.p99_ms <= loaded.max_ms < 30
 
 
 def test_fping_argv_and_probe_count():
@@ -133,11 +135,10 @@ def test_latency_in_experiment_files_and_params():
 
 
 def test_cell_summary_and_facts_carry_rtt():
-    trials = [{"telemetry": {}, "dut_counters": {}, "rtt_idle_p50_ms": 0.05, "rtt_loaded_p50_ms": 24.0},
-              {"telemetry": {}, "dut_counters": {}, "rtt_idle_p50_ms": 0.07, "rtt_loaded_p50_ms": 26.0}]
-    facts = cell_facts({"streams": 1}, trials, mean_bps=941e6, retransmits=0, ceiling_bps=941.48e6,
-                       line_rate_source="emulated", flags=())
-    assert facts.rtt_idle_p50_ms == pytest.approx(0.06) and facts.rtt_loaded_p50_ms == 25.0
     summary = summarize_cell([941e6, 940e6], rtt={"rtt_loaded_p50_ms": [24.0, 26.0], "rtt_idle_p50_ms": [None, 0.1]})
     assert summary.rtt_loaded_p50_ms_mean == 25.0 and summary.rtt_idle_p50_ms_mean == 0.1
     assert summary.rtt_loaded_p99_ms_mean is None
+    facts = cell_facts({"streams": 1}, [], mean_bps=941e6, retransmits=0, ceiling_bps=941.48e6,
+                       line_rate_source="emulated", flags=(), rtt_idle_p50_ms=summary.rtt_idle_p50_ms_mean,
+                       rtt_loaded_p50_ms=summary.rtt_loaded_p50_ms_mean)
+    assert [v.code for v in diagnose(facts) if v.code == "queue-under-load"] == ["queue-under-load"]

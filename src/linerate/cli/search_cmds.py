@@ -123,8 +123,9 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
     if args.dry_run:
         print(f"experiment '{experiment.name}' (rfc2544): {len(plan)} searches per repetition x "
               f"{experiment.repetitions} = {searches} searches of {experiment.duration_s} s trials")
+        shown = [name for name in experiment.declared_axes() if name != "family"]
         for params, family, size in plan:
-            print(f"  IPv{family} {size} B, firewall {params['firewall']}, link {params['link_rate']}")
+            print(f"  IPv{family} {size} B" + "".join(f", {name} {params[name]}" for name in shown if name in params))
         return 0
     from linerate import preflight
     from linerate.cli.experiment_cmds import open_store

@@ -113,10 +113,12 @@ def cpus_from_threads(threads: list[dict]) -> list[dict[str, float]]:
 
 def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], *, mean_bps: float | None,
                retransmits: float | None, ceiling_bps: float | None, line_rate_source: str | None,
-               flags: tuple[str, ...], os_family: str | None = None) -> Facts:
+               flags: tuple[str, ...], os_family: str | None = None, rtt_idle_p50_ms: float | None = None,
+               rtt_loaded_p50_ms: float | None = None) -> Facts:
     """A cell of an experiment: its summary figures and flags, and the telemetry of its ok trials
     (dicts with "telemetry" and "dut_counters")."""
     facts = Facts(throughput_bps=mean_bps, ceiling_bps=ceiling_bps, line_rate_source=line_rate_source,
+                  rtt_idle_p50_ms=rtt_idle_p50_ms, rtt_loaded_p50_ms=rtt_loaded_p50_ms,
                   streams=params.get("streams"), protocol=str(params.get("protocol", "tcp")),
                   generator_bound="generator-bound" in flags, retransmits=retransmits, os_family=os_family)
     windows = []
@@ -127,9 +129,6 @@ def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], *, mean_bps
         for source, count in (dut.get("interrupts") or {}).items():
             facts.interrupts[source] = facts.interrupts.get(source, 0) + count
         drops_from_counters(trial.get("dut_counters") or {}, facts)
-    for name in ("rtt_idle_p50_ms", "rtt_loaded_p50_ms"):
-        values = [t[name] for t in trials if t.get(name) is not None]
-        setattr(facts, name, sum(values) / len(values) if values else None)
     facts.cpus = mean_cpus(windows)
     facts.cpu_source = "DUT CPU counters over the measured window" if facts.cpus else ""
     offloads = str(params.get("dut_offloads", "")) + " " + str(params.get("offloads", ""))

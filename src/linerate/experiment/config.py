@@ -74,20 +74,17 @@ class Experiment(BaseModel):
         return self
 
     def _test_consistent(self) -> None:
-        declared = set(self.axes) | set(self.fixed)
+        if self.test == "latency" and (self.fixed.get("latency") is False or False in self.axes.get("latency", [])):
+            raise ValueError('test = "latency" probes every cell; drop latency = false')
         if self.test != "rfc2544":
             for name in ("frame_sizes", "pdr_loss"):
                 if name in self.model_fields_set:
                     raise ValueError(f"{name} applies to test = \"rfc2544\"; drop it or set test = \"rfc2544\"")
-        if self.test == "latency" and self.fixed.get("latency") is False or \
-                self.test == "latency" and False in self.axes.get("latency", []):
-            raise ValueError('test = "latency" probes every cell; drop latency = false')
-        if self.test != "rfc2544":
             return
         from linerate.experiment.axes import AXES
         from linerate.traffic.trafgen import check_frame_size
 
-        trial_axes = sorted(n for n in declared if AXES[n].scope == "trial" and n not in SEARCH_AXES)
+        trial_axes = sorted(n for n in self.declared_axes() if AXES[n].scope == "trial" and n not in SEARCH_AXES)
         if trial_axes:
             raise ValueError(f"{', '.join(trial_axes)} applies to throughput tests; an rfc2544 experiment varies "
                              "family, frame_sizes and the lab's axes")

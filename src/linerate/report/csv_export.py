@@ -6,12 +6,14 @@ import csv
 import io
 
 from linerate.report.data import Report
+from linerate.stats.summary import RTT_FIGURES
 
+RTT_MEANS = tuple(f"{name}_mean" for name in RTT_FIGURES)
 STAT_COLUMNS = ("n", "mean", "stdev", "ci_low", "ci_high", "ci_half_width", "median", "min", "max",
                 "retransmits_mean", "cpu_local_mean", "cpu_remote_mean", "failures", "lost_percent_mean",
-                "jitter_ms_mean", "rtt_idle_p50_ms_mean", "rtt_loaded_p50_ms_mean", "rtt_loaded_p99_ms_mean")
+                "jitter_ms_mean", *RTT_MEANS)
 PLAIN_STATS = ("n", "failures", "retransmits_mean", "cpu_local_mean", "cpu_remote_mean", "lost_percent_mean",
-               "jitter_ms_mean", "rtt_idle_p50_ms_mean", "rtt_loaded_p50_ms_mean", "rtt_loaded_p99_ms_mean")
+               "jitter_ms_mean", *RTT_MEANS)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 

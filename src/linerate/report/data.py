@@ -100,8 +100,7 @@ def build_report(store: Store, experiment_ref: str | int | None, *, detail: bool
                 flags[cell].update(json.loads(row["flags"]))
             if row["telemetry"] != "{}" or row["dut_counters"] != "{}":
                 telemetry[cell].append({"telemetry": json.loads(row["telemetry"]),
-                                        "dut_counters": json.loads(row["dut_counters"]),
-                                        **{name: row[name] for name in RTT_FIGURES}})
+                                        "dut_counters": json.loads(row["dut_counters"])})
         elif row["final"]:
             failures[cell] += 1
     precision = experiment.config.get("precision") if isinstance(experiment.config, dict) else None
@@ -122,7 +121,8 @@ def build_report(store: Store, experiment_ref: str | int | None, *, detail: bool
         if summary.n:
             verdicts = tuple(diagnose(cell_facts(
                 params, telemetry[row["id"]], mean_bps=summary.mean, retransmits=summary.retransmits_mean,
-                ceiling_bps=ceiling, line_rate_source=source, flags=cell_flags, os_family=dut_os)))
+                ceiling_bps=ceiling, line_rate_source=source, flags=cell_flags, os_family=dut_os,
+                rtt_idle_p50_ms=summary.rtt_idle_p50_ms_mean, rtt_loaded_p50_ms=summary.rtt_loaded_p50_ms_mean)))
         windows = [((t["telemetry"].get("dut") or {}).get("cpu") or []) for t in telemetry[row["id"]]] if detail else []
         shared = any((t["telemetry"].get("dut") or {}).get("shared_kernel") for t in telemetry[row["id"]])
         cells.append(CellReport(row["id"], params, summary, cell_flags, reached, ceiling, source, verdicts,
