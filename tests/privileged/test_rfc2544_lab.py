@@ -1,11 +1,14 @@
 """`linerate rfc2544` through real namespace labs: NDR at 1518 bytes on the emulated 1 Gbit/s link
 is the theoretical frame rate (never above), 64 bytes is flagged as sender-bound with the
 generator's ceiling shown, every search trial is stored and --resume replays instead of measuring,
-and a 1,000-rule stateful DUT has a lower small-frame NDR than no firewall."""
+IMIX is rated at its mean frame and reaches the DUT as that mix, and a 1,000-rule stateful DUT has
+a lower small-frame NDR than no firewall."""
 
 import json
 import re
 import sqlite3
+
+import pytest
 
 from tests.privileged.conftest import linerate
 
@@ -18,18 +21,26 @@ def search_trials(db):
 
 def test_rfc2544_on_the_emulated_link(tmp_path):
     db = str(tmp_path / "r.db")
-    out = linerate("rfc2544", "--link", "1g", "--frame-sizes", "1518,64", "--db", db, "--json", timeout=600)
+    out = linerate("rfc2544", "--link", "1g", "--frame-sizes", "1518,64,imix", "--db", db, "--json", timeout=600)
     doc = json.loads(out.stdout)
     by_size = {r["frame_bytes"]: r for r in doc["results"]}
-    big, small = by_size[1518], by_size[64]
+    big, small, imix = by_size[1518], by_size[64], by_size["imix"]
     assert 0.99 * THEORETICAL_1518 <= big["ndr_fps"] <= THEORETICAL_1518 + 0.5, big
     assert big["limit"] == "line rate"
     assert small["generator_limited"] and small["generator_max_fps"] > small["ndr_fps"] > 10_000, small
     for result in doc["results"]:
         assert result["ndr_fps"] <= result["pdr_fps"]
+    # IMIX: rated at its mean frame (353.8 B), and what reached the DUT was that mix: its bytes per
+    # frame on the veth (no FCS there) are the mean less 4, in every trial
+    assert imix["theoretical_fps"] == pytest.approx(1e9 / (8 * (4246 / 12 + 20))) and imix["ndr_fps"] <= imix["pdr_fps"]
+    conn = sqlite3.connect(db)
+    imix_id = [sid for sid, params in conn.execute("SELECT id, params FROM searches")
+               if json.loads(params)["frame_bytes"] == "imix"][0]
+    for (counters,) in conn.execute("SELECT dut_counters FROM search_trials WHERE search_id = ?", (imix_id,)):
+        counters = json.loads(counters)
+        assert counters["lan0_rx_bytes"] / counters["lan0_rx_packets"] == pytest.approx(4246 / 12 - 4, abs=0.05)
     stored = search_trials(db)
     assert stored == sum(r["trials"] for r in doc["results"])
-    conn = sqlite3.connect(db)
     goals = json.loads(conn.execute("SELECT goals FROM searches LIMIT 1").fetchone()[0])
     assert [g["name"] for g in goals] == ["NDR", "PDR"] and goals[1]["loss_ratio"] == 0.005
     assert {r[0] for r in conn.execute("SELECT library FROM searches")} == {"MLRsearch 1.2.1"}
@@ -37,12 +48,12 @@ def test_rfc2544_on_the_emulated_link(tmp_path):
     # an interrupted run is continued: mark it unfinished, resume, and nothing is measured again
     conn.execute("UPDATE experiments SET status='running'")
     conn.commit()
-    again = linerate("rfc2544", "--link", "1g", "--frame-sizes", "1518,64", "--db", db, "--json", "--resume",
+    again = linerate("rfc2544", "--link", "1g", "--frame-sizes", "1518,64,imix", "--db", db, "--json", "--resume",
                      timeout=600)
     assert "measured" not in again.stderr and "replayed" in again.stderr
     assert search_trials(db) == stored
     assert {r["frame_bytes"]: r["ndr_fps"] for r in json.loads(again.stdout)["results"]} == \
-        {1518: big["ndr_fps"], 64: small["ndr_fps"]}
+        {1518: big["ndr_fps"], 64: small["ndr_fps"], "imix": imix["ndr_fps"]}
 
 
 def test_rule_walk_lowers_small_frame_ndr_shown_by_compare(tmp_path):

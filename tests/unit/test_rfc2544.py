@@ -1,17 +1,20 @@
 """RFC 2544 packet-rate search: trafgen's packet description and summary (real captures), unsent vs
 DUT loss, MLRsearch driven over a simulated path, every trial stored, resume by replay."""
 
+import argparse
 import math
+import re
 
 import pytest
 
+from linerate.cli.search_cmds import frame_sizes_type
 from linerate.errors import ConfigError, ParseError
 from linerate.search.lab_path import count_ruleset, parse_count
 from linerate.search.measurer import PacketTrial, unsent_frames
 from linerate.search.rfc2544 import SearchSettings, search_frame_size
 from linerate.search.table import render_table
 from linerate.store import Store
-from linerate.traffic import trafgen
+from linerate.traffic import frames, trafgen
 from tests.conftest import capture
 
 FLOW4 = trafgen.FlowSpec(4, "32:14:82:f8:30:a1", "36:7b:fc:46:c0:64", "198.18.0.2", "198.19.0.2", dst_port=5201)
@@ -30,6 +33,34 @@ def test_packet_config_sizes_and_checks():
     assert trafgen.send_argv("eth0", 1000, 500) == ["trafgen", "--dev", "eth0", "--conf", "-", "--rate", "1000pps",
                                                     "--num", "500", "--cpus", "1"]
     assert "--rate" not in trafgen.send_argv("eth0", None, 500)
+
+
+def test_imix_is_csits_mix_sent_as_one_evenly_spread_cycle():
+    # CSIT methodology: IPv4 28x64B, 16x570B, 4x1518B; IPv6 28x78B, 16x570B, 4x1518B
+    assert frames.cycle("imix", 4) == [64, 570, 64, 64, 570, 64, 1518, 570, 64, 64, 570, 64]
+    assert sorted(frames.cycle("imix", 6)) == [78] * 7 + [570] * 4 + [1518]
+    assert frames.mean_bytes("imix", 4) == pytest.approx(4246 / 12) and frames.mean_bytes("imix", 6) == 362.0
+    assert frames.mean_bytes(64, 4) == 64 and frames.cycle(1518, 6) == [1518] and frames.largest("imix", 4) == 1518
+    config = trafgen.packet_config(FLOW4, "imix")
+    fills = [int(size) for size in re.findall(r"fill\(0x00, (\d+)\)", config)]
+    assert fills == [size - 4 - 42 for size in frames.cycle("imix", 4)]  # one trafgen packet per frame of the cycle
+    assert config.count("eth(da=") == 12 and config.count("dp=5201") == 12
+    assert [frames.label(f) for f in (64, "imix")] == ["64 B", "IMIX"]
+    assert frames.describe("imix", 6) == "IMIX = 7 x 78 + 4 x 570 + 1 x 1518 B (mean 362.0 B)"
+    with pytest.raises(ConfigError, match="or imix"):
+        trafgen.check_frame_size("imax", 4)
+    assert frame_sizes_type("64,IMIX") == [64, "imix"] and frame_sizes_type("rfc2544,imix")[-2:] == [1518, "imix"]
+    with pytest.raises(argparse.ArgumentTypeError, match="imix"):
+        frame_sizes_type("64,jumbo")
+
+
+def test_imix_search_uses_the_mean_frame_rate(tmp_path):
+    _, result = search(Store(tmp_path / "s.db"), SimulatedPath(dut_fps=10e6, generator_fps=10e6), frame="imix")
+    theoretical = 1e9 / (8 * (4246 / 12 + 20))  # 334,374 frames/s of 353.8-byte mean frames
+    assert result.theoretical_fps == pytest.approx(theoretical) and result.limit == "line rate"
+    assert result.to_dict()["ndr_bps"] == pytest.approx(result.ndr_fps * 8 * 4246 / 12)
+    table = render_table([result], {"link_rate": "1g"}, SearchSettings(), "MLRsearch 1.2.1", "simulated")
+    assert re.search(r"^\s+IMIX\s+334,374\s", table, re.M) and "IMIX = 7 x 64 + 4 x 570 + 1 x 1518 B" in table
 
 
 def test_trafgen_summary_from_real_runs():
@@ -81,7 +112,7 @@ class SimulatedPath:
         seconds = count / rate
         if to_dut:
             self.count += min(count, math.floor(self.dut_fps * seconds))
-        return trafgen.Sent(count, count * frame_bytes, seconds)
+        return trafgen.Sent(count, round(count * frames.mean_bytes(frame_bytes, 4)), seconds)
 
     def forwarded(self):
         return self.count

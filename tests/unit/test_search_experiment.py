@@ -25,7 +25,7 @@ FILE = '''name = "pktrate"
 test = "rfc2544"
 repetitions = 3
 duration_s = 1
-frame_sizes = [64, 1518]
+frame_sizes = [64, "imix", 1518]
 link_rate = "1g"
 seed = 7
 [axes]
@@ -64,13 +64,15 @@ def run(store, bench, resume=False):
 def test_rfc2544_experiment_file_is_validated():
     experiment = parse_experiment(FILE)
     assert [(p["firewall"], family, size) for p, family, size in search_plan(experiment)] == [
-        ("none", 4, 64), ("none", 4, 1518), ("rules:1000", 4, 64), ("rules:1000", 4, 1518)]
+        ("none", 4, 64), ("none", 4, "imix"), ("none", 4, 1518), ("rules:1000", 4, 64), ("rules:1000", 4, "imix"),
+        ("rules:1000", 4, 1518)]
     six = parse_experiment('name = "v6"\ntest = "rfc2544"\nfamily = 6\n')
     assert six.sizes_for(6)[0] == 66 and len(six.sizes_for(6)) == 7
     for text, problem in (('test = "rfc2544"\nstreams = 4\n', "streams applies to throughput tests"),
                           ('test = "rfc2544"\nframe_sizes = [64]\nfamily = 6\n', "frame_sizes: 64 is not a frame size"),
                           ('frame_sizes = [64]\n', 'frame_sizes applies to test = "rfc2544"'),
                           ('test = "rfc2544"\nframe_sizes = [64, 64]\n', "lists a size twice"),
+                          ('test = "rfc2544"\nframe_sizes = ["imox"]\n', "frame_sizes.0"),
                           ('test = "rfc2544"\nprecision = 0.05\n', "precision applies to throughput tests"),
                           ('test = "latency"\nlatency = false\n', "drop latency = false"),
                           ('test = "pps"\n', "test: Input should be")):
@@ -82,11 +84,11 @@ def test_rfc2544_experiment_file_is_validated():
 def test_searches_repeat_in_shuffled_rounds_and_are_all_stored(tmp_path):
     store, bench = Store(tmp_path / "s.db"), Bench()
     result = run(store, bench)
-    assert len(result.results) == 12 and sorted(bench.labs) == ["none", "rules:1000"]  # both labs up once
+    assert len(result.results) == 18 and sorted(bench.labs) == ["none", "rules:1000"]  # both labs up once
     searches = [json.loads(row["params"]) for row in store.searches(result.experiment_id)]
-    assert len(searches) == 12 and {s["repetition"] for s in searches} == {1, 2, 3}
+    assert len(searches) == 18 and {s["repetition"] for s in searches} == {1, 2, 3}
     rounds = [[(s["firewall"], s["frame_bytes"]) for s in searches if s["repetition"] == r] for r in (1, 2, 3)]
-    assert all(sorted(r) == sorted(rounds[0]) for r in rounds) and len({tuple(r) for r in rounds}) > 1  # shuffled
+    assert all(sorted(r, key=str) == sorted(rounds[0], key=str) for r in rounds) and len({tuple(r) for r in rounds}) > 1  # shuffled
     assert store.experiment(result.experiment_id).status == "done"
 
     # resume of a finished run measures nothing and finds the same figures (replayed from the store)
@@ -95,7 +97,7 @@ def test_searches_repeat_in_shuffled_rounds_and_are_all_stored(tmp_path):
     again = run(store, again_bench, resume=True)
     assert again.resumed and again.experiment_id == result.experiment_id and again_bench.sends == 0
     assert {json.dumps(r.to_dict(), sort_keys=True) for r in again.results} == before
-    assert len(store.searches(result.experiment_id)) == 12
+    assert len(store.searches(result.experiment_id)) == 18
 
 
 def test_report_and_compare_by_ndr(tmp_path):
@@ -103,7 +105,7 @@ def test_report_and_compare_by_ndr(tmp_path):
     result = run(store, Bench())
     summaries = summarize_searches(store, result.experiment_id)
     by = {(s.params["firewall"], s.frame_bytes): s for s in summaries}
-    assert len(by) == 4 and all(s.ndr.n == 3 and s.pdr.n == 3 for s in summaries)
+    assert len(by) == 6 and all(s.ndr.n == 3 and s.pdr.n == 3 for s in summaries)
     none64, rules64 = by[("none", 64)], by[("rules:1000", 64)]
     assert 0.98 * 300_000 < none64.ndr.mean < 1.02 * 300_000 and none64.ndr.ci_low < none64.ndr.mean
     assert rules64.ndr.mean < 21_000 and rules64.configuration == "firewall rules:1000"
@@ -111,8 +113,13 @@ def test_report_and_compare_by_ndr(tmp_path):
     experiment = store.experiment(result.experiment_id)
     md = SERIALIZERS["md"](experiment, summaries)
     assert "| 64 B (max 1,488,095) |" in md and "firewall rules:1000" in md and "n=3" in md
+    # IMIX sits between 64 and 1518 B, at its mean frame's theoretical rate, with its mix spelled out
+    rows = [line.split("|")[1].strip() for line in md.splitlines() if line.startswith("| ") and "max" in line]
+    assert rows == ["64 B (max 1,488,095)", "IMIX (max 334,374)", "1518 B (max 81,274)"]
+    assert "IMIX = 7 x 64 + 4 x 570 + 1 x 1518 B (mean 353.8 B)" in md
+    assert by[("none", "imix")].limits == {"DUT": 3} and by[("rules:1000", "imix")].ndr.mean < 21_000
     doc = json.loads(SERIALIZERS["json"](experiment, summaries))
-    assert len(doc["frame_sizes"]) == 4 and doc["frame_sizes"][0]["ndr"]["n"] == 3
+    assert len(doc["frame_sizes"]) == 6 and doc["frame_sizes"][0]["ndr"]["n"] == 3
     rows = list(csv.DictReader(io.StringIO(SERIALIZERS["csv"](experiment, summaries))))
     assert {row["firewall"] for row in rows} == {"none", "rules:1000"} and rows[0]["ndr_fps_n"] == "3"
     png = tmp_path / "f.png"
@@ -121,7 +128,7 @@ def test_report_and_compare_by_ndr(tmp_path):
 
     compared = compare_selections(store, "pktrate:firewall=none", "pktrate:firewall=rules:1000")
     pairs = {pair.label: pair for pair in compared.pairs}
-    assert set(pairs) == {"IPv4 64 B NDR", "IPv4 1518 B NDR"}
+    assert set(pairs) == {"IPv4 64 B NDR", "IPv4 IMIX NDR", "IPv4 1518 B NDR"}
     small = pairs["IPv4 64 B NDR"].comparison
     assert small.significant and small.relative < -0.9 and small.p_value < 0.001
     assert "frames/s" in compared.render() and "slower" in compared.render()
@@ -135,8 +142,8 @@ def test_cli_refuses_what_rfc2544_experiments_cannot_do(tmp_path, capsys):
     assert main(["report", "pktrate", "--db", str(tmp_path / "s.db")]) == 0
     assert "RFC 2544 throughput" in capsys.readouterr().out
     assert main(["list", "--db", str(tmp_path / "s.db")]) == 0
-    assert "12 searches" in capsys.readouterr().out
+    assert "18 searches" in capsys.readouterr().out
     experiment = tmp_path / "p.toml"
     experiment.write_text(FILE)
     assert main(["run", str(experiment), "--dry-run", "--db", str(tmp_path / "s.db")]) == 0
-    assert "4 searches per repetition x 3 = 12 searches" in capsys.readouterr().out
+    assert "6 searches per repetition x 3 = 18 searches" in capsys.readouterr().out

@@ -9,19 +9,24 @@ import sys
 
 from linerate.cli.options import add_json_flag, add_lab_options
 from linerate.errors import ConfigError
+from linerate.traffic.frames import label as frame_label
 
 
-def frame_sizes_type(text: str) -> list[int]:
+def frame_sizes_type(text: str) -> list[int | str]:
     from linerate.calc.linerate import RFC2544_SIZES
+    from linerate.traffic.frames import MIXES
 
-    if text.strip() == "rfc2544":
-        return list(RFC2544_SIZES)
-    sizes = []
-    for item in text.split(","):
-        if not item.strip().isdigit():
-            raise argparse.ArgumentTypeError(f"{item.strip()[:20]!r} is not a frame size; use e.g. 64,512,1518 "
+    sizes: list[int | str] = []
+    for item in (part.strip().lower() for part in text.split(",")):
+        if item == "rfc2544":
+            sizes += RFC2544_SIZES
+        elif item in MIXES:
+            sizes.append(item)
+        elif item.isdigit():
+            sizes.append(int(item))
+        else:
+            raise argparse.ArgumentTypeError(f"{item[:20]!r} is not a frame size; use e.g. 64,512,1518, imix, "
                                              "or rfc2544 (64 ... 1518)")
-        sizes.append(int(item))
     if len(set(sizes)) != len(sizes):
         raise argparse.ArgumentTypeError("a frame size is listed twice")
     return sizes
@@ -33,9 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd = sub.add_parser("rfc2544", help="RFC 2544 throughput per frame size: NDR and PDR (MLRsearch, trafgen)",
                          description="Example: linerate rfc2544 --link 1g --frame-sizes 64,1518 --firewall rules:1000")
     cmd.add_argument("--frame-sizes", type=frame_sizes_type, default=None,
-                     help="comma-separated frame sizes in bytes, MAC header to FCS (default rfc2544: "
-                     f"{','.join(map(str, RFC2544_SIZES))}; with --family 6 the smallest is 66, the least that "
-                     "carries IPv6 and UDP headers)")
+                     help="comma-separated frame sizes in bytes, MAC header to FCS, and/or imix (CSIT's 7:4:1 "
+                     f"mix of 64/570/1518 B; IPv6 78/570/1518) (default rfc2544: {','.join(map(str, RFC2544_SIZES))}; "
+                     "with --family 6 the smallest is 66, the least that carries IPv6 and UDP headers)")
     cmd.add_argument("--family", type=int, default=4, choices=(4, 6), help="IP family of the frames (default 4)")
     cmd.add_argument("--trial-duration", type=float, default=1.0,
                      help="seconds per search trial (default 1; RFC 2544 asks for 60 in final figures)")
@@ -107,7 +112,7 @@ def _experiment(store, args, config: dict, version: str) -> int:
 def _progress(result, trial, replayed: bool) -> None:
     load = "unpaced" if trial.intended_load_fps is None else f"{trial.intended_load_fps:,.0f} fps"
     what = "replayed" if replayed else "measured"
-    print(f"  {result.frame_bytes} B: {what} {load}: sent {trial.sent:,}, forwarded {trial.forwarded:,}, "
+    print(f"  {frame_label(result.frame_bytes)}: {what} {load}: sent {trial.sent:,}, forwarded {trial.forwarded:,}, "
           f"DUT loss {trial.dut_loss:,}, unsent {trial.unsent:,}", file=sys.stderr)
 
 
@@ -125,7 +130,7 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
               f"{experiment.repetitions} = {searches} searches of {experiment.duration_s} s trials")
         shown = [name for name in experiment.declared_axes() if name != "family"]
         for params, family, size in plan:
-            print(f"  IPv{family} {size} B" + "".join(f", {name} {params[name]}" for name in shown if name in params))
+            print(f"  IPv{family} {frame_label(size)}" + "".join(f", {name} {params[name]}" for name in shown if name in params))
         return 0
     from linerate import preflight
     from linerate.cli.experiment_cmds import open_store
@@ -140,7 +145,7 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
 
     def done(repetition: int, total: int, result) -> None:
         ndr = "–" if result.ndr_fps is None else f"{result.ndr_fps:,.0f}"
-        print(f"repetition {repetition}/{total}: IPv{result.family} {result.frame_bytes} B NDR {ndr} fps "
+        print(f"repetition {repetition}/{total}: IPv{result.family} {frame_label(result.frame_bytes)} NDR {ndr} fps "
               f"({len(result.trials) - result.replayed} trials measured, {result.replayed} replayed)",
               file=sys.stderr)
 

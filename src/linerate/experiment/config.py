@@ -38,7 +38,7 @@ class Experiment(BaseModel):
     seed: StrictInt | None = Field(None, ge=0, le=MAX_SEED)
     calibrate: bool = Field(True, strict=True)
     test: Literal["throughput", "latency", "rfc2544"] = "throughput"
-    frame_sizes: list[StrictInt] | None = Field(None, min_length=1, max_length=64)
+    frame_sizes: list[StrictInt | Literal["imix"]] | None = Field(None, min_length=1, max_length=64)
     pdr_loss: float = Field(0.005, gt=0, lt=0.5)
     fixed: dict[str, Any] = Field(default_factory=dict)
     axes: dict[str, list[Any]] = Field(default_factory=dict)
@@ -100,7 +100,7 @@ class Experiment(BaseModel):
         if self.frame_sizes is not None and len(set(self.frame_sizes)) != len(self.frame_sizes):
             raise ValueError("frame_sizes lists a size twice")
 
-    def sizes_for(self, family: int) -> list[int]:
+    def sizes_for(self, family: int) -> list[int | str]:
         """An rfc2544 experiment's frame sizes for one family (RFC 2544's seven by default; IPv6's
         smallest is 66, the least that carries its headers)."""
         from linerate.traffic.trafgen import default_frame_sizes

@@ -112,7 +112,9 @@ class CompareResult:
 
 def _label(params: dict[str, Any], shown: list[str]) -> str:
     if "frame_bytes" in params:
-        label = f"IPv{params.get('family', 4)} {params['frame_bytes']} B NDR"
+        from linerate.traffic.frames import label as frame_label
+
+        label = f"IPv{params.get('family', 4)} {frame_label(params['frame_bytes'])} NDR"
     else:
         label = row_label(params.get("family", 4), params.get("streams", 1), params.get("direction", "forward"))
     extra = [f"{k}={params[k]}" for k in shown if k not in ("family", "streams", "direction", "frame_bytes")

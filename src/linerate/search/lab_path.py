@@ -15,7 +15,7 @@ import json
 from linerate.counters import parse_link_stats
 from linerate.errors import ExecError, LabError, ParseError
 from linerate.topology.plan import ADDR, CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, server_address
-from linerate.traffic import trafgen
+from linerate.traffic import frames, trafgen
 
 COUNT_TABLE = "linerate_rfc2544"
 NOBODY_MAC = "02:00:00:00:00:01"  # locally administered, unused: frames for the generator's ceiling probe
@@ -67,16 +67,17 @@ class LabPath:
     def __exit__(self, *exc) -> None:
         self.server.run(["nft", "delete", "table", "inet", COUNT_TABLE], timeout_s=30, check=False)
 
-    def send(self, frame_bytes: int, rate_pps: int | None, count: int, *, to_dut: bool = True) -> trafgen.Sent:
-        if frame_bytes - 18 > self.mtu:
-            raise LabError(f"a {frame_bytes}-byte frame does not fit the lab's MTU {self.mtu}; "
-                           f"build the lab with --mtu {frame_bytes - 18}")
+    def send(self, frame: frames.FrameSize, rate_pps: int | None, count: int, *, to_dut: bool = True) -> trafgen.Sent:
+        biggest = frames.largest(frame, self.family)
+        if biggest - 18 > self.mtu:
+            raise LabError(f"a {biggest}-byte frame does not fit the lab's MTU {self.mtu}; "
+                           f"build the lab with --mtu {biggest - 18}")
         flow = self.flow if to_dut else trafgen.FlowSpec(**{**self.flow.__dict__, "dst_mac": NOBODY_MAC})
         argv = trafgen.send_argv(CLIENT_IF, rate_pps, count)
-        if frame_bytes > 2048:
+        if biggest > 2048:
             argv.append("--jumbo-support")
         seconds = count / rate_pps if rate_pps else count / 50_000
-        result = self.client.run(argv, stdin=trafgen.packet_config(flow, frame_bytes), timeout_s=3 * seconds + 30,
+        result = self.client.run(argv, stdin=trafgen.packet_config(flow, frame), timeout_s=3 * seconds + 30,
                                  check=False)
         try:
             return trafgen.parse(result.stdout + "\n" + result.stderr)

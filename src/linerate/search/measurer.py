@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
+from linerate.traffic.frames import FrameSize
 from linerate.traffic.trafgen import Sent
 
 LATE_TOLERANCE = 0.001  # sending may overrun the intended duration by 0.1% (timer granularity)
@@ -37,7 +38,7 @@ class PacketPath(Protocol):
 
     generator: str  # "trafgen 0.6.8"
 
-    def send(self, frame_bytes: int, rate_pps: int | None, count: int, *, to_dut: bool = True) -> Sent: ...
+    def send(self, frame: FrameSize, rate_pps: int | None, count: int, *, to_dut: bool = True) -> Sent: ...
 
     def forwarded(self) -> int: ...  # cumulative frames counted at the server
 
@@ -90,7 +91,7 @@ def unsent_frames(intended_count: int, sent: Sent, duration_s: float) -> int:
     return max(missing, intended_count - in_time)
 
 
-def measure(path: PacketPath, frame_bytes: int, duration_s: float, load_fps: float | None, *,
+def measure(path: PacketPath, frame_bytes: FrameSize, duration_s: float, load_fps: float | None, *,
             count: int | None = None, settle_s: float = SETTLE_S, to_dut: bool = True) -> PacketTrial:
     intended = count if count is not None else max(1, round(load_fps * duration_s))
     forwarded_before, dut_before = path.forwarded(), path.dut_counters()
@@ -113,7 +114,7 @@ class Measurer:
     while the search asks for exactly them (MLRsearch is deterministic given the same results), so
     a resumed search continues where it stopped without measuring anything twice."""
 
-    def __init__(self, path: PacketPath, frame_bytes: int, on_trial: Callable[[PacketTrial, bool], None],
+    def __init__(self, path: PacketPath, frame_bytes: FrameSize, on_trial: Callable[[PacketTrial, bool], None],
                  replay: Sequence[PacketTrial] = (), settle_s: float = SETTLE_S):
         self.path, self.frame_bytes, self.on_trial, self.settle_s = path, frame_bytes, on_trial, settle_s
         self.replay = list(replay)

@@ -24,6 +24,8 @@ from linerate.calc.linerate import frame_rate
 from linerate.errors import ConfigError
 from linerate.search.measurer import SETTLE_S, Measurer, PacketPath, PacketTrial, measure
 from linerate.store.db import Store
+from linerate.traffic import frames
+from linerate.traffic.frames import FrameSize
 
 DEFAULT_PDR_LOSS = 0.005
 RELATIVE_WIDTH = 0.005  # the search stops when the bounds are within 0.5% of each other
@@ -57,7 +59,7 @@ class SearchSettings:
 
 @dataclass
 class FrameResult:
-    frame_bytes: int
+    frame_bytes: FrameSize  # a fixed size or a mix ("imix"; traffic/frames.py)
     family: int
     theoretical_fps: float | None  # None: no link rate known (no emulated link)
     generator_max_fps: float
@@ -89,17 +91,23 @@ class FrameResult:
     def generator_limited(self) -> bool:
         return self.limit in ("generator", "sender CPU, shared with the DUT")
 
+    @property
+    def mean_frame_bytes(self) -> float:
+        return frames.mean_bytes(self.frame_bytes, self.family)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"frame_bytes": self.frame_bytes, "family": self.family, "theoretical_fps": self.theoretical_fps,
+        return {"frame_bytes": self.frame_bytes, "mean_frame_bytes": self.mean_frame_bytes, "family": self.family,
+                "theoretical_fps": self.theoretical_fps,
                 "generator_max_fps": self.generator_max_fps, "ndr_fps": self.ndr_fps, "pdr_fps": self.pdr_fps,
-                "ndr_bps": _bps(self.ndr_fps, self.frame_bytes), "pdr_bps": _bps(self.pdr_fps, self.frame_bytes),
+                "ndr_bps": _bps(self.ndr_fps, self.mean_frame_bytes), "pdr_bps": _bps(self.pdr_fps, self.mean_frame_bytes),
                 "ndr_share": None if self.ndr_fps is None or not self.theoretical_fps else self.ndr_fps / self.theoretical_fps,
                 "pdr_share": None if self.pdr_fps is None or not self.theoretical_fps else self.pdr_fps / self.theoretical_fps,
                 "limit": self.limit, "generator_limited": self.generator_limited, "trials": len(self.trials)}
 
 
-def _bps(fps: float | None, frame_bytes: int) -> float | None:
-    """Frame bit rate, as RFC 2544 tables give it (the frames themselves, not preamble and gap)."""
+def _bps(fps: float | None, frame_bytes: float) -> float | None:
+    """Frame bit rate, as RFC 2544 tables give it (the frames themselves, not preamble and gap); a
+    mix counts its mean frame."""
     return None if fps is None else fps * frame_bytes * 8
 
 
@@ -124,7 +132,7 @@ def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params
     row = store.ensure_search(experiment_id, params, goals, library_version())
     stored = [_trial_from_row(r) for r in store.search_trials(row["id"])]
     seq = len(stored)
-    theoretical = frame_rate(link_bps, frame_bytes).frames_per_s if link_bps else None
+    theoretical = frame_rate(link_bps, frames.mean_bytes(frame_bytes, family)).frames_per_s if link_bps else None
     ceiling_trials = [t for t in stored if t.intended_load_fps is None]
     if ceiling_trials:
         probe = ceiling_trials[0]

@@ -15,6 +15,8 @@ from typing import Any
 from linerate.report.layout import markdown_table, plain
 from linerate.stats import Summary, summarize
 from linerate.store.db import ExperimentRow, Store
+from linerate.traffic import frames
+from linerate.traffic.frames import FrameSize
 
 GROUP_DROP = ("repetition",)
 
@@ -35,8 +37,12 @@ class SizeSummary:
         return int(self.params["family"])
 
     @property
-    def frame_bytes(self) -> int:
-        return int(self.params["frame_bytes"])
+    def frame_bytes(self) -> FrameSize:
+        return self.params["frame_bytes"]
+
+    @property
+    def mean_frame_bytes(self) -> float:
+        return frames.mean_bytes(self.frame_bytes, self.family)
 
     def share(self, fps: float | None) -> float | None:
         return None if fps is None or not self.theoretical_fps else fps / self.theoretical_fps
@@ -88,7 +94,7 @@ def summarize_searches(store: Store, experiment_id: int) -> list[SizeSummary]:
             summarize(ndr_values(searches)), summarize(ndr_values(searches, "pdr")),
             sum(ceilings) / len(ceilings) if ceilings else None,
             dict(Counter(s["results"].get("limit", "?") for s in done)), len(searches) - len(done)))
-    return sorted(out, key=lambda s: (s.family, s.frame_bytes, s.configuration))
+    return sorted(out, key=lambda s: (s.family, frames.sort_key(s.frame_bytes, s.family), s.configuration))
 
 
 def _figure(summary: Summary, share: float | None) -> str:
@@ -120,14 +126,16 @@ def serialize_markdown(experiment: ExperimentRow, summaries: list[SizeSummary]) 
         mine = [s for s in summaries if s.family == family]
         columns = list(dict.fromkeys(s.configuration or "throughput" for s in mine))
         rows = []
-        for size in sorted({s.frame_bytes for s in mine}):
+        for size in dict.fromkeys(s.frame_bytes for s in mine):  # summaries come sorted by size
             by_column = {(s.configuration or "throughput"): s for s in mine if s.frame_bytes == size}
             theoretical = next((s.theoretical_fps for s in by_column.values() if s.theoretical_fps), None)
-            label = f"{size} B" + (f" (max {theoretical:,.0f})" if theoretical else "")
+            label = frames.label(size) + (f" (max {theoretical:,.0f})" if theoretical else "")
             rows.append((label, [cell_text(by_column[c]) if c in by_column else "–" for c in columns]))
         title = (f"{experiment.name} IPv{family} RFC 2544 throughput (frames/s, mean ± 95% CI over repeated "
                  f"searches, % of the theoretical frame rate)")
         parts.append(markdown_table(title, columns, rows))
+        parts += [plain(frames.describe(size, family)) + "; its frame rate counts the mean frame"
+                  for size in dict.fromkeys(s.frame_bytes for s in mine) if frames.is_mix(size)]
     goals = config.get("goals") or [{}, {}]  # `linerate rfc2544` stores its goals; experiment files their keys
     duration = config.get("duration_s") or goals[0].get("final_trial_duration")
     pdr_loss = float(config.get("pdr_loss") or goals[-1].get("loss_ratio", 0.005))

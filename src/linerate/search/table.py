@@ -7,13 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from linerate.report.layout import plain
+from linerate.traffic import frames
 
 
 def _fps(value: float | None) -> str:
     return "–" if value is None else f"{value:,.0f}"
 
 
-def _mbps(fps: float | None, frame_bytes: int) -> str:
+def _mbps(fps: float | None, frame_bytes: float) -> str:
     return "–" if fps is None else f"{fps * frame_bytes * 8 / 1e6:,.1f}"
 
 
@@ -32,12 +33,15 @@ def render_table(results: Sequence[Any], lab_params: dict, settings: Any, librar
     rows = []
     for r in results:
         limit = r.limit
-        rows.append([str(r.frame_bytes), _fps(r.theoretical_fps), _fps(r.ndr_fps), _mbps(r.ndr_fps, r.frame_bytes),
-                     _share(r.ndr_fps, r.theoretical_fps), _fps(r.pdr_fps), _mbps(r.pdr_fps, r.frame_bytes),
+        rows.append([frames.name(r.frame_bytes), _fps(r.theoretical_fps), _fps(r.ndr_fps),
+                     _mbps(r.ndr_fps, r.mean_frame_bytes), _share(r.ndr_fps, r.theoretical_fps), _fps(r.pdr_fps),
+                     _mbps(r.pdr_fps, r.mean_frame_bytes),
                      _share(r.pdr_fps, r.theoretical_fps), _fps(r.generator_max_fps), limit])
     widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c) for i, c in enumerate(columns)]
     lines = [plain(head), "  ".join(c.rjust(w) for c, w in zip(columns, widths))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]
+    lines += [plain(frames.describe(r.frame_bytes, r.family)) + "; its frame rate and Mbit/s count the mean frame"
+              for r in results if frames.is_mix(r.frame_bytes)]
     if any(r.generator_limited for r in results):
         lines.append("limit generator / sender CPU: above the NDR the sender fell behind (unsent frames, not DUT "
                      "loss), or the NDR is within 5% of the generator's own ceiling, so the DUT may forward more. "

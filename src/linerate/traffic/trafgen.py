@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from linerate.errors import ConfigError, ParseError
+from linerate.traffic import frames
 
 FCS_BYTES = 4
 HEADERS = {4: 14 + 20 + 8, 6: 14 + 40 + 8}
@@ -36,11 +37,14 @@ def default_frame_sizes(family: int) -> list[int]:
     return sorted({max(size, min_frame(family)) for size in RFC2544_SIZES})
 
 
-def check_frame_size(frame_bytes: int, family: int, field: str = "--frame-sizes") -> int:
-    if not isinstance(frame_bytes, int) or not min_frame(family) <= frame_bytes <= MAX_FRAME:
-        raise ConfigError(field, f"{frame_bytes!r} is not a frame size for IPv{family}: use "
-                          f"{min_frame(family)} to {MAX_FRAME} bytes (MAC header to FCS)")
-    return frame_bytes
+def check_frame_size(frame: frames.FrameSize, family: int, field: str = "--frame-sizes") -> frames.FrameSize:
+    """A fixed size the family's headers fit in, or the name of a mix (traffic/frames.py)."""
+    if frames.is_mix(frame):
+        return frame
+    if isinstance(frame, bool) or not isinstance(frame, int) or not min_frame(family) <= frame <= MAX_FRAME:
+        raise ConfigError(field, f"{frame!r} is not a frame size for IPv{family}: use {min_frame(family)} to "
+                          f"{MAX_FRAME} bytes (MAC header to FCS) or {' / '.join(frames.MIXES)}")
+    return frame
 
 
 @dataclass(frozen=True)
@@ -60,20 +64,22 @@ _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _IP = re.compile(r"^[0-9a-f.:]+$")
 
 
-def packet_config(flow: FlowSpec, frame_bytes: int) -> str:
-    """trafgen's packet description (its own config language) for one frame of this size."""
-    check_frame_size(frame_bytes, flow.family)
+def packet_config(flow: FlowSpec, frame: frames.FrameSize) -> str:
+    """trafgen's packet description (its own config language): one packet per frame of the size's
+    cycle (one for a fixed size, the 12 of IMIX), which trafgen sends round-robin."""
+    check_frame_size(frame, flow.family)
     for value in (flow.src_mac, flow.dst_mac):
         if not _MAC.match(value):
             raise ConfigError("mac", f"{value!r} is not a MAC address")
     for value in (flow.src_ip, flow.dst_ip):
         if not _IP.match(value):
             raise ConfigError("address", f"{value!r} is not an IP address")
-    pad = frame_bytes - FCS_BYTES - HEADERS[flow.family]
     ip = (f"ipv4(saddr={flow.src_ip}, daddr={flow.dst_ip}, ttl=64)" if flow.family == 4 else
           f"ipv6(saddr={flow.src_ip}, daddr={flow.dst_ip}, hoplimit=64)")
-    return (f"{{\n  eth(da={flow.dst_mac}, sa={flow.src_mac}),\n  {ip},\n"
-            f"  udp(sp={flow.src_port}, dp={flow.dst_port}),\n  fill(0x00, {pad})\n}}\n")
+    return "".join(f"{{\n  eth(da={flow.dst_mac}, sa={flow.src_mac}),\n  {ip},\n"
+                   f"  udp(sp={flow.src_port}, dp={flow.dst_port}),\n"
+                   f"  fill(0x00, {size - FCS_BYTES - HEADERS[flow.family]})\n}}\n"
+                   for size in frames.cycle(frame, flow.family))
 
 
 def send_argv(device: str, rate_pps: int | None, count: int) -> list[str]:
