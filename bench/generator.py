@@ -10,7 +10,8 @@ import sys
 import time
 
 from linerate.lab.lab import make_lab, new_lab_id
-from linerate.search.lab_path import NOBODY_MAC, LabPath
+from linerate.search.lab_path import LabPath
+from linerate.search.trafgen_path import NOBODY_MAC
 from linerate.topology.plan import CLIENT_IF
 from linerate.traffic import trafgen
 

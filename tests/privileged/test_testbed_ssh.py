@@ -149,3 +149,55 @@ def test_sigkill_then_restore_puts_every_knob_back(bed, tmp_path):
     assert not iperf3_on(bed, "server") and not iperf3_on(bed, "client")
     again = linerate("testbed", "restore", str(bed.inventory()), "--db", str(db))
     assert "nothing to restore" in again.stdout
+
+
+def server_tables(bed) -> str:
+    return sh("nft", "list", "tables", ns=bed.ns("server"))
+
+
+def test_rfc2544_over_ssh_counts_frames_that_crossed_the_dut(bed, tmp_path):
+    """An rfc2544 experiment file on the testbed: the cell's DUT knob applied before its search and
+    put back after, every search trial's frames seen forwarded by the DUT's own counters, the
+    server's counting table gone and its journal entry closed."""
+    exp = tmp_path / "pkt.toml"
+    exp.write_text('name = "sshpkt"\ntest = "rfc2544"\nrepetitions = 1\nduration_s = 1\nframe_sizes = ["imix"]\n'
+                   '[axes]\ndut_sysctls = ["default", "net.ipv4.ip_default_ttl=50"]\n')
+    db = tmp_path / "p.db"
+    before = dut_state(bed)
+    result = linerate("run", str(exp), "--testbed", str(bed.inventory()), "--db", str(db), timeout=600)
+    assert "| IMIX (max " in result.stdout and "2 searches" in result.stdout, result.stdout
+    assert dut_state(bed) == before and "linerate_rfc2544" not in server_tables(bed)
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM searches WHERE status = 'done'").fetchone()[0] == 2
+    trials = conn.execute("SELECT purpose, forwarded, dut_loss, dut_counters FROM search_trials").fetchall()
+    crossed = [(fwd, json.loads(counters)) for purpose, fwd, loss, counters in trials if purpose == "search" and fwd]
+    assert crossed and all(counters["ipv4_forwarded"] >= fwd for fwd, counters in crossed)  # nstat on the DUT
+    assert conn.execute("SELECT COUNT(*) FROM dut_journal WHERE restored_at IS NULL").fetchone()[0] == 0
+    assert not iperf3_on(bed, "server")
+
+
+def test_rfc2544_killed_mid_search_leaves_a_table_restore_removes(bed, tmp_path):
+    db = tmp_path / "k.db"
+    proc = subprocess.Popen([*LINERATE, "rfc2544", "--testbed", str(bed.inventory()), "--frame-sizes", "64",
+                             "--trial-duration", "5", "--db", str(db)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while "linerate_rfc2544" not in server_tables(bed):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                pytest.fail("the search never created its counting table")
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "linerate_rfc2544" in server_tables(bed)  # the kill left it ...
+    restore = linerate("testbed", "restore", str(bed.inventory()), "--db", str(db))
+    assert "nftables table inet linerate_rfc2544 removed" in restore.stdout
+    assert "linerate_rfc2544" not in server_tables(bed)  # ... and restore removed it
+    deadline = time.monotonic() + 10
+    while [pid for pid in bed.pids_in("client") if bed.comm(pid) == "trafgen"] and time.monotonic() < deadline:
+        time.sleep(0.2)  # the killed run's last trafgen finishes its 5 s of frames
+    assert not [pid for pid in bed.pids_in("client") if bed.comm(pid) == "trafgen"]

@@ -9,10 +9,10 @@ import pytest
 
 from linerate.cli.search_cmds import frame_sizes_type
 from linerate.errors import ConfigError, ParseError
-from linerate.search.lab_path import count_ruleset, parse_count
+from linerate.search.trafgen_path import count_ruleset, parse_count
 from linerate.search.measurer import PacketTrial, unsent_frames
 from linerate.search.rfc2544 import SearchSettings, search_frame_size
-from linerate.search.table import render_table
+from linerate.search.table import lab_description, render_table
 from linerate.store import Store
 from linerate.traffic import frames, trafgen
 from tests.conftest import capture
@@ -59,7 +59,7 @@ def test_imix_search_uses_the_mean_frame_rate(tmp_path):
     theoretical = 1e9 / (8 * (4246 / 12 + 20))  # 334,374 frames/s of 353.8-byte mean frames
     assert result.theoretical_fps == pytest.approx(theoretical) and result.limit == "line rate"
     assert result.to_dict()["ndr_bps"] == pytest.approx(result.ndr_fps * 8 * 4246 / 12)
-    table = render_table([result], {"link_rate": "1g"}, SearchSettings(), "MLRsearch 1.2.1", "simulated")
+    table = render_table([result], lab_description({"link_rate": "1g"}), SearchSettings(), "MLRsearch 1.2.1", "simulated")
     assert re.search(r"^\s+IMIX\s+334,374\s", table, re.M) and "IMIX = 7 x 64 + 4 x 570 + 1 x 1518 B" in table
 
 
@@ -99,6 +99,8 @@ class SimulatedPath:
     """A DUT that forwards at most dut_fps and a generator that sends at most generator_fps."""
 
     generator = "simulated"
+    link_bps = 1e9  # the emulated 1 Gbit/s link
+    shared_kernel = True
 
     def __init__(self, dut_fps, generator_fps, fail_after=None):
         self.dut_fps, self.generator_fps, self.fail_after = dut_fps, generator_fps, fail_after
@@ -145,7 +147,7 @@ def test_search_at_line_rate_and_generator_bound(tmp_path):
     assert at_line.ndr_fps == pytest.approx(81274.4, rel=1e-4) and at_line.limit == "line rate"
     _, slow_sender = search(store, SimulatedPath(dut_fps=10e6, generator_fps=170_000), "b")
     assert slow_sender.generator_limited and slow_sender.ndr_fps <= 170_000
-    assert "generator" in render_table([at_line, slow_sender], {"link_rate": "1g"}, SearchSettings(), "MLRsearch 1.2.1",
+    assert "generator" in render_table([at_line, slow_sender], lab_description({"link_rate": "1g"}), SearchSettings(), "MLRsearch 1.2.1",
                                        "simulated")
 
 

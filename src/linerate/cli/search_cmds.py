@@ -4,10 +4,12 @@ a lab built from the same options as `trial`, every search trial stored."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
 from linerate.cli.options import add_json_flag, add_lab_options
+from linerate.cli.testbed_cmds import add_accept_new
 from linerate.errors import ConfigError
 from linerate.traffic.frames import label as frame_label
 
@@ -48,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--name", default="rfc2544", help="experiment name in the store (default rfc2544)")
     cmd.add_argument("--resume", action="store_true", help="continue the newest unfinished search of this name")
     cmd.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
+    cmd.add_argument("--testbed", metavar="INVENTORY", help="search through real hosts over SSH (inventory TOML; "
+                     "client and server run Linux with trafgen and nftables) instead of a namespace lab")
+    add_accept_new(cmd)
     add_lab_options(cmd)
     add_json_flag(cmd)
     cmd.set_defaults(handler=cmd_rfc2544)
@@ -68,34 +73,65 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
         raise ConfigError("--name", "use 1 to 64 printable characters")
     from linerate import __version__
     from linerate.cli.experiment_cmds import open_store
-    from linerate.cli.trial_cmds import lab_in_use
-    from linerate.experiment.ceiling import link_bps
-    from linerate.search.lab_path import LabPath
     from linerate.search.rfc2544 import library_version, search_frame_size
     from linerate.search.table import render_table
 
+    inventory = _inventory(args)
     store = open_store(args)
     results = []
-    with lab_in_use(args) as (lab, lab_params):
+    with _path_in_use(args, store, inventory) as (path, lab_params):
         config = {"test": "rfc2544", "frame_sizes": args.frame_sizes, "family": args.family,
                   "lab": lab_params, "goals": settings.goals(), "library": library_version()}
+        if inventory is not None:
+            config["testbed"] = inventory.name
         experiment_id = _experiment(store, args, config, __version__)
-        rate = link_bps(lab_params)
-        with LabPath(lab, args.family) as path:
-            for size in args.frame_sizes:
-                params = {"frame_bytes": size, "family": args.family, **lab_params}
-                result = search_frame_size(path, store, experiment_id, params, rate, settings,
-                                           on_trial=_progress, shared_kernel=lab_params.get("dut") != "vm")
-                results.append(result)
+        for size in args.frame_sizes:
+            params = {"frame_bytes": size, "family": args.family, **lab_params}
+            result = search_frame_size(path, store, experiment_id, params, path.link_bps, settings,
+                                       on_trial=_progress, shared_kernel=path.shared_kernel)
+            results.append(result)
         store.finish_experiment(experiment_id)
     if args.json:
         print(json.dumps({"experiment_id": experiment_id, "config": config,
                           "results": [r.to_dict() for r in results]}, indent=2))
     else:
-        print(render_table(results, lab_params, settings, library_version(), path.generator))
+        print(render_table(results, path.description, settings, library_version(), path.generator))
         print(f"experiment {experiment_id} '{args.name}' in {store.path}; "
               f"{sum(len(r.trials) for r in results)} search trials stored")
     return 0
+
+
+def _inventory(args: argparse.Namespace):
+    """The --testbed inventory (checked before anything is contacted), or None for a namespace lab."""
+    if not args.testbed:
+        return None
+    from linerate.cli.options import LAB_OPTIONS, lab_params_from_args
+    from linerate.testbed.inventory import load_inventory
+
+    given = lab_params_from_args(args, only_given=True)
+    if given or args.lab:
+        raise ConfigError("--lab" if args.lab else LAB_OPTIONS[next(iter(given))], "builds a namespace lab; with "
+                          "--testbed the hosts are what the inventory names (its link = sets the line rate): drop one")
+    return load_inventory(args.testbed)
+
+
+@contextlib.contextmanager
+def _path_in_use(args: argparse.Namespace, store, inventory):
+    """(PacketPath, lab params): through a namespace lab (new, or --lab), or an SSH testbed."""
+    if inventory is None:
+        from linerate.cli.trial_cmds import lab_in_use
+        from linerate.search.lab_path import LabPath
+
+        with lab_in_use(args) as (lab, lab_params), LabPath(lab, args.family) as path:
+            yield path, lab_params
+        return
+    from linerate.search.testbed_path import TestbedPath
+    from linerate.testbed.ssh import SshTestbed
+
+    testbed = SshTestbed(inventory, store, accept_new=args.accept_new_host_keys,
+                         on_message=lambda m: print(m, file=sys.stderr))
+    with testbed.view({}) as view, TestbedPath(view, args.family) as path:
+        yield path, {}
 
 
 def _experiment(store, args, config: dict, version: str) -> int:
@@ -120,9 +156,6 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
     """`linerate run FILE` for a file with test = "rfc2544"."""
     from linerate.search.experiment import search_plan
 
-    if inventory is not None:
-        raise ConfigError("--testbed", 'test = "rfc2544" runs on the namespace lab or a VM DUT (dut = "vm"); '
-                          "SSH testbeds have no packet generator seam yet — drop --testbed")
     plan = search_plan(experiment)
     searches = len(plan) * experiment.repetitions
     if args.dry_run:
@@ -131,8 +164,10 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
         shown = [name for name in experiment.declared_axes() if name != "family"]
         for params, family, size in plan:
             print(f"  IPv{family} {frame_label(size)}" + "".join(f", {name} {params[name]}" for name in shown if name in params))
+        if inventory is not None:
+            print(f"testbed {inventory.name}: `linerate testbed check {args.testbed}` checks the hosts, trafgen and nft")
         return 0
-    from linerate import preflight
+    from linerate import __version__, preflight
     from linerate.cli.experiment_cmds import open_store
     from linerate.experiment.axes import required_features
     from linerate.experiment.run import namespace_lab
@@ -140,8 +175,19 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
     from linerate.search.lab_path import LabPath
     from linerate.search.summary import serialize_markdown, summarize_searches
 
-    preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()) | {"binary trafgen"})
     store = open_store(args)
+    if inventory is None:
+        preflight.require(preflight.run_checks(),
+                          extra_required=required_features(experiment.cells()) | {"binary trafgen"})
+        lab_factory, path_factory, environment = namespace_lab, LabPath, None
+    else:
+        from linerate.search.testbed_path import TestbedPath
+        from linerate.testbed.ssh import SshTestbed
+
+        testbed = SshTestbed(inventory, store, accept_new=args.accept_new_host_keys,
+                             on_message=lambda m: print(m, file=sys.stderr))
+        lab_factory, path_factory = testbed.view, TestbedPath
+        environment = {"linerate_version": __version__, "testbed": inventory.name, "kind": "ssh"}
 
     def done(repetition: int, total: int, result) -> None:
         ndr = "–" if result.ndr_fps is None else f"{result.ndr_fps:,.0f}"
@@ -149,8 +195,8 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
               f"({len(result.trials) - result.replayed} trials measured, {result.replayed} replayed)",
               file=sys.stderr)
 
-    run = run_searches(experiment, store, file_text=text, resume=args.resume, seed=seed, lab_factory=namespace_lab,
-                       path_factory=LabPath, on_search=done)
+    run = run_searches(experiment, store, file_text=text, resume=args.resume, seed=seed, lab_factory=lab_factory,
+                       path_factory=path_factory, environment=environment, on_search=done)
     print(serialize_markdown(store.experiment(run.experiment_id), summarize_searches(store, run.experiment_id)))
     print(f"{len(run.results)} searches ({run.trials_measured} trials measured) into {store.path}, experiment "
           f"{run.experiment_id}{' (resumed)' if run.resumed else ''}, seed {run.seed}")

@@ -35,22 +35,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from linerate.testbed.check import run_checks
+    from linerate.testbed.check import passed, run_checks
     from linerate.testbed.inventory import load_inventory
 
     inventory = load_inventory(args.inventory)
     checks, environment = run_checks(inventory, accept_new=args.accept_new_host_keys,
                                      on_message=lambda m: print(m, file=sys.stderr))
     if args.json:
-        print(json.dumps({"testbed": inventory.name, "ok": all(c.ok for c in checks),
+        print(json.dumps({"testbed": inventory.name, "ok": passed(checks),
                           "checks": [c.__dict__ for c in checks], "environment": environment}, indent=2))
     else:
         from linerate.report.layout import plain
 
         for check in checks:
-            print(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {plain(check.detail)}")
-        print(f"testbed {inventory.name}: {'all checks ok' if all(c.ok for c in checks) else 'problems found'}")
-    return 0 if all(c.ok for c in checks) else 1
+            print(f"{'ok  ' if check.ok else 'warn' if check.optional else 'FAIL'}  {check.name}: {plain(check.detail)}")
+        print(f"testbed {inventory.name}: {'all checks ok' if passed(checks) else 'problems found'}")
+    return 0 if passed(checks) else 1
 
 
 def cmd_restore(args: argparse.Namespace) -> int:

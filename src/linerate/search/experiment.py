@@ -61,9 +61,9 @@ def run_searches(experiment: Experiment, store: Store, *, file_text: str | None 
                  seed: int | None = None, lab_factory: LabFactory, path_factory: Callable[[Any, int], Any],
                  environment: dict | None = None, on_trial=None, settings=None,
                  on_search: Callable[[int, int, Any], None] = lambda rep, n, result: None) -> SearchRun:
-    """path_factory(lab, family) -> a context manager giving the lab's PacketPath (LabPath);
-    settings: SearchSettings, by default the file's duration_s and pdr_loss."""
-    from linerate.experiment.ceiling import link_bps
+    """path_factory(lab, family) -> a context manager giving the lab's PacketPath (LabPath, or
+    TestbedPath for a view of an SSH testbed), which knows its line rate and whether the DUT shares
+    the sender's CPUs; settings: SearchSettings, by default the file's duration_s and pdr_loss."""
     from linerate.search.rfc2544 import SearchSettings, search_frame_size
 
     settings = settings or SearchSettings(float(experiment.duration_s), experiment.pdr_loss)
@@ -99,8 +99,7 @@ def run_searches(experiment: Experiment, store: Store, *, file_text: str | None 
                             result = search_frame_size(
                                 path, store, experiment_id,
                                 {"frame_bytes": size, "family": family, "repetition": repetition, **params},
-                                link_bps(params), settings, on_trial=on_trial,
-                                shared_kernel=params.get("dut", "namespace") != "vm")
+                                path.link_bps, settings, on_trial=on_trial, shared_kernel=path.shared_kernel)
                         run.results.append(result)
                         on_search(repetition, experiment.repetitions, result)
         except BaseException:

@@ -22,11 +22,15 @@ def _share(fps: float | None, theoretical: float | None) -> str:
     return "–" if fps is None or not theoretical else f"{fps / theoretical * 100:.1f}%"
 
 
-def render_table(results: Sequence[Any], lab_params: dict, settings: Any, library: str, generator: str) -> str:
+def lab_description(lab_params: dict) -> str:
     link = lab_params.get("link_rate", "none")
-    head = (f"RFC 2544 throughput, IPv{results[0].family if results else '?'}, "
-            f"{'emulated ' + str(link) + ' link' if link != 'none' else 'no emulated link (theoretical rate unknown)'}, "
-            f"firewall {lab_params.get('firewall', 'none')}; {library}, {generator}, "
+    return (f"{'emulated ' + str(link) + ' link' if link != 'none' else 'no emulated link (theoretical rate unknown)'}, "
+            f"firewall {lab_params.get('firewall', 'none')}")
+
+
+def render_table(results: Sequence[Any], where: str, settings: Any, library: str, generator: str) -> str:
+    """where: the path (lab_description(), or TestbedPath.description)."""
+    head = (f"RFC 2544 throughput, IPv{results[0].family if results else '?'}, {where}; {library}, {generator}, "
             f"{settings.trial_duration_s:g} s trials, NDR loss 0, PDR loss {settings.pdr_loss * 100:g}%")
     columns = ["frame B", "theoretical fps", "NDR fps", "NDR Mbit/s", "NDR %", "PDR fps", "PDR Mbit/s", "PDR %",
                "generator max fps", "limit"]
@@ -42,10 +46,11 @@ def render_table(results: Sequence[Any], lab_params: dict, settings: Any, librar
     lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]
     lines += [plain(frames.describe(r.frame_bytes, r.family)) + "; its frame rate and Mbit/s count the mean frame"
               for r in results if frames.is_mix(r.frame_bytes)]
-    if any(r.generator_limited for r in results):
-        lines.append("limit generator / sender CPU: above the NDR the sender fell behind (unsent frames, not DUT "
-                     "loss), or the NDR is within 5% of the generator's own ceiling, so the DUT may forward more. "
-                     "In the namespace lab the DUT forwards on the sender's CPU: a costlier DUT path (rules, "
-                     "conntrack) shows as a slower sender there. A VM DUT (--dut vm: its own vCPU threads) "
-                     "separates them; rfc2544 does not run on SSH testbeds yet.")
+    if any(r.limit == "generator" for r in results):
+        lines.append("limit generator: above the NDR the sender fell behind (unsent frames, not DUT loss), or the "
+                     "NDR is within 5% of the generator's own ceiling, so the DUT may forward more than this.")
+    if any(r.limit == "sender CPU, shared with the DUT" for r in results):
+        lines.append("limit sender CPU, shared with the DUT: in the namespace lab the DUT forwards on the sender's "
+                     "CPUs, so a costlier DUT path (rules, conntrack) shows as a slower sender. A VM DUT (--dut vm: "
+                     "its own vCPU threads) or an SSH testbed (--testbed) separates them.")
     return "\n".join(lines)

@@ -26,6 +26,31 @@ class Check:
     name: str
     ok: bool
     detail: str
+    optional: bool = False  # a tool only some tests need: a failure warns, the testbed still passes
+
+
+# tools only some tests need: (role, binary, version argv, what needs it)
+OPTIONAL_TOOLS = (
+    ("client", "trafgen", ["trafgen", "--version"], "rfc2544 sends with it (Debian/Ubuntu: netsniff-ng)"),
+    ("client", "fping", ["fping", "--version"], "latency probes use it"),
+    ("server", "nft", ["nft", "--version"], "rfc2544 counts frames with it on the server (nftables)"),
+)
+
+
+def tool_checks(executors: dict[str, SshExecutor]) -> list[Check]:
+    checks = []
+    for role, binary, argv, purpose in OPTIONAL_TOOLS:
+        if role not in executors:
+            continue
+        result = executors[role].run(argv, timeout_s=TIMEOUT_S, check=False)
+        first = next((line.strip() for line in (result.stdout + result.stderr).splitlines() if line.strip()), "")
+        found = result.returncode == 0 or first.startswith(binary)  # trafgen --version exits 1
+        checks.append(Check(f"{role} {binary}", found, first[:80] if found else f"not found; {purpose}", optional=True))
+    return checks
+
+
+def passed(checks: list[Check]) -> bool:
+    return all(c.ok or c.optional for c in checks)
 
 
 def host_fingerprint(executor: SshExecutor, driver: DutDriver | None = None,
@@ -140,6 +165,7 @@ def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lam
             if role != "dut":
                 version = environment[role]["iperf3_version"]
                 checks.append(Check(f"{role} iperf3", version is not None, version or "iperf3 not found"))
+        checks += tool_checks(executors)
         if {"client", "server", "dut"} <= executors.keys() and driver is not None:
             pidfile = pidfile_for(inventory, SERVER_PORT + 1)  # not the run's port: a run may hold it
             try:

@@ -128,6 +128,8 @@ def restore_journal(inventory: Inventory, store: Store, executors: dict[str, Ssh
                     driver: DutDriver | None) -> list[str]:
     """Put back every journaled change of this testbed, newest first; each entry is marked done
     only after its original value was read back (or its server stopped)."""
+    from linerate.search.testbed_path import JOURNAL_KIND
+
     done = []
     for entry in store.journal_open(inventory.identity_key()):
         host = executors.get(entry["role"])
@@ -135,6 +137,9 @@ def restore_journal(inventory: Inventory, store: Store, executors: dict[str, Ssh
             continue
         if entry["kind"] == "process":
             done.append(f"{entry['role']}: iperf3 server {stop_server(host, entry['name'])}")
+        elif entry["kind"] == JOURNAL_KIND:  # an rfc2544 search's counting table on the server
+            host.run(["nft", "delete", "table", "inet", entry["name"]], timeout_s=TIMEOUT_S, check=False)
+            done.append(f"{entry['role']}: nftables table inet {entry['name']} removed")
         elif entry["kind"] == "sysctl":
             driver.set_sysctl(host, entry["name"], entry["original"])
             got = driver.read_sysctl(host, entry["name"])

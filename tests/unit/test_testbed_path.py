@@ -1,0 +1,123 @@
+"""rfc2544 on an SSH testbed without the hosts: the client's route and gateway MAC from real
+iproute2 captures, the server's counting table journaled before it exists and closed only once it
+is gone, restore removing a table a killed run left, and the refusals (on-link server, non-Linux
+ends, no trafgen, namespace-lab options with --testbed)."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from linerate.cli import main
+from linerate.errors import ConfigError, LinerateError
+from linerate.exec.fake import FakeExecutor
+from linerate.search.testbed_path import JOURNAL_KIND, TestbedPath, parse_neighbour, parse_route
+from linerate.search.trafgen_path import COUNT_TABLE
+from linerate.store import Store
+from linerate.testbed.inventory import parse_inventory
+from linerate.testbed.ssh import restore_journal
+from tests.conftest import DATA, capture
+
+INVENTORY = parse_inventory('[client]\nssh = "root@192.0.2.5"\ntest_address = "198.18.1.10"\n'
+                            '[server]\nssh = "root@192.0.2.6"\ntest_address = "198.18.2.10"\n')
+LAN0 = [entry for entry in json.loads((DATA / "ip" / "dut_link_stats.json").read_text()) if entry["ifname"] == "lan0"]
+
+
+def test_route_and_neighbour_from_real_captures():
+    four, six = parse_route(capture("ip/route4.txt")), parse_route(capture("ip/route6.txt"))
+    assert (four.dev, four.gateway, four.prefsrc) == ("eth0", "198.18.1.1", "198.18.1.10")
+    assert (six.gateway, six.prefsrc) == ("2001:2:0:1::1", "2001:2:0:1::10")
+    assert parse_route(capture("ip/route_onlink.txt")).gateway is None
+    assert parse_neighbour(capture("ip/neigh4.txt")) == "ea:83:44:7c:30:86" == parse_neighbour(capture("ip/neigh6.txt"))
+    assert parse_neighbour(capture("ip/neigh_empty.txt")) is None and parse_neighbour(capture("ip/neigh_failed.txt")) is None
+
+
+def client(resolved_after_ping=True, route="ip/route4.txt", trafgen_rc=1):
+    state = {"pinged": False}
+
+    def neigh(argv):
+        known = state["pinged"] and resolved_after_ping
+        return 0, capture("ip/neigh4.txt" if known else "ip/neigh_empty.txt"), ""
+
+    def ping(argv):
+        state["pinged"] = True
+        return 0, "", ""
+
+    fake = FakeExecutor("client")
+    # trafgen 0.6.8 prints its version and exits 1; a missing binary: the shell's 127
+    fake.respond(["trafgen", "--version"], "trafgen 0.6.8 (Flutternozzle), Git id: (none)\n" if trafgen_rc == 1 else "",
+                 returncode=trafgen_rc, stderr="bash: line 1: trafgen: command not found\n" if trafgen_rc == 127 else "")
+    fake.respond(["ip", "-j", "-4", "route", "get"], capture(route))
+    fake.respond_with(["ip", "-j", "neigh", "show"], neigh)
+    fake.respond_with(["ping"], ping)
+    fake.respond(["ip", "-j", "link", "show", "dev", "eth0"], json.dumps(LAN0))
+    return fake
+
+
+def make_testbed(tmp_path, client_host, server_os="Linux", server_rc=0):
+    server = FakeExecutor("server")
+    server.respond(["nft"], returncode=server_rc, stderr="" if server_rc == 0 else "Error: No such file or directory")
+    activated = []
+    bed = SimpleNamespace(executors={"client": client_host, "server": server}, inventory=INVENTORY, port=5201,
+                          environment={"client": {"os": "Linux"}, "server": {"os": server_os}},
+                          line_rate={"bps": 1e9, "source": "inventory link = 1g"}, store=Store(tmp_path / "s.db"), key="bed1", driver=None,
+                          activate=activated.append)
+    return SimpleNamespace(testbed=bed, lab_params={"dut_sysctls": "default"}), activated
+
+
+def test_path_finds_gateway_mac_and_journals_the_counting_table(tmp_path):
+    view, activated = make_testbed(tmp_path, client())
+    path = TestbedPath(view, 4)
+    assert (path.device, path.mtu, path.link_bps, path.shared_kernel) == ("eth0", 1500, 1e9, False)
+    assert path.description == "testbed testbed, line rate 1 Gbit/s (inventory link = 1g)"
+    assert (path.flow.dst_mac, path.flow.src_mac) == ("ea:83:44:7c:30:86", "fe:41:72:6e:6a:98")
+    assert (path.flow.src_ip, path.flow.dst_ip, path.flow.dst_port) == ("198.18.1.10", "198.18.2.10", 5201)
+    assert ("ping", "-4", "-c", "1", "-W", "1", "198.18.1.1") in view.testbed.executors["client"].calls
+    store, server = view.testbed.store, view.testbed.executors["server"]
+    with path:
+        assert activated == [{"dut_sysctls": "default"}]  # the cell's knobs before its frames
+        [entry] = store.journal_open("bed1")
+        assert (entry["role"], entry["kind"], entry["name"]) == ("server", JOURNAL_KIND, COUNT_TABLE)
+        assert server.calls[0] == ("nft", "create", "table", "inet", COUNT_TABLE)
+    assert server.calls[-1] == ("nft", "delete", "table", "inet", COUNT_TABLE) and store.journal_open("bed1") == []
+
+
+def test_a_table_that_could_not_be_removed_stays_journaled_and_restore_removes_it(tmp_path):
+    view, _ = make_testbed(tmp_path, client())
+    path = TestbedPath(view, 4)
+    server = view.testbed.executors["server"]
+    with path:
+        server.respond(["nft", "delete"], returncode=1, stderr="Error: Could not process rule")
+    assert len(view.testbed.store.journal_open("bed1")) == 1
+    server.respond(["nft", "delete"])  # the host answers again: the next run (or testbed restore) cleans up
+    done = restore_journal(SimpleNamespace(identity_key=lambda: "bed1"), view.testbed.store, {"server": server}, None)
+    assert done == [f"server: nftables table inet {COUNT_TABLE} removed"] and view.testbed.store.journal_open("bed1") == []
+
+
+def test_an_existing_table_is_not_merged_into(tmp_path):
+    view, _ = make_testbed(tmp_path, client(), server_rc=1)
+    with pytest.raises(LinerateError, match="another linerate search may be counting there"):
+        with TestbedPath(view, 4):
+            pass
+    assert view.testbed.store.journal_open("bed1") == []  # not ours: nothing to undo
+
+
+def test_refusals_name_what_to_fix(tmp_path):
+    with pytest.raises(ConfigError, match="server.test_address: the client reaches 198.18.2.10 directly"):
+        TestbedPath(make_testbed(tmp_path, client(route="ip/route_onlink.txt"))[0], 4)
+    with pytest.raises(ConfigError, match="both must run Linux; server runs FreeBSD"):
+        TestbedPath(make_testbed(tmp_path, client(), server_os="FreeBSD")[0], 4)
+    with pytest.raises(LinerateError, match="trafgen is not installed on the client"):
+        TestbedPath(make_testbed(tmp_path, client(trafgen_rc=127))[0], 4)
+    with pytest.raises(LinerateError, match="no MAC address for its gateway 198.18.1.1"):
+        TestbedPath(make_testbed(tmp_path, client(resolved_after_ping=False))[0], 4)
+    with pytest.raises(ConfigError, match="server.test_address6: the inventory's server has no IPv6"):
+        TestbedPath(make_testbed(tmp_path, client())[0], 6)
+
+
+def test_cli_refuses_lab_options_with_a_testbed(tmp_path, capsys):
+    inventory = tmp_path / "bed.toml"
+    inventory.write_text('[client]\nssh = "root@192.0.2.5"\n[server]\nssh = "root@192.0.2.6"\ntest_address = "198.18.2.10"\n')
+    db = tmp_path / "r.db"
+    assert main(["rfc2544", "--testbed", str(inventory), "--link", "1g", "--db", str(db)]) == 2
+    assert "--link" in capsys.readouterr().err and not db.exists()
