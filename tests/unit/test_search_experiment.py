@@ -7,6 +7,7 @@ import csv
 import io
 import itertools
 import json
+import re
 
 import pytest
 
@@ -134,11 +135,17 @@ def test_report_and_compare_by_ndr(tmp_path):
     assert "frames/s" in compared.render() and "slower" in compared.render()
 
 
-def test_cli_refuses_what_rfc2544_experiments_cannot_do(tmp_path, capsys):
+def test_cli_reports_rfc2544_experiments(tmp_path, capsys):
     store = Store(tmp_path / "s.db")
     run(store, Bench())
-    assert main(["report", "pktrate", "--db", str(tmp_path / "s.db"), "--format", "html"]) == 2
-    assert "--format" in capsys.readouterr().err
+    page = tmp_path / "r.html"
+    assert main(["report", "pktrate", "--db", str(tmp_path / "s.db"), "--format", "html", "-o", str(page)]) == 0
+    html = page.read_text()
+    cells = re.findall(r'data-ndr-fps="([\d.]+)" data-n="3"', html)
+    assert len(cells) == 6 and 0.98 * 300_000 < float(cells[0]) < 1.02 * 300_000  # 64 B, firewall none first
+    assert "IMIX = 7 x 64 + 4 x 570 + 1 x 1518 B (mean 353.8 B)" in html and "<svg" in html and "<script" not in html
+    assert html.count("<details>") == 18 and html.count("<td>ceiling</td>") == 18  # every search, its ceiling probe
+    assert "limit: line rate" in html and "limit: DUT" in html and 'name = &#34;pktrate&#34;' in html
     assert main(["report", "pktrate", "--db", str(tmp_path / "s.db")]) == 0
     assert "RFC 2544 throughput" in capsys.readouterr().out
     assert main(["list", "--db", str(tmp_path / "s.db")]) == 0

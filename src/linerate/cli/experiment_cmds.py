@@ -227,11 +227,13 @@ def _report_searches(args: argparse.Namespace, store) -> int:
     from linerate.search.summary import SERIALIZERS, summarize_searches
 
     experiment = store.experiment(args.experiment)
-    if args.format not in SERIALIZERS:
-        raise ConfigError("--format", f"an rfc2544 experiment reports as {', '.join(SERIALIZERS)}; "
-                          f"{args.format} covers throughput experiments")
     summaries = summarize_searches(store, experiment.id)
-    emit(SERIALIZERS[args.format](experiment, summaries), args.output)
+    if args.format == "html":
+        from linerate.search.html import render_search_report
+
+        emit(render_search_report(store, experiment), args.output)
+    else:
+        emit(SERIALIZERS[args.format](experiment, summaries), args.output)
     if args.plot:
         from linerate.search.plot import write_frame_size_png
 
