@@ -11,9 +11,9 @@ import time
 
 from linerate.lab.lab import make_lab, new_lab_id
 from linerate.search.lab_path import LabPath
-from linerate.search.trafgen_path import NOBODY_MAC
 from linerate.topology.plan import CLIENT_IF
 from linerate.traffic import trafgen
+from linerate.traffic.trafgen import NOBODY_MAC
 
 
 def alone(lab, config: str, frames: int) -> float:

@@ -71,3 +71,20 @@ def test_rule_walk_lowers_small_frame_ndr_shown_by_compare(tmp_path):
     assert ndr_rules < 0.5 * ndr_none, compared
     assert "slower than A" in line or "no significant difference" in line, line
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM searches WHERE status='done'").fetchone()[0] == 4
+
+
+def test_iperf3_udp_fallback_reaches_the_line_rate_and_refuses_imix(tmp_path):
+    """iperf3 UDP with a fixed -l instead of trafgen: the same count at the server (its datagrams let
+    through to the iperf3 server, its connect datagram not counted), the same line-rate NDR."""
+    db = str(tmp_path / "i.db")
+    out = linerate("rfc2544", "--link", "1g", "--frame-sizes", "1518", "--generator", "iperf3", "--db", db, "--json",
+                   timeout=600)
+    [result] = json.loads(out.stdout)["results"]
+    assert 0.99 * THEORETICAL_1518 <= result["ndr_fps"] <= THEORETICAL_1518 + 0.5 and result["limit"] == "line rate"
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT generator FROM searches").fetchone()[0].startswith("iperf3 3.")
+    for sent, forwarded, loss in conn.execute("SELECT sent, forwarded, dut_loss FROM search_trials WHERE purpose = 'search'"):
+        assert forwarded == sent - loss and forwarded <= sent  # never the connect datagram on top
+    refused = linerate("rfc2544", "--link", "1g", "--frame-sizes", "imix", "--generator", "iperf3", "--db", db,
+                       check=False)
+    assert refused.returncode == 2 and "IMIX mixes frame sizes" in refused.stderr

@@ -8,14 +8,14 @@ import re
 import pytest
 
 from linerate.cli.search_cmds import frame_sizes_type
-from linerate.errors import ConfigError, ParseError
-from linerate.search.trafgen_path import count_ruleset, parse_count
+from linerate.errors import ConfigError, LinerateError, ParseError
+from linerate.search.frame_path import count_ruleset, parse_count
 from linerate.search.measurer import PacketTrial, unsent_frames
 from linerate.search.rfc2544 import SearchSettings, search_frame_size
 from linerate.search.table import lab_description, render_table
 from linerate.store import Store
 from linerate.traffic import frames, trafgen
-from tests.conftest import capture
+from tests.conftest import DATA, capture
 
 FLOW4 = trafgen.FlowSpec(4, "32:14:82:f8:30:a1", "36:7b:fc:46:c0:64", "198.18.0.2", "198.19.0.2", dst_port=5201)
 FLOW6 = trafgen.FlowSpec(6, "32:14:82:f8:30:a1", "36:7b:fc:46:c0:64", "2001:2:0:1::2", "2001:2:0:2::2")
@@ -87,7 +87,8 @@ def test_unsent_is_what_was_late_not_dut_loss():
 
 def test_count_rule_and_its_reading():
     rules = count_ruleset(6, "2001:2:0:1::2", 5201)
-    assert "ip6 saddr 2001:2:0:1::2 udp dport 5201 counter drop" in rules
+    assert "ip6 saddr 2001:2:0:1::2 udp dport 5201 udp length >= 24 counter drop" in rules
+    assert count_ruleset(4, "198.18.0.2", 5201, "accept").endswith("udp length >= 24 counter accept\n  }\n}\n")
     listing = ('{"nftables": [{"metainfo": {"version": "1.0.6"}}, {"table": {"family": "inet", "name": "x"}}, '
                '{"rule": {"expr": [{"match": {}}, {"counter": {"packets": 81274, "bytes": 121911000}}, {"drop": null}]}}]}')
     assert parse_count(listing) == 81274
@@ -173,3 +174,42 @@ def test_settings_are_checked():
         SearchSettings(1.0, 0.7)
     with pytest.raises(ConfigError, match="--trial-duration"):
         SearchSettings(0.0)
+
+
+def test_iperf3_udp_sender_sizes_argv_and_real_summaries():
+    from linerate.traffic import iperf3_udp
+
+    assert iperf3_udp.send_argv(FLOW4, 64, 1000, 500) == ["iperf3", "-c", "198.19.0.2", "-p", "5201", "-4", "-u", "-l",
+                                                        "18", "-b", str(1000 * 18 * 8), "-k", "500", "-J"]
+    assert iperf3_udp.send_argv(FLOW6, 1518, None, 10)[7:11] == ["-l", "1452", "-b", "0"]  # 0: unpaced
+    assert (iperf3_udp.min_frame(4), iperf3_udp.min_frame(6)) == (64, 82)  # iperf3's 16-byte minimum block
+    with pytest.raises(ConfigError, match="too small for iperf3 UDP over IPv6 .* use 82 B"):
+        iperf3_udp.check_frame(78, 6)
+    with pytest.raises(ConfigError, match="IMIX mixes frame sizes and iperf3 sends one size"):
+        iperf3_udp.check_frame("imix", 4)
+    unpaced = iperf3_udp.parse_send((DATA / "iperf3" / "udp_frames_18B_unpaced.json").read_text())
+    assert (unpaced.packets, unpaced.bytes, unpaced.cpu_s) == (100000, 1800000, pytest.approx(0.638789))
+    paced = iperf3_udp.parse_send((DATA / "iperf3" / "udp_frames_1472B_800m.json").read_text())
+    assert paced.packets == 60000 and paced.cpu_s == pytest.approx(0.883613)  # 800 Mbit/s of 1472-byte blocks
+    assert unsent_frames(60000, paced, 60000 / 67_934) == 0
+    with pytest.raises(ParseError, match="no JSON: iperf3: parameter error - block size invalid"):
+        iperf3_udp.parse_send(capture("iperf3/udp_block_too_small.txt"))
+
+
+@pytest.mark.parametrize("has_trafgen, asked, expected", [
+    (True, "auto", "trafgen 0.6.8"), (False, "auto", "iperf3 3.12 (UDP)"), (True, "iperf3", "iperf3 3.12 (UDP)"),
+    (False, "trafgen", "install netsniff-ng there, or use --generator iperf3")])
+def test_sender_choice(has_trafgen, asked, expected):
+    from linerate.exec.fake import FakeExecutor
+    from linerate.search.frame_path import choose_sender
+
+    client = FakeExecutor("client").respond(["iperf3", "--version"], "iperf 3.12 (cJSON 1.7.15)\n")
+    if has_trafgen:  # trafgen 0.6.8 prints its version and exits 1
+        client.respond(["trafgen", "--version"], "trafgen 0.6.8 (Flutternozzle), Git id: (none)\n", returncode=1)
+    if expected.startswith("install"):
+        with pytest.raises(LinerateError, match=expected):
+            choose_sender(client, asked)
+    else:
+        sender = choose_sender(client, asked)
+        assert sender.name == expected
+        assert sender.count_verdict == ("drop" if expected.startswith("trafgen") else "accept")

@@ -69,11 +69,15 @@ def test_rfc2544_experiment_file_is_validated():
         ("rules:1000", 4, 1518)]
     six = parse_experiment('name = "v6"\ntest = "rfc2544"\nfamily = 6\n')
     assert six.sizes_for(6)[0] == 66 and len(six.sizes_for(6)) == 7
+    six_iperf3 = parse_experiment('name = "v6"\ntest = "rfc2544"\nfamily = 6\ngenerator = "iperf3"\n')
+    assert six_iperf3.sizes_for(6)[:2] == [82, 128]  # iperf3's smallest UDP block makes 82-byte IPv6 frames
     for text, problem in (('test = "rfc2544"\nstreams = 4\n', "streams applies to throughput tests"),
                           ('test = "rfc2544"\nframe_sizes = [64]\nfamily = 6\n', "frame_sizes: 64 is not a frame size"),
                           ('frame_sizes = [64]\n', 'frame_sizes applies to test = "rfc2544"'),
                           ('test = "rfc2544"\nframe_sizes = [64, 64]\n', "lists a size twice"),
                           ('test = "rfc2544"\nframe_sizes = ["imox"]\n', "frame_sizes.0"),
+                          ('test = "rfc2544"\nframe_sizes = ["imix"]\ngenerator = "iperf3"\n', "IMIX mixes frame sizes"),
+                          ('generator = "iperf3"\n', 'generator applies to test = "rfc2544"'),
                           ('test = "rfc2544"\nprecision = 0.05\n', "precision applies to throughput tests"),
                           ('test = "latency"\nlatency = false\n', "drop latency = false"),
                           ('test = "pps"\n', "test: Input should be")):

@@ -12,7 +12,7 @@ from linerate.cli import main
 from linerate.errors import ConfigError, LinerateError
 from linerate.exec.fake import FakeExecutor
 from linerate.search.testbed_path import JOURNAL_KIND, TestbedPath, parse_neighbour, parse_route
-from linerate.search.trafgen_path import COUNT_TABLE
+from linerate.search.frame_path import COUNT_TABLE
 from linerate.store import Store
 from linerate.testbed.inventory import parse_inventory
 from linerate.testbed.ssh import restore_journal
@@ -82,6 +82,20 @@ def test_path_finds_gateway_mac_and_journals_the_counting_table(tmp_path):
     assert server.calls[-1] == ("nft", "delete", "table", "inet", COUNT_TABLE) and store.journal_open("bed1") == []
 
 
+def test_without_trafgen_iperf3_sends_and_the_server_lets_its_datagrams_through(tmp_path):
+    host = client(trafgen_rc=127).respond(["iperf3", "--version"], "iperf 3.12 (cJSON 1.7.15)\n")
+    view, _ = make_testbed(tmp_path, host)
+    path = TestbedPath(view, 4)
+    assert path.generator == "iperf3 3.12 (UDP)"
+    with pytest.raises(ConfigError, match="IMIX mixes frame sizes"):
+        path.check("imix")
+    with path:
+        pass
+    server = view.testbed.executors["server"]
+    [ruleset] = [text for call, text in zip(server.calls, server.inputs) if call[:2] == ("nft", "-f")]
+    assert "ip saddr 198.18.1.10 udp dport 5201 udp length >= 24 counter accept" in ruleset
+
+
 def test_a_table_that_could_not_be_removed_stays_journaled_and_restore_removes_it(tmp_path):
     view, _ = make_testbed(tmp_path, client())
     path = TestbedPath(view, 4)
@@ -108,6 +122,8 @@ def test_refusals_name_what_to_fix(tmp_path):
     with pytest.raises(ConfigError, match="both must run Linux; server runs FreeBSD"):
         TestbedPath(make_testbed(tmp_path, client(), server_os="FreeBSD")[0], 4)
     with pytest.raises(LinerateError, match="trafgen is not installed on the client"):
+        TestbedPath(make_testbed(tmp_path, client(trafgen_rc=127))[0], 4, "trafgen")
+    with pytest.raises(LinerateError, match="neither trafgen nor iperf3 runs on the client"):
         TestbedPath(make_testbed(tmp_path, client(trafgen_rc=127))[0], 4)
     with pytest.raises(LinerateError, match="no MAC address for its gateway 198.18.1.1"):
         TestbedPath(make_testbed(tmp_path, client(resolved_after_ping=False))[0], 4)

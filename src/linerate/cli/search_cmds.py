@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import sys
 
 from linerate.cli.options import add_json_flag, add_lab_options
 from linerate.cli.testbed_cmds import add_accept_new
+from linerate.search.frame_path import GENERATORS
 from linerate.errors import ConfigError
 from linerate.traffic.frames import label as frame_label
 
@@ -47,6 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--trial-duration", type=float, default=1.0,
                      help="seconds per search trial (default 1; RFC 2544 asks for 60 in final figures)")
     cmd.add_argument("--pdr-loss", type=float, default=0.005, help="loss ratio PDR allows (default 0.005 = 0.5%%)")
+    cmd.add_argument("--generator", choices=GENERATORS, default="auto",
+                     help="packet generator on the client: trafgen (netsniff-ng), iperf3 (UDP with a fixed -l: no "
+                     "IMIX, IPv6 frames from 82 B), or auto (default: trafgen where installed, else iperf3)")
     cmd.add_argument("--name", default="rfc2544", help="experiment name in the store (default rfc2544)")
     cmd.add_argument("--resume", action="store_true", help="continue the newest unfinished search of this name")
     cmd.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
@@ -62,12 +67,12 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     from linerate.search.rfc2544 import SearchSettings
     from linerate.traffic.trafgen import check_frame_size
 
-    if args.frame_sizes is None:
-        from linerate.traffic.trafgen import default_frame_sizes
-
-        args.frame_sizes = default_frame_sizes(args.family)
-    for size in args.frame_sizes:
+    for size in args.frame_sizes or []:
         check_frame_size(size, args.family)
+        if args.generator == "iperf3":
+            from linerate.traffic.iperf3_udp import check_frame
+
+            check_frame(size, args.family)
     settings = SearchSettings(args.trial_duration, args.pdr_loss)
     if not args.name or len(args.name) > 64 or not args.name.isprintable():
         raise ConfigError("--name", "use 1 to 64 printable characters")
@@ -80,6 +85,10 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     store = open_store(args)
     results = []
     with _path_in_use(args, store, inventory) as (path, lab_params):
+        if args.frame_sizes is None:
+            args.frame_sizes = path.default_frame_sizes()
+        for size in args.frame_sizes:
+            path.check(size)  # what this client's sender can make (auto may have fallen back to iperf3)
         config = {"test": "rfc2544", "frame_sizes": args.frame_sizes, "family": args.family,
                   "lab": lab_params, "goals": settings.goals(), "library": library_version()}
         if inventory is not None:
@@ -122,7 +131,7 @@ def _path_in_use(args: argparse.Namespace, store, inventory):
         from linerate.cli.trial_cmds import lab_in_use
         from linerate.search.lab_path import LabPath
 
-        with lab_in_use(args) as (lab, lab_params), LabPath(lab, args.family) as path:
+        with lab_in_use(args) as (lab, lab_params), LabPath(lab, args.family, args.generator) as path:
             yield path, lab_params
         return
     from linerate.search.testbed_path import TestbedPath
@@ -130,7 +139,7 @@ def _path_in_use(args: argparse.Namespace, store, inventory):
 
     testbed = SshTestbed(inventory, store, accept_new=args.accept_new_host_keys,
                          on_message=lambda m: print(m, file=sys.stderr))
-    with testbed.view({}) as view, TestbedPath(view, args.family) as path:
+    with testbed.view({}) as view, TestbedPath(view, args.family, args.generator) as path:
         yield path, {}
 
 
@@ -179,14 +188,15 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
     if inventory is None:
         preflight.require(preflight.run_checks(),
                           extra_required=required_features(experiment.cells()) | {"binary trafgen"})
-        lab_factory, path_factory, environment = namespace_lab, LabPath, None
+        lab_factory, environment = namespace_lab, None
+        path_factory = functools.partial(LabPath, generator=experiment.generator)
     else:
         from linerate.search.testbed_path import TestbedPath
         from linerate.testbed.ssh import SshTestbed
 
         testbed = SshTestbed(inventory, store, accept_new=args.accept_new_host_keys,
                              on_message=lambda m: print(m, file=sys.stderr))
-        lab_factory, path_factory = testbed.view, TestbedPath
+        lab_factory, path_factory = testbed.view, functools.partial(TestbedPath, generator=experiment.generator)
         environment = {"linerate_version": __version__, "testbed": inventory.name, "kind": "ssh"}
 
     def done(repetition: int, total: int, result) -> None:

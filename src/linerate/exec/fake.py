@@ -18,6 +18,7 @@ class FakeExecutor:
     def __init__(self, host: str = "fake"):
         self.host = host
         self.calls: list[tuple[str, ...]] = []
+        self.inputs: list[str | None] = []  # the stdin of each call, beside `calls`
         self.spawned: list[SpawnedProcess] = []
         self._responses: list[tuple[tuple[str, ...], Responder]] = []
         self._next_pid = 40000
@@ -42,6 +43,7 @@ class FakeExecutor:
     ) -> CommandResult:
         key = tuple(str(a) for a in argv)
         self.calls.append(key)
+        self.inputs.append(stdin)
         for prefix, responder in self._responses:
             if key[: len(prefix)] == prefix:
                 rc, out, err = responder(key)

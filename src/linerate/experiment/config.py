@@ -40,6 +40,7 @@ class Experiment(BaseModel):
     test: Literal["throughput", "latency", "rfc2544"] = "throughput"
     frame_sizes: list[StrictInt | Literal["imix"]] | None = Field(None, min_length=1, max_length=64)
     pdr_loss: float = Field(0.005, gt=0, lt=0.5)
+    generator: Literal["auto", "trafgen", "iperf3"] = "auto"  # rfc2544's packet generator (search/frame_path.py)
     fixed: dict[str, Any] = Field(default_factory=dict)
     axes: dict[str, list[Any]] = Field(default_factory=dict)
 
@@ -77,7 +78,7 @@ class Experiment(BaseModel):
         if self.test == "latency" and (self.fixed.get("latency") is False or False in self.axes.get("latency", [])):
             raise ValueError('test = "latency" probes every cell; drop latency = false')
         if self.test != "rfc2544":
-            for name in ("frame_sizes", "pdr_loss"):
+            for name in ("frame_sizes", "pdr_loss", "generator"):
                 if name in self.model_fields_set:
                     raise ValueError(f"{name} applies to test = \"rfc2544\"; drop it or set test = \"rfc2544\"")
             return
@@ -91,10 +92,14 @@ class Experiment(BaseModel):
         if self.precision is not None:
             raise ValueError("precision applies to throughput tests; an rfc2544 experiment repeats each search "
                              "`repetitions` times")
+        from linerate.traffic.iperf3_udp import check_frame
+
         for family in {cell["family"] for cell in self.cells()}:
-            for size in self.frame_sizes or []:
+            for size in self.sizes_for(family):
                 try:
                     check_frame_size(size, family, "frame_sizes")
+                    if self.generator == "iperf3":
+                        check_frame(size, family, "frame_sizes")
                 except ConfigError as exc:
                     raise ValueError(f"frame_sizes: {exc.problem}") from None
         if self.frame_sizes is not None and len(set(self.frame_sizes)) != len(self.frame_sizes):
@@ -103,9 +108,12 @@ class Experiment(BaseModel):
     def sizes_for(self, family: int) -> list[int | str]:
         """An rfc2544 experiment's frame sizes for one family (RFC 2544's seven by default; IPv6's
         smallest is 66, the least that carries its headers)."""
+        from linerate.traffic import iperf3_udp
         from linerate.traffic.trafgen import default_frame_sizes
 
-        return list(self.frame_sizes) if self.frame_sizes is not None else default_frame_sizes(family)
+        if self.frame_sizes is not None:
+            return list(self.frame_sizes)
+        return default_frame_sizes(family, iperf3_udp.min_frame(family) if self.generator == "iperf3" else None)
 
     @property
     def n_cells(self) -> int:

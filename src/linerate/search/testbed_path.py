@@ -1,6 +1,6 @@
 """The PacketPath of an SSH testbed: rfc2544 on real hosts. trafgen on the client sends out of the
 interface its route to the server's test address uses, to the MAC of that route's gateway (the
-DUT), from the route's source address; the server counts with nftables (search/trafgen_path.py);
+DUT), from the route's source address; the server counts with nftables (search/frame_path.py);
 the DUT's counters come from its driver (Linux, FreeBSD, OpenBSD), as for throughput trials.
 
 Both ends must run Linux (trafgen writes to a packet socket; the count is an nftables counter).
@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 
 from linerate.errors import ConfigError, LinerateError, ParseError
-from linerate.search.trafgen_path import COUNT_TABLE, TrafgenPath, link_info
+from linerate.search.frame_path import COUNT_TABLE, FramePath, choose_sender, link_info
 from linerate.traffic import trafgen
 
 JOURNAL_KIND = "nft-table"  # testbed/ssh.py's restore_journal deletes such a table
@@ -52,11 +52,11 @@ def parse_neighbour(text: str) -> str | None:
     return None
 
 
-class TestbedPath(TrafgenPath):
+class TestbedPath(FramePath):
     __test__ = False  # not a pytest class
     shared_kernel = False  # the DUT is another machine
 
-    def __init__(self, view, family: int):
+    def __init__(self, view, family: int, generator: str = "auto"):
         testbed = view.testbed
         self.view, self.testbed, self.family = view, testbed, family
         self.client, self.server = testbed.executors["client"], testbed.executors["server"]
@@ -69,12 +69,10 @@ class TestbedPath(TrafgenPath):
         for role in ("client", "server"):
             system = testbed.environment.get(role, {}).get("os")
             if system != "Linux":
-                raise ConfigError(role, f"rfc2544 on a testbed sends with trafgen on the client and counts with "
-                                  f"nftables on the server, so both must run Linux; {role} runs {system or '?'}")
-        self.generator = self._read_generator()
-        if self.generator.endswith(" unknown"):  # (trafgen 0.6.8 exits 1 after printing its version)
-            raise LinerateError(f"trafgen is not installed on the client {self.client.host}: install netsniff-ng "
-                                "there (`linerate testbed check` lists it)")
+                raise ConfigError(role, f"rfc2544 on a testbed finds its route with iproute2 on the client and "
+                                  f"counts with nftables on the server, so both must run Linux; {role} runs "
+                                  f"{system or '?'}")
+        self.sender = choose_sender(self.client, generator)
         route = parse_route(self.client.run(["ip", "-j", f"-{family}", "route", "get", address], timeout_s=10).stdout)
         if route.gateway is None:
             raise ConfigError(f"server.test_address{'6' if family == 6 else ''}",

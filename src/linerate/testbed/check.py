@@ -31,7 +31,8 @@ class Check:
 
 # tools only some tests need: (role, binary, version argv, what needs it)
 OPTIONAL_TOOLS = (
-    ("client", "trafgen", ["trafgen", "--version"], "rfc2544 sends with it (Debian/Ubuntu: netsniff-ng)"),
+    ("client", "trafgen", ["trafgen", "--version"], "rfc2544 sends with it (Debian/Ubuntu: netsniff-ng); "
+     "without it, with iperf3 UDP (one size per search, no IMIX)"),
     ("client", "fping", ["fping", "--version"], "latency probes use it"),
     ("server", "nft", ["nft", "--version"], "rfc2544 counts frames with it on the server (nftables)"),
 )

@@ -23,6 +23,7 @@ FCS_BYTES = 4
 HEADERS = {4: 14 + 20 + 8, 6: 14 + 40 + 8}
 MAX_FRAME = 9018  # jumbo, as calc/ knows it
 DISCARD_PORT = 9  # RFC 863 discard: the default destination port
+NOBODY_MAC = "02:00:00:00:00:01"  # locally administered, unused: frames for the generator's ceiling probe
 
 
 def min_frame(family: int) -> int:
@@ -30,11 +31,12 @@ def min_frame(family: int) -> int:
     return max(64, HEADERS[family] + FCS_BYTES)
 
 
-def default_frame_sizes(family: int) -> list[int]:
-    """RFC 2544's seven sizes, the smallest raised to what the family's headers need (IPv6: 66)."""
+def default_frame_sizes(family: int, smallest: int | None = None) -> list[int]:
+    """RFC 2544's seven sizes, the smallest raised to what the family's headers need (IPv6: 66) or
+    to what the sender can make (`smallest`: iperf3 UDP's 82 for IPv6)."""
     from linerate.calc.linerate import RFC2544_SIZES
 
-    return sorted({max(size, min_frame(family)) for size in RFC2544_SIZES})
+    return sorted({max(size, smallest or min_frame(family)) for size in RFC2544_SIZES})
 
 
 def check_frame_size(frame: frames.FrameSize, family: int, field: str = "--frame-sizes") -> frames.FrameSize:
@@ -120,5 +122,38 @@ def version_argv() -> list[str]:
 
 
 def parse_version(text: str) -> str:
-    match = re.search(r"trafgen (\S+)", text)
+    match = re.search(r"^trafgen (\d[\w.]*)", text, re.M)
     return match.group(1) if match else "unknown"
+
+
+class TrafgenSender:
+    """trafgen behind search/frame_path.py: its frames go to the next hop's MAC, counted and dropped
+    at the server (nothing there listens for them)."""
+
+    count_verdict = "drop"
+
+    def __init__(self, version: str):
+        self.name = f"trafgen {version}"
+
+    def check(self, frame: frames.FrameSize, family: int) -> None:
+        check_frame_size(frame, family)
+
+    def min_frame(self, family: int) -> int:
+        return min_frame(family)
+
+    def send(self, client, device: str, flow: FlowSpec, frame: frames.FrameSize, rate_pps: int | None,
+             count: int, *, to_dut: bool = True) -> Sent:
+        """to_dut False: to an unused MAC (the generator's ceiling, without the DUT's work)."""
+        from linerate.errors import ExecError
+
+        if not to_dut:
+            flow = FlowSpec(**{**flow.__dict__, "dst_mac": NOBODY_MAC})
+        argv = send_argv(device, rate_pps, count)
+        if frames.largest(frame, flow.family) > 2048:
+            argv.append("--jumbo-support")
+        seconds = count / rate_pps if rate_pps else count / 50_000
+        result = client.run(argv, stdin=packet_config(flow, frame), timeout_s=3 * seconds + 30, check=False)
+        try:
+            return parse(result.stdout + "\n" + result.stderr)
+        except ParseError as exc:
+            raise ExecError(tuple(argv), client.host, result.returncode, str(exc)) from None

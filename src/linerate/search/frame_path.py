@@ -1,9 +1,10 @@
-"""What every PacketPath with trafgen shares (search/measurer.py's protocol): trafgen on the client
-sends frames to the next hop's MAC (the DUT's client-side port), addressed to the server's test
-port; the server counts them with one nftables counter in a table of its own that counts and drops
-exactly this flow before anything answers it (prerouting, raw priority). Subclasses find the
-hosts, interfaces and addresses (a namespace lab: search/lab_path.py; an SSH testbed:
-search/testbed_path.py) and read the DUT's counters.
+"""What every PacketPath shares (search/measurer.py's protocol): a sender on the client — trafgen
+(traffic/trafgen.py: frames to the next hop's MAC, the DUT's client-side port) or, where trafgen is
+missing, iperf3 UDP (traffic/iperf3_udp.py) — addressed to the server's test port; the server
+counts them with one nftables counter in a table of its own, in prerouting at raw priority, before
+anything answers: trafgen's frames are then dropped (nothing listens for them), iperf3's accepted
+(its server must get them). Subclasses find the hosts, interfaces and addresses (a namespace lab:
+search/lab_path.py; an SSH testbed: search/testbed_path.py) and read the DUT's counters.
 
 The counting table is added on entry and deleted on exit, also after a failure.
 """
@@ -12,12 +13,12 @@ from __future__ import annotations
 
 import json
 
-from linerate.errors import ExecError, LabError, ParseError
+from linerate.errors import ConfigError, LabError, LinerateError, ParseError
 from linerate.traffic import frames, trafgen
 
 COUNT_TABLE = "linerate_rfc2544"
-NOBODY_MAC = "02:00:00:00:00:01"  # locally administered, unused: frames for the generator's ceiling probe
 L2_OVERHEAD = 18  # MAC header + FCS: a frame of N bytes carries an (N - 18)-byte IP packet
+GENERATORS = ("auto", "trafgen", "iperf3")
 
 
 def link_info(executor, ifname: str) -> dict:
@@ -32,10 +33,14 @@ def link_info(executor, ifname: str) -> dict:
     return info
 
 
-def count_ruleset(family: int, src_ip: str, port: int) -> str:
+def count_ruleset(family: int, src_ip: str, port: int, verdict: str = "drop") -> str:
+    """UDP length >= 24 (16 bytes of payload or more): every test frame, never iperf3's 4-byte
+    connect datagram."""
+    if verdict not in ("drop", "accept"):
+        raise ValueError(verdict)
     match = "ip saddr" if family == 4 else "ip6 saddr"
     return (f"table inet {COUNT_TABLE} {{\n  chain count {{\n    type filter hook prerouting priority raw; policy accept;\n"
-            f"    {match} {src_ip} udp dport {int(port)} counter drop\n  }}\n}}\n")
+            f"    {match} {src_ip} udp dport {int(port)} udp length >= 24 counter {verdict}\n  }}\n}}\n")
 
 
 def parse_count(text: str) -> int:
@@ -50,10 +55,32 @@ def parse_count(text: str) -> int:
     raise ParseError("nft -j list table: no counter in the counting table")
 
 
-class TrafgenPath:
+def choose_sender(client, generator: str = "auto"):
+    """The client's sender: trafgen when asked or, with "auto", when the client has it; else iperf3 UDP."""
+    from linerate.preflight import parse_iperf3_version
+    from linerate.traffic.iperf3_udp import Iperf3UdpSender
+
+    if generator not in GENERATORS:
+        raise ConfigError("--generator", f"{generator!r} is not a packet generator; use {', '.join(GENERATORS)}")
+    if generator != "iperf3":
+        result = client.run(trafgen.version_argv(), timeout_s=10, check=False)  # trafgen 0.6.8 exits 1 here
+        version = trafgen.parse_version(result.stdout + result.stderr)
+        if version != "unknown":
+            return trafgen.TrafgenSender(version)
+        if generator == "trafgen":
+            raise LinerateError(f"trafgen is not installed on the client {client.host}: install netsniff-ng there, "
+                                "or use --generator iperf3")
+    result = client.run(["iperf3", "--version"], timeout_s=10, check=False)
+    version = parse_iperf3_version(result.stdout + result.stderr) if result.returncode == 0 else None
+    if version is None:
+        raise LinerateError(f"neither trafgen nor iperf3 runs on the client {client.host}: install netsniff-ng")
+    return Iperf3UdpSender(".".join(map(str, version)))
+
+
+class FramePath:
     """Set by subclasses: client, server (executors), device (the client's egress interface),
-    flow (trafgen.FlowSpec), mtu (of that interface), family, link_bps (None: unknown) and
-    shared_kernel (the DUT forwards on the sender's CPUs: the namespace lab)."""
+    flow (trafgen.FlowSpec), mtu (of that interface), family, sender (choose_sender), link_bps
+    (None: unknown) and shared_kernel (the DUT forwards on the sender's CPUs: the namespace lab)."""
 
     client: object
     server: object
@@ -61,14 +88,21 @@ class TrafgenPath:
     flow: trafgen.FlowSpec
     mtu: int
     family: int
+    sender: object
     link_bps: float | None = None
     shared_kernel: bool = False
     description: str = ""  # for the table's heading: the lab, or the testbed and its line rate
-    generator: str = "trafgen"
 
-    def _read_generator(self) -> str:
-        result = self.client.run(trafgen.version_argv(), timeout_s=10, check=False)
-        return "trafgen " + trafgen.parse_version(result.stdout + result.stderr)
+    @property
+    def generator(self) -> str:
+        return self.sender.name
+
+    def check(self, frame: frames.FrameSize) -> None:
+        """ConfigError when the sender cannot make this frame (IMIX or 64-81 B IPv6 with iperf3)."""
+        self.sender.check(frame, self.family)
+
+    def default_frame_sizes(self) -> list[int]:
+        return trafgen.default_frame_sizes(self.family, self.sender.min_frame(self.family))
 
     def __enter__(self):
         # `create` fails when the table exists: another run counting on this server, never merged into
@@ -78,8 +112,8 @@ class TrafgenPath:
                            f"({(created.stderr.strip() or 'nft failed')[:160]}): another linerate search may be "
                            "counting there, or nftables is missing")
         try:
-            self.server.run(["nft", "-f", "-"], stdin=count_ruleset(self.family, self.flow.src_ip, self.flow.dst_port),
-                            timeout_s=30)
+            self.server.run(["nft", "-f", "-"], timeout_s=30, stdin=count_ruleset(
+                self.family, self.flow.src_ip, self.flow.dst_port, self.sender.count_verdict))
         except BaseException:
             self.drop_table()
             raise
@@ -96,17 +130,7 @@ class TrafgenPath:
         if biggest - L2_OVERHEAD > self.mtu:
             raise LabError(f"a {biggest}-byte frame does not fit the MTU {self.mtu} of {self.device} on "
                            f"{self.client.host}; raise it to {biggest - L2_OVERHEAD} (a lab: --mtu)")
-        flow = self.flow if to_dut else trafgen.FlowSpec(**{**self.flow.__dict__, "dst_mac": NOBODY_MAC})
-        argv = trafgen.send_argv(self.device, rate_pps, count)
-        if biggest > 2048:
-            argv.append("--jumbo-support")
-        seconds = count / rate_pps if rate_pps else count / 50_000
-        result = self.client.run(argv, stdin=trafgen.packet_config(flow, frame), timeout_s=3 * seconds + 30,
-                                 check=False)
-        try:
-            return trafgen.parse(result.stdout + "\n" + result.stderr)
-        except ParseError as exc:
-            raise ExecError(tuple(argv), self.client.host, result.returncode, str(exc)) from None
+        return self.sender.send(self.client, self.device, self.flow, frame, rate_pps, count, to_dut=to_dut)
 
     def forwarded(self) -> int:
         return parse_count(self.server.run(["nft", "-j", "list", "table", "inet", COUNT_TABLE], timeout_s=10).stdout)
