@@ -213,3 +213,16 @@ def test_sender_choice(has_trafgen, asked, expected):
         sender = choose_sender(client, asked)
         assert sender.name == expected
         assert sender.count_verdict == ("drop" if expected.startswith("trafgen") else "accept")
+
+
+def test_html_report_of_a_search_made_by_the_rfc2544_command(tmp_path):
+    """`linerate rfc2544` stores its goals, not an experiment file's keys: the page reads both."""
+    from linerate.search.html import render_search_report
+
+    store = Store(tmp_path / "s.db")
+    settings = SearchSettings(2.0, 0.01, settle_s=0.0)
+    exp = store.create_experiment("cli", "rfc2544", {"test": "rfc2544", "goals": settings.goals()})
+    search_frame_size(SimulatedPath(300_000, 900_000), store, exp, {"frame_bytes": 64, "family": 4}, 1e9, settings)
+    html = render_search_report(store, store.experiment(exp))
+    assert "at most 1% loss" in html and "trials of 2 s" in html and "<details>" in html
+    assert '<pre aria-label="search options">' in html  # no experiment file: the stored options instead

@@ -48,7 +48,7 @@ def render_search_report(store: Store, experiment: ExperimentRow) -> str:
     from linerate.report.html import templates
     from linerate.report.plot import svg_text
     from linerate.search.plot import frame_size_figure
-    from linerate.search.summary import search_groups, summarize_searches, varying
+    from linerate.search.summary import search_groups, summarize_searches, trial_settings, varying
 
     summaries = summarize_searches(store, experiment.id)
     families = []
@@ -65,7 +65,9 @@ def render_search_report(store: Store, experiment: ExperimentRow) -> str:
                          "interval, against the theoretical frame rate and the generator's ceiling")
     config = experiment.config if isinstance(experiment.config, dict) else {}
     environment = experiment.environment if isinstance(experiment.environment, dict) else {}
+    duration, pdr_loss = trial_settings(config)
     return templates().get_template("rfc2544.html.j2").render(
-        exp=experiment, families=families, chart=chart, config=config, label=frames.label,
+        exp=experiment, families=families, chart=chart, config=config, label=frames.label, duration=duration,
+        pdr_loss=pdr_loss,
         searches=search_views(store, experiment.id, varying(search_groups(store, experiment.id))),
         environment=environment_sections(environment), stored_version=environment.get("linerate_version"))

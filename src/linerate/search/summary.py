@@ -97,6 +97,14 @@ def summarize_searches(store: Store, experiment_id: int) -> list[SizeSummary]:
     return sorted(out, key=lambda s: (s.family, frames.sort_key(s.frame_bytes, s.family), s.configuration))
 
 
+def trial_settings(config: dict[str, Any]) -> tuple[float | None, float]:
+    """(search-trial seconds or None, PDR loss ratio) of a stored rfc2544 experiment: `linerate
+    rfc2544` stores its goals, experiment files their keys."""
+    goals = config.get("goals") or [{}, {}]
+    duration = config.get("duration_s") or goals[0].get("final_trial_duration")
+    return duration, float(config.get("pdr_loss") or goals[-1].get("loss_ratio", 0.005))
+
+
 def _figure(summary: Summary, share: float | None) -> str:
     if summary.n == 0 or summary.mean is None:
         return "–"
@@ -136,9 +144,7 @@ def serialize_markdown(experiment: ExperimentRow, summaries: list[SizeSummary]) 
         parts.append(markdown_table(title, columns, rows))
         parts += [plain(frames.describe(size, family)) + "; its frame rate counts the mean frame"
                   for size in dict.fromkeys(s.frame_bytes for s in mine) if frames.is_mix(size)]
-    goals = config.get("goals") or [{}, {}]  # `linerate rfc2544` stores its goals; experiment files their keys
-    duration = config.get("duration_s") or goals[0].get("final_trial_duration")
-    pdr_loss = float(config.get("pdr_loss") or goals[-1].get("loss_ratio", 0.005))
+    duration, pdr_loss = trial_settings(config)
     seconds = f"{duration:g}" if isinstance(duration, (int, float)) else "?"
     footer = plain(f"Experiment {experiment.id} '{experiment.name}', {experiment.status}, seed {experiment.seed}; "
                    f"{seconds} s search trials, NDR loss 0, PDR loss {pdr_loss * 100:g}%; "
