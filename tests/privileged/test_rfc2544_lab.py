@@ -88,3 +88,12 @@ def test_iperf3_udp_fallback_reaches_the_line_rate_and_refuses_imix(tmp_path):
     refused = linerate("rfc2544", "--link", "1g", "--frame-sizes", "imix", "--generator", "iperf3", "--db", db,
                        check=False)
     assert refused.returncode == 2 and "IMIX mixes frame sizes" in refused.stderr
+
+
+def test_ipv6_smallest_frames_carry_no_payload_and_are_still_counted(tmp_path):
+    """A 66-byte IPv6 frame is headers only (an empty UDP datagram): the server's count must see it."""
+    out = linerate("rfc2544", "--link", "1g", "--family", "6", "--frame-sizes", "66", "--db", str(tmp_path / "6.db"),
+                   "--json", timeout=600)
+    [result] = json.loads(out.stdout)["results"]
+    assert result["theoretical_fps"] == pytest.approx(1e9 / (8 * (66 + 20)))
+    assert 10_000 < result["ndr_fps"] <= result["pdr_fps"], result

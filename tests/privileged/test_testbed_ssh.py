@@ -35,6 +35,22 @@ def bed(tmp_path_factory):
         testbed.teardown()
 
 
+def sigkill_when(proc: subprocess.Popen, ready, what: str, timeout_s: float = 120) -> None:
+    """SIGKILL the run the moment ready() holds; fail if it never does (or the run ends first)."""
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            if time.monotonic() > deadline or proc.poll() is not None:
+                pytest.fail(f"never saw {what}")
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def dut_state(bed) -> tuple[str, str]:
     ttl = sh("sysctl", "-n", "net.ipv4.ip_default_ttl", ns=bed.ns("dut")).strip()
     gro = [line for line in sh("ethtool", "-k", "lan0", ns=bed.ns("dut")).splitlines()
@@ -125,20 +141,7 @@ def test_sigkill_then_restore_puts_every_knob_back(bed, tmp_path):
     original = dut_state(bed)
     proc = subprocess.Popen([*LINERATE, "run", str(exp), "--testbed", str(bed.inventory()), "--db", str(db)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if db.exists() and dut_state(bed)[0] == "50":
-                break
-            time.sleep(0.2)
-        else:
-            pytest.fail("the run never applied the DUT sysctl")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    sigkill_when(proc, lambda: db.exists() and dut_state(bed)[0] == "50", "the run applying the DUT sysctl")
     assert dut_state(bed) != original  # the kill left knobs changed ...
     restore = linerate("testbed", "restore", str(bed.inventory()), "--db", str(db))
     assert "net.ipv4.ip_default_ttl back to 64" in restore.stdout and "iperf3 server stopped" in restore.stdout
@@ -181,18 +184,7 @@ def test_rfc2544_killed_mid_search_leaves_a_table_restore_removes(bed, tmp_path)
     proc = subprocess.Popen([*LINERATE, "rfc2544", "--testbed", str(bed.inventory()), "--frame-sizes", "64",
                              "--trial-duration", "5", "--db", str(db)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while "linerate_rfc2544" not in server_tables(bed):
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.fail("the search never created its counting table")
-            time.sleep(0.1)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    sigkill_when(proc, lambda: "linerate_rfc2544" in server_tables(bed), "the search creating its counting table")
     assert "linerate_rfc2544" in server_tables(bed)  # the kill left it ...
     restore = linerate("testbed", "restore", str(bed.inventory()), "--db", str(db))
     assert "nftables table inet linerate_rfc2544 removed" in restore.stdout

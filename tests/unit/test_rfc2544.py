@@ -87,7 +87,7 @@ def test_unsent_is_what_was_late_not_dut_loss():
 
 def test_count_rule_and_its_reading():
     rules = count_ruleset(6, "2001:2:0:1::2", 5201)
-    assert "ip6 saddr 2001:2:0:1::2 udp dport 5201 udp length >= 24 counter drop" in rules
+    assert "ip6 saddr 2001:2:0:1::2 udp dport 5201 counter drop" in rules  # down to empty datagrams (66 B IPv6)
     assert count_ruleset(4, "198.18.0.2", 5201, "accept").endswith("udp length >= 24 counter accept\n  }\n}\n")
     listing = ('{"nftables": [{"metainfo": {"version": "1.0.6"}}, {"table": {"family": "inet", "name": "x"}}, '
                '{"rule": {"expr": [{"match": {}}, {"counter": {"packets": 81274, "bytes": 121911000}}, {"drop": null}]}}]}')
@@ -226,3 +226,16 @@ def test_html_report_of_a_search_made_by_the_rfc2544_command(tmp_path):
     html = render_search_report(store, store.experiment(exp))
     assert "at most 1% loss" in html and "trials of 2 s" in html and "<details>" in html
     assert '<pre aria-label="search options">' in html  # no experiment file: the stored options instead
+
+
+def test_a_sender_that_prints_no_summary_is_an_error_naming_what_it_said():
+    from linerate.errors import ExecError
+    from linerate.exec.fake import FakeExecutor
+    from linerate.traffic.iperf3_udp import Iperf3UdpSender
+
+    # iperf3 3.12 puts an option error on stderr and its usage on stdout, even with -J
+    client = FakeExecutor("client").respond(["iperf3"], "Usage: iperf3 [-s|-c host] [options]\n", returncode=1,
+                                            stderr="iperf3: parameter error - block size invalid\n")
+    with pytest.raises(ExecError, match="no JSON: Usage: iperf3.*stderr: iperf3: parameter error"):
+        Iperf3UdpSender("3.12").send(client, "eth0", FLOW4, 64, 1000, 10)
+    assert client.calls[0][:3] == ("iperf3", "-c", "198.19.0.2")

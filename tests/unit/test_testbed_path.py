@@ -103,8 +103,14 @@ def test_a_table_that_could_not_be_removed_stays_journaled_and_restore_removes_i
     with path:
         server.respond(["nft", "delete"], returncode=1, stderr="Error: Could not process rule")
     assert len(view.testbed.store.journal_open("bed1")) == 1
+    inventory = SimpleNamespace(identity_key=lambda: "bed1")
+    server.respond(["nft", "list", "table"], "table inet linerate_rfc2544 {\n}\n")  # still there: not done
+    with pytest.raises(LinerateError, match="could not remove the counting table"):
+        restore_journal(inventory, view.testbed.store, {"server": server}, None)
+    assert len(view.testbed.store.journal_open("bed1")) == 1
     server.respond(["nft", "delete"])  # the host answers again: the next run (or testbed restore) cleans up
-    done = restore_journal(SimpleNamespace(identity_key=lambda: "bed1"), view.testbed.store, {"server": server}, None)
+    server.respond(["nft", "list", "table"], returncode=1, stderr="Error: No such file or directory")
+    done = restore_journal(inventory, view.testbed.store, {"server": server}, None)
     assert done == [f"server: nftables table inet {COUNT_TABLE} removed"] and view.testbed.store.journal_open("bed1") == []
 
 

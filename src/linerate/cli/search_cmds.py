@@ -11,8 +11,8 @@ import sys
 
 from linerate.cli.options import add_json_flag, add_lab_options
 from linerate.cli.testbed_cmds import add_accept_new
-from linerate.search.frame_path import GENERATORS
 from linerate.errors import ConfigError
+from linerate.search.frame_path import GENERATORS
 from linerate.traffic.frames import label as frame_label
 
 

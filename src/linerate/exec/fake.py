@@ -1,7 +1,8 @@
 """FakeExecutor: replays recorded outputs so everything above the executor runs without root.
 
-Responses are matched by argv prefix, the longest prefix first; each call is recorded in
-``calls`` so tests can assert on the exact argv that would have run.
+Responses are matched by argv prefix, the longest prefix first (of equal ones, the newest); each
+call is recorded in ``calls`` (its stdin in ``inputs``) so tests can assert on the exact argv that
+would have run.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class FakeExecutor:
         return self.respond_with(prefix, lambda argv: (returncode, stdout, stderr))
 
     def respond_with(self, prefix: Sequence[str], responder: Responder) -> "FakeExecutor":
-        self._responses.append((tuple(prefix), responder))
+        self._responses.insert(0, (tuple(prefix), responder))  # of two equal prefixes, the newer answers
         self._responses.sort(key=lambda item: -len(item[0]))
         return self
 

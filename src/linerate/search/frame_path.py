@@ -15,6 +15,7 @@ import json
 
 from linerate.errors import ConfigError, LabError, LinerateError, ParseError
 from linerate.traffic import frames, trafgen
+from linerate.traffic.base import FrameSender
 
 COUNT_TABLE = "linerate_rfc2544"
 L2_OVERHEAD = 18  # MAC header + FCS: a frame of N bytes carries an (N - 18)-byte IP packet
@@ -34,13 +35,15 @@ def link_info(executor, ifname: str) -> dict:
 
 
 def count_ruleset(family: int, src_ip: str, port: int, verdict: str = "drop") -> str:
-    """UDP length >= 24 (16 bytes of payload or more): every test frame, never iperf3's 4-byte
-    connect datagram."""
+    """verdict "drop" (trafgen): every datagram of the flow, down to an empty one (a 66-byte IPv6
+    frame carries no payload). "accept" (iperf3): only UDP length >= 24 — its datagrams carry 16
+    bytes or more, its 4-byte connect datagram (UDP length 12) is not a test frame."""
     if verdict not in ("drop", "accept"):
         raise ValueError(verdict)
     match = "ip saddr" if family == 4 else "ip6 saddr"
+    length = "udp length >= 24 " if verdict == "accept" else ""
     return (f"table inet {COUNT_TABLE} {{\n  chain count {{\n    type filter hook prerouting priority raw; policy accept;\n"
-            f"    {match} {src_ip} udp dport {int(port)} udp length >= 24 counter {verdict}\n  }}\n}}\n")
+            f"    {match} {src_ip} udp dport {int(port)} {length}counter {verdict}\n  }}\n}}\n")
 
 
 def parse_count(text: str) -> int:
@@ -88,7 +91,7 @@ class FramePath:
     flow: trafgen.FlowSpec
     mtu: int
     family: int
-    sender: object
+    sender: FrameSender
     link_bps: float | None = None
     shared_kernel: bool = False
     description: str = ""  # for the table's heading: the lab, or the testbed and its line rate

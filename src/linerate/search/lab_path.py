@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from linerate.counters import parse_link_stats
 from linerate.experiment.ceiling import link_bps
-from linerate.search.table import lab_description
 from linerate.search.frame_path import FramePath, choose_sender, link_info
+from linerate.search.table import lab_description
 from linerate.topology.plan import ADDR, CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, server_address
 from linerate.traffic import trafgen
 

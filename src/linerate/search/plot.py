@@ -17,7 +17,6 @@ def frame_size_figure(experiment: Any, summaries: Sequence[Any]):
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     from linerate.calc.linerate import frame_rate
-    from linerate.experiment.ceiling import link_bps
 
     families = sorted({s.family for s in summaries}) or [4]
     fig, axes = plt.subplots(1, len(families), figsize=(6.4 * len(families), 4.4), squeeze=False)
@@ -41,7 +40,9 @@ def frame_size_figure(experiment: Any, summaries: Sequence[Any]):
             if ceilings:
                 ax.plot(*zip(*ceilings), linestyle="none", marker=marker, markerfacecolor="none", color=color,
                         label=f"generator max {configuration}".strip())
-        rates = {link_bps(s.params) for s in mine if link_bps(s.params)}
+        # the link's rate back from the stored theoretical frame rates (a lab's emulated link, a
+        # testbed's inventory link or NIC speed alike)
+        rates = {round(s.theoretical_fps * 8 * (s.mean_frame_bytes + 20), -3) for s in mine if s.theoretical_fps}
         sizes = sorted({round(s.mean_frame_bytes) for s in mine})
         for rate in sorted(rates):
             curve = list(range(sizes[0], sizes[-1] + 1, max(1, (sizes[-1] - sizes[0]) // 200)))

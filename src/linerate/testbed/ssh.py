@@ -138,8 +138,12 @@ def restore_journal(inventory: Inventory, store: Store, executors: dict[str, Ssh
         if entry["kind"] == "process":
             done.append(f"{entry['role']}: iperf3 server {stop_server(host, entry['name'])}")
         elif entry["kind"] == JOURNAL_KIND:  # an rfc2544 search's counting table on the server
-            host.run(["nft", "delete", "table", "inet", entry["name"]], timeout_s=TIMEOUT_S, check=False)
-            done.append(f"{entry['role']}: nftables table inet {entry['name']} removed")
+            deleted = host.run(["nft", "delete", "table", "inet", entry["name"]], timeout_s=TIMEOUT_S, check=False)
+            if host.run(["nft", "list", "table", "inet", entry["name"]], timeout_s=TIMEOUT_S, check=False).returncode == 0:
+                raise LinerateError(f"could not remove the counting table inet {entry['name']} on {host.host}: "
+                                    f"{(deleted.stderr.strip() or 'nft failed')[:160]}")
+            done.append(f"{entry['role']}: nftables table inet {entry['name']} "
+                        f"{'removed' if deleted.returncode == 0 else 'already gone'}")
         elif entry["kind"] == "sysctl":
             driver.set_sysctl(host, entry["name"], entry["original"])
             got = driver.read_sysctl(host, entry["name"])

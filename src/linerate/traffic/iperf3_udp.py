@@ -16,7 +16,7 @@ and it counts only datagrams of 16 bytes or more (UDP length >= 24), never that 
 
 from __future__ import annotations
 
-from linerate.errors import ConfigError, ExecError, ParseError
+from linerate.errors import ConfigError, ParseError
 from linerate.traffic import frames
 from linerate.traffic.trafgen import FCS_BYTES, HEADERS, FlowSpec, Sent
 
@@ -80,11 +80,7 @@ class Iperf3UdpSender:
     def send(self, client, device: str, flow: FlowSpec, frame: frames.FrameSize, rate_pps: int | None,
              count: int, *, to_dut: bool = True) -> Sent:
         """to_dut is moot: iperf3 sends only to its server."""
+        from linerate.traffic.base import run_sender
+
         self.check(frame, flow.family)
-        argv = send_argv(flow, frame, rate_pps, count)
-        seconds = count / rate_pps if rate_pps else count / 50_000
-        result = client.run(argv, timeout_s=3 * seconds + 30, check=False)
-        try:
-            return parse_send(result.stdout)
-        except ParseError as exc:
-            raise ExecError(tuple(argv), client.host, result.returncode, str(exc)) from None
+        return run_sender(client, send_argv(flow, frame, rate_pps, count), parse_send, count, rate_pps)

@@ -144,16 +144,11 @@ class TrafgenSender:
     def send(self, client, device: str, flow: FlowSpec, frame: frames.FrameSize, rate_pps: int | None,
              count: int, *, to_dut: bool = True) -> Sent:
         """to_dut False: to an unused MAC (the generator's ceiling, without the DUT's work)."""
-        from linerate.errors import ExecError
+        from linerate.traffic.base import run_sender
 
         if not to_dut:
             flow = FlowSpec(**{**flow.__dict__, "dst_mac": NOBODY_MAC})
         argv = send_argv(device, rate_pps, count)
         if frames.largest(frame, flow.family) > 2048:
             argv.append("--jumbo-support")
-        seconds = count / rate_pps if rate_pps else count / 50_000
-        result = client.run(argv, stdin=packet_config(flow, frame), timeout_s=3 * seconds + 30, check=False)
-        try:
-            return parse(result.stdout + "\n" + result.stderr)
-        except ParseError as exc:
-            raise ExecError(tuple(argv), client.host, result.returncode, str(exc)) from None
+        return run_sender(client, argv, parse, count, rate_pps, stdin=packet_config(flow, frame), with_stderr=True)
