@@ -124,10 +124,10 @@ class SimulatedPath:
         return {"lan0_rx_packets": self.count}
 
 
-def search(store, path, name="s", frame=64, link=1e9):
+def search(store, path, name="s", frame=64):
     exp = store.create_experiment(name, "rfc2544", {})
     params = {"frame_bytes": frame, "family": 4, "firewall": "none"}
-    return exp, search_frame_size(path, store, exp, params, link, SearchSettings(1.0, 0.005, settle_s=0.0))
+    return exp, search_frame_size(path, store, exp, params, SearchSettings(1.0, 0.005, settle_s=0.0))
 
 
 def test_search_finds_the_dut_limit_and_stores_every_trial(tmp_path):
@@ -157,12 +157,12 @@ def test_interrupted_search_resumes_by_replay_without_measuring_twice(tmp_path):
     exp = store.create_experiment("r", "rfc2544", {})
     params = {"frame_bytes": 64, "family": 4}
     with pytest.raises(RuntimeError):
-        search_frame_size(SimulatedPath(300_000, 900_000, fail_after=4), store, exp, params, 1e9, SearchSettings(settle_s=0.0))
+        search_frame_size(SimulatedPath(300_000, 900_000, fail_after=4), store, exp, params, SearchSettings(settle_s=0.0))
     search_id = store.searches(exp)[0]["id"]
     assert len(store.search_trials(search_id)) == 4 and store.searches(exp)[0]["status"] == "failed"
     fresh = SimulatedPath(300_000, 900_000)
     fresh.count = 10**6  # counters are cumulative on a real path too: only deltas matter
-    resumed = search_frame_size(fresh, store, exp, params, 1e9, SearchSettings(settle_s=0.0))
+    resumed = search_frame_size(fresh, store, exp, params, SearchSettings(settle_s=0.0))
     assert resumed.replayed == 3  # the ceiling probe is reused, the three search trials replayed
     assert fresh.sends == len(store.search_trials(search_id)) - 4
     _, straight = search(Store(tmp_path / "t.db"), SimulatedPath(300_000, 900_000))
@@ -222,7 +222,7 @@ def test_html_report_of_a_search_made_by_the_rfc2544_command(tmp_path):
     store = Store(tmp_path / "s.db")
     settings = SearchSettings(2.0, 0.01, settle_s=0.0)
     exp = store.create_experiment("cli", "rfc2544", {"test": "rfc2544", "goals": settings.goals()})
-    search_frame_size(SimulatedPath(300_000, 900_000), store, exp, {"frame_bytes": 64, "family": 4}, 1e9, settings)
+    search_frame_size(SimulatedPath(300_000, 900_000), store, exp, {"frame_bytes": 64, "family": 4}, settings)
     html = render_search_report(store, store.experiment(exp))
     assert "at most 1% loss" in html and "trials of 2 s" in html and "<details>" in html
     assert '<pre aria-label="search options">' in html  # no experiment file: the stored options instead

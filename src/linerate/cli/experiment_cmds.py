@@ -159,13 +159,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if inventory is None:
         preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()))
     else:
-        from linerate import __version__
-        from linerate.testbed.ssh import SshTestbed
+        from linerate.cli.testbed_cmds import ssh_testbed
 
-        testbed = SshTestbed(inventory, store, accept_new=args.accept_new_host_keys,
-                             on_message=lambda m: print(m, file=sys.stderr))
+        testbed, environment = ssh_testbed(args, inventory, store)
         factory = testbed.view
-        environment = {"linerate_version": __version__, "testbed": inventory.name, "kind": "ssh"}
     with ProgressReporter() as reporter:
         result = run_experiment(experiment, store, file_text=text, resume=args.resume, seed=seed,
                                 on_event=reporter, lab_factory=factory, environment=environment,

@@ -64,15 +64,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_rfc2544(args: argparse.Namespace) -> int:
+    from linerate.search.frame_path import check_frame_for
     from linerate.search.rfc2544 import SearchSettings
-    from linerate.traffic.trafgen import check_frame_size
 
     for size in args.frame_sizes or []:
-        check_frame_size(size, args.family)
-        if args.generator == "iperf3":
-            from linerate.traffic.iperf3_udp import check_frame
-
-            check_frame(size, args.family)
+        check_frame_for(size, args.family, args.generator)
     settings = SearchSettings(args.trial_duration, args.pdr_loss)
     if not args.name or len(args.name) > 64 or not args.name.isprintable():
         raise ConfigError("--name", "use 1 to 64 printable characters")
@@ -96,8 +92,7 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
         experiment_id = _experiment(store, args, config, __version__)
         for size in args.frame_sizes:
             params = {"frame_bytes": size, "family": args.family, **lab_params}
-            result = search_frame_size(path, store, experiment_id, params, path.link_bps, settings,
-                                       on_trial=_progress, shared_kernel=path.shared_kernel)
+            result = search_frame_size(path, store, experiment_id, params, settings, on_trial=_progress)
             results.append(result)
         store.finish_experiment(experiment_id)
     if args.json:
@@ -134,12 +129,10 @@ def _path_in_use(args: argparse.Namespace, store, inventory):
         with lab_in_use(args) as (lab, lab_params), LabPath(lab, args.family, args.generator) as path:
             yield path, lab_params
         return
+    from linerate.cli.testbed_cmds import ssh_testbed
     from linerate.search.testbed_path import TestbedPath
-    from linerate.testbed.ssh import SshTestbed
 
-    testbed = SshTestbed(inventory, store, accept_new=args.accept_new_host_keys,
-                         on_message=lambda m: print(m, file=sys.stderr))
-    with testbed.view({}) as view, TestbedPath(view, args.family, args.generator) as path:
+    with ssh_testbed(args, inventory, store)[0].view({}) as view, TestbedPath(view, args.family, args.generator) as path:
         yield path, {}
 
 
@@ -176,7 +169,7 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
         if inventory is not None:
             print(f"testbed {inventory.name}: `linerate testbed check {args.testbed}` checks the hosts, trafgen and nft")
         return 0
-    from linerate import __version__, preflight
+    from linerate import preflight
     from linerate.cli.experiment_cmds import open_store
     from linerate.experiment.axes import required_features
     from linerate.experiment.run import namespace_lab
@@ -191,17 +184,17 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
         lab_factory, environment = namespace_lab, None
         path_factory = functools.partial(LabPath, generator=experiment.generator)
     else:
+        from linerate.cli.testbed_cmds import ssh_testbed
         from linerate.search.testbed_path import TestbedPath
-        from linerate.testbed.ssh import SshTestbed
 
-        testbed = SshTestbed(inventory, store, accept_new=args.accept_new_host_keys,
-                             on_message=lambda m: print(m, file=sys.stderr))
+        testbed, environment = ssh_testbed(args, inventory, store)
         lab_factory, path_factory = testbed.view, functools.partial(TestbedPath, generator=experiment.generator)
-        environment = {"linerate_version": __version__, "testbed": inventory.name, "kind": "ssh"}
 
     def done(repetition: int, total: int, result) -> None:
-        ndr = "–" if result.ndr_fps is None else f"{result.ndr_fps:,.0f}"
-        print(f"repetition {repetition}/{total}: IPv{result.family} {frame_label(result.frame_bytes)} NDR {ndr} fps "
+        from linerate.report.layout import format_fps
+
+        print(f"repetition {repetition}/{total}: IPv{result.family} {frame_label(result.frame_bytes)} NDR "
+              f"{format_fps(result.ndr_fps)} fps "
               f"({len(result.trials) - result.replayed} trials measured, {result.replayed} replayed)",
               file=sys.stderr)
 

@@ -13,6 +13,16 @@ def add_accept_new(parser: argparse.ArgumentParser) -> None:
                         "a changed key is always refused")
 
 
+def ssh_testbed(args: argparse.Namespace, inventory, store):
+    """(SshTestbed for a run with --testbed, the environment its experiment row records)."""
+    from linerate import __version__
+    from linerate.testbed.ssh import SshTestbed
+
+    testbed = SshTestbed(inventory, store, accept_new=args.accept_new_host_keys,
+                         on_message=lambda m: print(m, file=sys.stderr))
+    return testbed, {"linerate_version": __version__, "testbed": inventory.name, "kind": "ssh"}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from linerate.cli.experiment_cmds import add_db
 

@@ -83,7 +83,7 @@ class Experiment(BaseModel):
                     raise ValueError(f"{name} applies to test = \"rfc2544\"; drop it or set test = \"rfc2544\"")
             return
         from linerate.experiment.axes import AXES
-        from linerate.traffic.trafgen import check_frame_size
+        from linerate.search.frame_path import check_frame_for
 
         trial_axes = sorted(n for n in self.declared_axes() if AXES[n].scope == "trial" and n not in SEARCH_AXES)
         if trial_axes:
@@ -92,14 +92,10 @@ class Experiment(BaseModel):
         if self.precision is not None:
             raise ValueError("precision applies to throughput tests; an rfc2544 experiment repeats each search "
                              "`repetitions` times")
-        from linerate.traffic.iperf3_udp import check_frame
-
         for family in {cell["family"] for cell in self.cells()}:
             for size in self.sizes_for(family):
                 try:
-                    check_frame_size(size, family, "frame_sizes")
-                    if self.generator == "iperf3":
-                        check_frame(size, family, "frame_sizes")
+                    check_frame_for(size, family, self.generator, "frame_sizes")
                 except ConfigError as exc:
                     raise ValueError(f"frame_sizes: {exc.problem}") from None
         if self.frame_sizes is not None and len(set(self.frame_sizes)) != len(self.frame_sizes):

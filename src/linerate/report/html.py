@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from linerate import __version__
 from linerate.report.compare import MIN_PER_SIDE
-from linerate.report.layout import format_mbps, format_ms
+from linerate.report.layout import format_fps, format_mbps, format_ms
 
 SPARK_W, SPARK_H = 240.0, 48.0
 
@@ -34,17 +34,13 @@ def templates():
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
     env.filters.update(mbps=format_mbps, ms=format_ms, pct=_pct, pvalue=_pvalue, signed_mbps=_signed_mbps,
-                       when=_when, fps=_fps)
+                       when=_when, fps=format_fps)
     env.globals.update(spark=spark, attempt_rows=attempt_rows, version=__version__)
     return env
 
 
 def _pct(fraction: float | None, digits: int = 1) -> str:
     return "–" if fraction is None else f"{fraction * 100:.{digits}f}%"
-
-
-def _fps(value: float | None) -> str:
-    return "–" if value is None else f"{value:,.0f}"
 
 
 def _when(epoch: float | None) -> str:

@@ -38,6 +38,11 @@ def markdown_table(title: str, columns: Sequence[str], rows: Sequence[tuple[str,
     return "\n".join([head, rule, *body])
 
 
+def format_fps(value: float | None) -> str:
+    """Frames per second, as RFC 2544 tables give them: whole frames, thousands separated."""
+    return "–" if value is None else f"{value:,.0f}"
+
+
 def format_ms(value: float | None) -> str:
     """An RTT: sub-millisecond values to the microsecond, others to 0.1 ms."""
     if value is None:

@@ -99,7 +99,7 @@ def run_searches(experiment: Experiment, store: Store, *, file_text: str | None 
                             result = search_frame_size(
                                 path, store, experiment_id,
                                 {"frame_bytes": size, "family": family, "repetition": repetition, **params},
-                                path.link_bps, settings, on_trial=on_trial, shared_kernel=path.shared_kernel)
+                                settings, on_trial=on_trial)
                         run.results.append(result)
                         on_search(repetition, experiment.repetitions, result)
         except BaseException:

@@ -58,6 +58,16 @@ def parse_count(text: str) -> int:
     raise ParseError("nft -j list table: no counter in the counting table")
 
 
+def check_frame_for(frame: frames.FrameSize, family: int, generator: str, field: str = "--frame-sizes") -> None:
+    """Before any host is contacted: a frame the family takes and, when iperf3 is asked for, one it
+    can make (with "auto" the sender is known only on the client: FramePath.check)."""
+    from linerate.traffic import iperf3_udp
+
+    trafgen.check_frame_size(frame, family, field)
+    if generator == "iperf3":
+        iperf3_udp.check_frame(frame, family, field)
+
+
 def choose_sender(client, generator: str = "auto"):
     """The client's sender: trafgen when asked or, with "auto", when the client has it; else iperf3 UDP."""
     from linerate.preflight import parse_iperf3_version

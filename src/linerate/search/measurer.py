@@ -37,6 +37,8 @@ class PacketPath(Protocol):
     """A client -> DUT -> server path that can send frames and count them (search/lab_path.py)."""
 
     generator: str  # "trafgen 0.6.8"
+    link_bps: float | None  # the path's line rate (None: unknown)
+    shared_kernel: bool  # the DUT forwards on the sender's CPUs (the namespace lab)
 
     def send(self, frame: FrameSize, rate_pps: int | None, count: int, *, to_dut: bool = True) -> Sent: ...
 

@@ -121,10 +121,10 @@ def _trial_from_row(row) -> PacketTrial:
 
 
 def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params: dict[str, Any],
-                      link_bps: float | None, settings: SearchSettings, on_trial=None,
-                      shared_kernel: bool = False) -> FrameResult:
-    """One frame size: the generator's ceiling, then NDR and PDR. Every trial is stored as it ends;
-    a search already stored for these params is continued (its trials replayed), never repeated."""
+                      settings: SearchSettings, on_trial=None) -> FrameResult:
+    """One frame size: the generator's ceiling, then NDR and PDR, against the path's line rate.
+    Every trial is stored as it ends; a search already stored for these params is continued (its
+    trials replayed), never repeated."""
     from MLRsearch import Config, MultipleLossRatioSearch, SearchGoal
 
     frame_bytes, family = params["frame_bytes"], params["family"]
@@ -132,6 +132,7 @@ def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params
     row = store.ensure_search(experiment_id, params, goals, library_version())
     stored = [_trial_from_row(r) for r in store.search_trials(row["id"])]
     seq = len(stored)
+    link_bps = path.link_bps
     theoretical = frame_rate(link_bps, frames.mean_bytes(frame_bytes, family)).frames_per_s if link_bps else None
     ceiling_trials = [t for t in stored if t.intended_load_fps is None]
     if ceiling_trials:
@@ -143,7 +144,8 @@ def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params
         store.add_search_trial(row["id"], seq, "ceiling", probe.to_record())
         seq += 1
     generator_max = probe.sent / probe.send_s if probe.send_s > 0 else 0.0
-    result = FrameResult(frame_bytes, family, theoretical, generator_max, trials=[probe], shared_kernel=shared_kernel)
+    result = FrameResult(frame_bytes, family, theoretical, generator_max, trials=[probe],
+                         shared_kernel=path.shared_kernel)
     store.update_search(row["id"], generator=path.generator, theoretical_fps=theoretical,
                         generator_max_fps=generator_max)
 

@@ -6,12 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from linerate.report.layout import plain
+from linerate.report.layout import format_fps, plain
 from linerate.traffic import frames
-
-
-def _fps(value: float | None) -> str:
-    return "–" if value is None else f"{value:,.0f}"
 
 
 def _mbps(fps: float | None, frame_bytes: float) -> str:
@@ -37,10 +33,10 @@ def render_table(results: Sequence[Any], where: str, settings: Any, library: str
     rows = []
     for r in results:
         limit = r.limit
-        rows.append([frames.name(r.frame_bytes), _fps(r.theoretical_fps), _fps(r.ndr_fps),
-                     _mbps(r.ndr_fps, r.mean_frame_bytes), _share(r.ndr_fps, r.theoretical_fps), _fps(r.pdr_fps),
+        rows.append([frames.name(r.frame_bytes), format_fps(r.theoretical_fps), format_fps(r.ndr_fps),
+                     _mbps(r.ndr_fps, r.mean_frame_bytes), _share(r.ndr_fps, r.theoretical_fps), format_fps(r.pdr_fps),
                      _mbps(r.pdr_fps, r.mean_frame_bytes),
-                     _share(r.pdr_fps, r.theoretical_fps), _fps(r.generator_max_fps), limit])
+                     _share(r.pdr_fps, r.theoretical_fps), format_fps(r.generator_max_fps), limit])
     widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c) for i, c in enumerate(columns)]
     lines = [plain(head), "  ".join(c.rjust(w) for c, w in zip(columns, widths))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]

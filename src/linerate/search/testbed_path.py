@@ -61,9 +61,9 @@ class TestbedPath(FramePath):
         self.view, self.testbed, self.family = view, testbed, family
         self.client, self.server = testbed.executors["client"], testbed.executors["server"]
         self.dut = testbed.executors.get("dut")
-        address = testbed.inventory.address(family)
+        address, field = testbed.inventory.address(family), f"server.test_address{'6' if family == 6 else ''}"
         if address is None:
-            raise ConfigError(f"server.test_address{'6' if family == 6 else ''}",
+            raise ConfigError(field,
                               f"the inventory's server has no IPv{family} test address; add it or search IPv"
                               f"{10 - family} only")
         for role in ("client", "server"):
@@ -75,7 +75,7 @@ class TestbedPath(FramePath):
         self.sender = choose_sender(self.client, generator)
         route = parse_route(self.client.run(["ip", "-j", f"-{family}", "route", "get", address], timeout_s=10).stdout)
         if route.gateway is None:
-            raise ConfigError(f"server.test_address{'6' if family == 6 else ''}",
+            raise ConfigError(field,
                               f"the client reaches {address} directly on {route.dev} (no gateway), so frames would "
                               "not be routed by the DUT; give the server an address behind the DUT")
         info = link_info(self.client, route.dev)
