@@ -4,6 +4,14 @@ from authoritative sources, so that the audit can tell "does not exist" from "li
     .venv/bin/python tools/extract_knob_names.py linux    > src/linerate/tuning/names/linux-6.1.tsv
     .venv/bin/python tools/extract_knob_names.py freebsd  > src/linerate/tuning/names/freebsd-12.2.tsv
     .venv/bin/python tools/extract_knob_names.py openbsd  > src/linerate/tuning/names/openbsd-7.3.tsv
+    .venv/bin/python tools/extract_knob_names.py freebsd-src /work/.mirror > src/linerate/tuning/names/freebsd-src.tsv
+
+freebsd-src: the FreeBSD source trees of FREEBSD_SNAPSHOTS (public repositories that hold one release's tree,
+         fetched as git mirrors under owner+name/), read with git: every SYSCTL_* / TUNABLE_* / getenv
+         declaration of sys/ (parents resolved through SYSCTL_NODE; flags give where: RDTUN boot, RWTUN both,
+         RW runtime), OpenZFS's ZFS_MODULE_PARAM, and the loader's defaults/loader.conf variables. One table:
+         name, where, the snapshots that declare it, origin, and the snapshots where it is declared but its
+         variable is read nowhere any more (inert). The man pages (freebsd below) stay for descriptions.
 
 linux:   Debian's linux-doc-6.1 package (Documentation/networking/ip-sysctl.rst, nf_conntrack-sysctl.rst,
          admin-guide/sysctl/net.rst), downloaded with apt-get, plus tools/sources/linux/proc-sys-*.txt:
@@ -179,6 +187,271 @@ def freebsd_rows(workdir: Path) -> tuple[list[str], list[Row]]:
     return header, rows
 
 
+# ---------- FreeBSD source trees ----------
+
+# Snapshots of the FreeBSD source tree read with git (fetched public repositories that hold one release's
+# tree; freebsd/freebsd-src itself is too large to fetch here). version, label, repository, commit.
+FREEBSD_SNAPSHOTS = [
+    ("10.4", "10.4-RELEASE", "coder03/freebsd10.4", "3d3f8b116d561bc3ce3a6c68681ac74ed73695ab"),
+    ("11.0", "11.0-RELEASE-p1", "YuheiTakagawa/freebsd", "548957e2419fa8917b3b627794c676d3ee32a20e"),
+    ("12.1", "12.1-RELEASE", "jimskon/FreeBSDDevPF", "e0b352d81ec73e2e071a9d511ba8d31a200e4776"),
+    ("14.2", "14.2-BETA1", "kaizenwa/freebsd-14.2", "b66633d79ade52b5ca01cc5a2ac16b92e70794e2"),
+]
+DECLARATION = re.compile(r"\b(SYSCTL_[A-Z0-9_]+|ZFS_MODULE_PARAM\w*|TUNABLE_[A-Z0-9_]+|getenv_(?:int|uint|long|ulong|quad|uquad|string|bool)"
+                         r"|testenv|kern_getenv)\s*\(")
+# SYSCTL_* macros that are not declarations of a name
+NOT_DECLARATIONS = {"SYSCTL_DECL", "SYSCTL_CHILDREN", "SYSCTL_STATIC_CHILDREN", "SYSCTL_IN", "SYSCTL_OUT",
+                    "SYSCTL_HANDLER_ARGS", "SYSCTL_PARENT", "SYSCTL_NODE_CHILDREN", "SYSCTL_OUT_STR",
+                    "SYSCTL_ADD_OID", "SYSCTL_ADD_PROC_NODE"}
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    return re.sub(r"(?<!:)//[^\n]*", "", text)
+
+
+def _arguments(text: str, start: int) -> list[str]:
+    """The top-level comma-separated arguments of the call whose '(' ends just before `start`."""
+    depth, index, out, current = 1, start, [], []
+    while index < len(text) and depth:
+        char = text[index]
+        if char == '"':
+            end = index + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            current.append(text[index:end + 1])
+            index = end + 1
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if not depth:
+                break
+        elif char == "," and depth == 1:
+            out.append("".join(current).strip())
+            current = []
+            index += 1
+            continue
+        current.append(char)
+        index += 1
+    out.append("".join(current).strip())
+    return out
+
+
+def _flags_where(flags: str) -> str:
+    """CTLFLAG_RDTUN: a loader tunable, read-only at runtime; RWTUN: both; RW: runtime; RD: read-only."""
+    tokens = set(re.findall(r"CTLFLAG_[A-Z]+", flags))
+    tun = "CTLFLAG_TUN" in tokens
+    if "CTLFLAG_RWTUN" in tokens or (tun and tokens & {"CTLFLAG_RW", "CTLFLAG_WR"}):
+        return "both"
+    if "CTLFLAG_RDTUN" in tokens or tun:
+        return "boot"
+    if tokens & {"CTLFLAG_RW", "CTLFLAG_WR", "CTLFLAG_ANYBODY"}:
+        return "runtime"
+    return "read-only" if "CTLFLAG_RD" in tokens else "runtime"
+
+
+def _literal(argument: str) -> str | None:
+    parts = re.findall(r'"((?:[^"\\]|\\.)*)"', argument)
+    if not parts or re.sub(r'"(?:[^"\\]|\\.)*"', "", argument).strip():
+        return None
+    return "".join(parts)
+
+
+def _variable(argument: str) -> str | None:
+    match = re.fullmatch(r"&\s*(?:VNET_NAME\s*\(\s*)?([A-Za-z_]\w*)\s*\)?", argument.strip())
+    return match.group(1) if match else None
+
+
+def freebsd_declarations(text: str, origin: str) -> list[tuple]:
+    """Declarations in one C file: ('node', parent, name, origin, dynamic), ('leaf', parent, name, where,
+    origin, inert) and ('tunable', full name, origin, inert). A leaf or tunable is inert when it sets a
+    static variable of the file that nothing but its declarations names: declared, but nothing reads it
+    (such as hw.em.rx_process_limit in the iflib em(4) of 12.x)."""
+    text = _strip_comments(text)
+    defines = [(m.start(), m.end()) for m in re.finditer(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", text, re.M)]
+    words: dict[str, int] = {}
+    for word in re.findall(r"[A-Za-z_]\w*", text):
+        words[word] = words.get(word, 0) + 1
+    found: list[tuple] = []
+    in_declarations: dict[str, int] = {}
+    for match in DECLARATION.finditer(text):
+        macro = match.group(1)
+        if macro in NOT_DECLARATIONS:
+            continue
+        args = _arguments(text, match.end())
+        if any(a <= match.start() < b for a, b in defines):
+            # a declaration inside a macro (G_LABEL_INIT makes kern.geom.label.<kind>.enable): its names are
+            # unknown here, so the branch it hangs on is open
+            if macro.startswith("SYSCTL_") and args and re.fullmatch(r"_\w+", args[0]):
+                found.append(("opens", args[0]))
+            continue
+        for word in re.findall(r"[A-Za-z_]\w*", " ".join(args)):
+            in_declarations[word] = in_declarations.get(word, 0) + 1
+        assigned = re.search(r"(\w+)\s*=\s*$", text[max(0, match.start() - 80):match.start()])
+        found += _declaration(macro, args, origin, assigned.group(1) if assigned else None)
+
+    def inert(variable: str | None) -> bool:
+        if variable is None or "##" in text or not re.search(r"\bstatic\b[^;=(]*\b" + re.escape(variable) + r"\b", text):
+            return False  # a global may be read in another file
+        return words.get(variable, 0) - in_declarations.get(variable, 0) <= 1  # only its definition is left
+
+    return [d[:-1] + (inert(d[-1]),) if d[0] in ("leaf", "tunable") else d for d in found]
+
+
+def _declaration(macro: str, args: list[str], origin: str, assigned_to: str | None) -> list[tuple]:
+    """One declaration; node tuples end with the symbol their children name as parent: _net_inet_tcp for
+    SYSCTL_NODE(_net_inet, OID_AUTO, tcp, ...), 'file#var' for var = SYSCTL_ADD_NODE(...) (whose children
+    are added with SYSCTL_CHILDREN(var) in the same file)."""
+    if macro.startswith("ZFS_MODULE_PARAM") and len(args) >= 5:  # OpenZFS: vfs.zfs.<scope>.<name>, ZMOD_RW/RD
+        where = "both" if "ZMOD_RW" in args[4] else "boot"
+        return [("leaf", f"_vfs_{args[0]}", args[2], where, origin, None)] if re.fullmatch(r"\w+", args[2]) else []
+    if macro.startswith(("TUNABLE_", "getenv_", "testenv", "kern_getenv")):
+        name = _literal(args[0]) if args else None
+        if not name or not re.fullmatch(r"[a-z][A-Za-z0-9_.%-]*", name) or "%s" in name:
+            return []
+        variable = _variable(args[1]) if len(args) > 1 and macro.startswith("TUNABLE_") else None
+        return [("tunable", re.sub(r"%[0-9]*[dui]", "N", name), origin, variable)]
+    if macro.startswith("SYSCTL_ADD_"):
+        static = re.fullmatch(r"SYSCTL_STATIC_CHILDREN\s*\(\s*(_\w*)\s*\)", args[1]) if len(args) >= 4 else None
+        local = re.fullmatch(r"SYSCTL_CHILDREN\s*\(\s*(\w+)\s*\)", args[1]) if len(args) >= 4 else None
+        parent = static.group(1) if static else (f"{origin}#{local.group(1)}" if local else None)
+        name = _literal(args[3]) if parent else None
+        if parent and not name:  # a name computed at run time: a wildcard branch (its children are literal),
+            if macro.startswith("SYSCTL_ADD_NODE"):  # or, for a leaf, an open parent
+                own = f"{origin}#{assigned_to}" if assigned_to else f"{parent}_*"
+                return [("node", parent, "*", origin, False, own)]
+            return [("opens", parent)]
+        if not name or not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+            return []
+        if macro.startswith("SYSCTL_ADD_NODE"):  # open unless its children can be found (var = ..._ADD_NODE)
+            own = f"{origin}#{assigned_to}" if assigned_to else f"{parent}_{name}"
+            return [("node", parent, name, origin, not assigned_to, own)]
+        return [("leaf", parent, name, _flags_where(args[4]), origin, None)] if len(args) >= 5 else []
+    if macro == "SYSCTL_ROOT_NODE" and len(args) >= 2:
+        return [("node", "", args[1], origin, False, f"_{args[1]}")]
+    if len(args) < 4 or not re.fullmatch(r"_?\w*", args[0]) or not re.fullmatch(r"\w+", args[2]):
+        return []
+    if macro.startswith("SYSCTL_NODE"):
+        return [("node", args[0], args[2], origin, False, f"{args[0]}_{args[2]}" if args[0] else f"_{args[2]}")]
+    return [("leaf", args[0], args[2], _flags_where(args[3]), origin, _variable(args[4]) if len(args) > 4 else None)]
+
+
+def freebsd_tree_rows(gitdir: str, commit: str) -> tuple[list[Row], set[str], set[str]]:
+    """(rows, open nodes, inert names) of one source tree: every SYSCTL_*/TUNABLE_* declaration of sys/,
+    with parent symbols (_net_inet_tcp) resolved through the SYSCTL_NODE declarations, plus the loader's
+    own variables from its defaults file."""
+    listing = subprocess.run(["git", "-C", gitdir, "grep", "-l", "-E", r"SYSCTL_|TUNABLE_|getenv_|testenv|ZFS_MODULE_PARAM",
+                              commit, "--", "sys/*.c", "sys/*.h"], capture_output=True, text=True).stdout.split()
+    paths = [entry.split(":", 1)[1] for entry in listing]
+    batch = subprocess.run(["git", "-C", gitdir, "cat-file", "--batch"], input="".join(
+        f"{commit}:{p}\n" for p in paths).encode(), capture_output=True).stdout
+    declarations, offset = [], 0
+    for path in paths:
+        header_end = batch.index(b"\n", offset)
+        header = batch[offset:header_end].split()
+        if header[-1] == b"missing":
+            offset = header_end + 1
+            continue
+        size = int(header[2])
+        blob = batch[header_end + 1:header_end + 1 + size].decode("utf-8", "replace")
+        offset = header_end + 1 + size + 1
+        declarations += freebsd_declarations(blob, path.removeprefix("sys/"))
+    paths_of: dict[str, str] = {"": ""}
+    open_nodes: set[str] = set()
+    nodes = [d for d in declarations if d[0] == "node"]
+    for _ in range(8):  # parents are resolved level by level
+        for _, parent, name, _, dynamic, own in nodes:
+            if parent in paths_of:
+                full = f"{paths_of[parent]}.{name}".lstrip(".")
+                paths_of[own] = full
+                if dynamic:
+                    open_nodes.add(full)
+    open_nodes |= {paths_of[d[1]] for d in declarations if d[0] == "opens" and d[1] in paths_of}
+    rows: list[Row] = []
+    live: set[str] = set()
+    declared_inert: set[str] = set()
+    for _, parent, name, origin, _dynamic, _own in nodes:
+        if parent in paths_of:
+            rows.append((f"{paths_of[parent]}.{name}".lstrip("."), "node", origin))
+    for declaration in declarations:
+        if declaration[0] == "leaf":
+            _, parent, name, where, origin, inert = declaration
+            if parent not in paths_of or not paths_of[parent]:
+                continue
+            full = f"{paths_of[parent]}.{name}"
+        elif declaration[0] == "tunable":
+            _, full, origin, inert = declaration
+            where = "boot"
+        else:
+            continue
+        rows.append((full, where, origin))
+        (declared_inert if inert else live).add(full)
+    # a name declared twice (a sysctl and a TUNABLE_FETCH elsewhere) does something if either declaration does
+    inert_names = declared_inert - live
+    return rows, open_nodes, inert_names
+
+
+def loader_defaults(gitdir: str, commit: str) -> list[Row]:
+    """Variables of the loader's defaults file (stand/defaults/loader.conf; sys/boot/forth/loader.conf
+    before 12.0): every 'name="value"' line, commented or not, is a variable loader(8) reads."""
+    for path in ("stand/defaults/loader.conf", "sys/boot/forth/loader.conf"):
+        shown = subprocess.run(["git", "-C", gitdir, "show", f"{commit}:{path}"], capture_output=True, text=True)
+        if shown.returncode == 0:
+            names = re.findall(r'^#?\s*([A-Za-z][A-Za-z0-9_.]*)\s*=\s*"', shown.stdout, re.M)
+            return [(name, "loader", path.rsplit("/", 2)[-2] + "/loader.conf") for name in names]
+    return []
+
+
+def freebsd_source_rows(mirrors: Path) -> str:
+    """One table over all snapshots: name, where, the snapshots (indices) that declare it, origin."""
+    table: dict[tuple[str, str], tuple[set[int], str]] = {}
+    open_nodes: set[str] = set()
+    inert: dict[str, set[int]] = {}
+    for index, (_, _, repo, commit) in enumerate(FREEBSD_SNAPSHOTS):
+        gitdir = next(p for p in (mirrors / repo.replace("/", "+")).glob("repo*") if p.is_dir())
+        rows, opened, inert_names = freebsd_tree_rows(str(gitdir), commit)
+        rows += loader_defaults(str(gitdir), commit)
+        open_nodes |= opened
+        merged = merge(rows)
+        for name, (where, origin) in merged.items():
+            seen, first_origin = table.get((name, where), (set(), origin.split(",")[0]))
+            seen.add(index)
+            table[(name, where)] = (seen, origin.split(",")[0])
+            if name in inert_names and where != "node":
+                inert.setdefault(name, set()).add(index)
+    lines = ["# os: freebsd"]
+    for version, label, repo, commit in FREEBSD_SNAPSHOTS:
+        lines.append(f"# snapshot: {version}\t{label}\t{repo}@{commit[:12]}")
+    lines += ["# source: SYSCTL_*, TUNABLE_* and getenv declarations of sys/ in each snapshot (parents resolved "
+              "through SYSCTL_NODE), and the loader's defaults/loader.conf",
+              "# generated by tools/extract_knob_names.py freebsd-src; columns: name, where, snapshots "
+              "(indices of the snapshot lines), origin; where=node is a branch, open-node a branch whose "
+              "children are added at run time; a snapshot index in 'inert' declares the name but reads it nowhere"]
+    for (name, where), (seen, origin) in sorted(table.items()):
+        if where == "node" and name in open_nodes:
+            where = "open-node"
+        spans = _spans(sorted(seen))
+        # inert only where an earlier snapshot read it: a driver generation that dropped the knob (a name
+        # inert from its first snapshot on is more likely read through a macro of a header)
+        first_live = min(seen - inert.get(name, set()), default=None)
+        dead = _spans(sorted(i for i in inert.get(name, set()) & seen if first_live is not None and i > first_live))
+        lines.append(f"{name}\t{where}\t{spans}\t{origin}" + (f"\tinert:{dead}" if dead else ""))
+    return "\n".join(lines) + "\n"
+
+
+def _spans(indices: list[int]) -> str:
+    out, start = [], None
+    for position, index in enumerate(indices):
+        if start is None:
+            start = index
+        if position + 1 == len(indices) or indices[position + 1] != index + 1:
+            out.append(str(start) if start == index else f"{start}-{index}")
+            start = None
+    return ",".join(out)
+
+
 # ---------- OpenBSD ----------
 
 def openbsd_sysctl2(text: str, origin: str) -> list[Row]:
@@ -249,7 +522,7 @@ def openbsd_rows(_: Path) -> tuple[list[str], list[Row]]:
 
 # ---------- output ----------
 
-WHERE_RANK = {"unnamed": 0, "documented": 1, "read-only": 2, "runtime": 3, "boot": 3, "both": 4}
+WHERE_RANK = {"node": 0, "open-node": 0, "loader": 3, "unnamed": 0, "documented": 1, "read-only": 2, "runtime": 3, "boot": 3, "both": 4}
 
 
 def merge(rows: Iterable[Row]) -> dict[str, tuple[str, str]]:
@@ -277,6 +550,9 @@ def render(header: list[str], rows: Iterable[Row]) -> str:
 
 
 def main(os_name: str) -> None:
+    if os_name == "freebsd-src":  # argument 2: the folder that holds the fetched mirrors (owner+name/repo)
+        sys.stdout.write(freebsd_source_rows(Path(sys.argv[2] if len(sys.argv) > 2 else "/work/.mirror")))
+        return
     builders = {"linux": linux_rows, "freebsd": freebsd_rows, "openbsd": openbsd_rows}
     with tempfile.TemporaryDirectory() as tmp:
         header, rows = builders[os_name](Path(tmp))

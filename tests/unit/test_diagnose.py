@@ -35,6 +35,10 @@ CASES = {  # code: (facts where it must fire, facts where it must not)
     "single-core-bound": (Facts(cpus=cpus(100, 3, 5, 2), os_family="freebsd", streams=1),
                           Facts(cpus=cpus(100, 3, 5, 2), shared_kernel=True)),
     "cpu-bound": (Facts(cpus=cpus(97, 93, 95, 99)), Facts(cpus=cpus(97, 93, 95, 40))),
+    "partial-cpu-bound": (Facts(cpus=cpus(100, 100, 100, 100, 100, 100, 20, 15), os_family="freebsd"),
+                          Facts(cpus=cpus(100, 3, 5, 2))),  # one hot CPU, the others idle: single-core-bound
+    "irq-one-cpu": (Facts(irq_cpu={"eth0": [900000, 0], "mwlwifi": [3792826, 0]}, irq_since_boot=True),
+                    Facts(irq_cpu={"eth0": [58130886, 0], "eth3": [0, 54094149]})),
     "irq-one-queue": (Facts(interrupts={"igb0:rxq0": 90000, "igb0:rxq1": 12, "igb0:rxq2": 9, "igb0:aq": 2}),
                       Facts(interrupts={"igb0:rxq0": 25000, "igb0:rxq1": 24000, "igb0:rxq2": 26000})),
     "nic-drops": (Facts(nic_drops={"igb0 rx errors": 797962}), Facts(drops_known=True)),
@@ -170,13 +174,18 @@ def test_snapshot_of_another_os_or_not_a_snapshot_is_refused(capsys, tmp_path):
 
 
 def test_snapshot_script_is_one_line_of_sh_that_reads_back(capsys, tmp_path):
+    """Two snapshots taken in the same second land in two files, and the line says where."""
     code, out, _ = diagnose_cli(capsys, "--snapshot-script", "--os", "linux")
-    script = out.strip().split(" > ")[0]
-    assert code == 0 and "\n" not in out.strip()
-    for name in ("before", "after"):
-        (tmp_path / name).write_text(subprocess.run(["sh", "-c", script], capture_output=True, text=True).stdout)
-    code, out, _ = diagnose_cli(capsys, "--before", str(tmp_path / "before"), "--after", str(tmp_path / "after"),
-                                "--os", "linux", "--json")
+    line = out.strip()
+    assert code == 0 and "\n" not in line
+    paths = []
+    for _ in ("before", "after"):
+        done = subprocess.run(["sh", "-c", line], capture_output=True, text=True, env={"TMPDIR": str(tmp_path),
+                                                                                    "PATH": "/usr/bin:/bin"})
+        assert done.stdout == "" and done.stderr.startswith("linerate snapshot written to ")
+        paths.append(done.stderr.strip().rsplit(" ", 1)[1])
+    assert paths[0] != paths[1] and all(p.startswith(str(tmp_path)) for p in paths)
+    code, out, _ = diagnose_cli(capsys, "--before", paths[0], "--after", paths[1], "--os", "linux", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["since_boot"] is False and doc["cpu_source"].startswith("CPU counters")
 
@@ -226,3 +235,65 @@ def test_transmit_queues_are_not_an_rss_problem():
     assert RULES["irq-one-queue"](Facts(interrupts=tx_only)) is None
     rx_skewed = {"virtio0-input.0": 3, "virtio0-input.1": 613}
     assert "virtio0 rx" in RULES["irq-one-queue"](Facts(interrupts=rx_skewed)).title
+
+
+# --- raw pastes and partly understood snapshots ------------------------------------------------------------
+
+def test_partial_saturation_names_k_of_n_and_the_lever():
+    verdict = RULES["partial-cpu-bound"](Facts(cpus=cpus(100, 100, 100, 100, 100, 100, 20, 15), os_family="freebsd",
+                                               cpu_source="top"))
+    assert verdict.evidence.startswith("6 of 8 CPUs >= 90% busy (CPU 0, 1, 2, 3, 4, 5); the other 2 average 18%")
+    assert "net.inet.rss.enabled=1" in verdict.advice and "override_nrxqs" in verdict.advice
+    assert RULES["partial-cpu-bound"](Facts(cpus=cpus(97, 93, 95, 99))) is None  # every CPU: cpu-bound
+
+
+def test_irq_one_cpu_leaves_a_single_hot_queue_to_irq_one_queue():
+    """ixl1:rxq3 took every interrupt and is bound to CPU 3: that is RSS, not IRQ placement."""
+    facts = Facts(irq_cpu={"ixl1:rxq0": [0, 0, 0, 0], "ixl1:rxq3": [0, 0, 0, 817]},
+                  interrupts={"ixl1:rxq0": 0, "ixl1:rxq3": 817})
+    assert RULES["irq-one-cpu"](facts) is None and RULES["irq-one-queue"](facts) is not None
+
+
+def test_irq_one_queue_sees_a_skew_short_of_80_percent():
+    """openwrt/openwrt#13493: eth2-TxRx-6 took 64% of 4 queues, 5x the median of the others."""
+    skewed = {"eth2-TxRx-4": 1866673, "eth2-TxRx-5": 2194143, "eth2-TxRx-6": 10098006, "eth2-TxRx-7": 1592225}
+    verdict = RULES["irq-one-queue"](Facts(interrupts=skewed, irq_since_boot=True))
+    assert "eth2-TxRx-6 took 10,098,006 of 15,751,047 interrupts (64%)" in verdict.evidence
+    assert "since boot" in verdict.evidence
+    balanced = {"igb2:que 0": 2759545998, "igb2:que 1": 2587966938, "igb2:que 2": 2589102074, "igb2:que 3": 2598239184}
+    assert RULES["irq-one-queue"](Facts(interrupts=balanced)) is None  # BSDRP 82580, correctly load-balanced
+
+
+def test_softnet_time_squeeze_on_one_cpu_is_evidence_on_its_own():
+    rows = [{"cpu": 0, "processed": 500000, "dropped": 0, "time_squeeze": 3000},
+            {"cpu": 1, "processed": 480000, "dropped": 0, "time_squeeze": 4}]
+    verdict = RULES["irq-one-cpu"](Facts(softnet_cpu=rows, irq_since_boot=True))
+    assert "CPU 0 ran out of budget (time_squeeze) 3,000 times against 4" in verdict.evidence
+    assert "since boot" in verdict.evidence
+
+
+def test_a_headered_section_linerate_cannot_read_is_named(capsys, tmp_path):
+    after = tmp_path / "after.txt"
+    after.write_text("### linerate-snapshot 1 freebsd\n### linerate: vmstat -i\nvmstat: kvm_open: no such file\n")
+    code, out, _ = diagnose_cli(capsys, "--after", str(after), "--os", "freebsd")
+    assert code == 0 and "section present but not understood: vmstat -i: vmstat: kvm_open: no such file" in out
+    assert "not in the after snapshot: " in out and "interrupts per queue (vmstat -i)" not in out.split(
+        "not in the after snapshot: ")[1]
+
+
+def test_a_raw_paste_of_the_other_os_is_refused(capsys):
+    code, _, err = diagnose_cli(capsys, "--after", str(DATA / "diagnose" / "corpus" / "openwrt_r76s_grep_eth_cpu0.txt"),
+                                "--os", "pfsense")
+    assert code == 2 and "holds linux output, not pfsense" in err and len(err.strip().splitlines()) == 1
+
+
+def test_raw_before_and_after_files_give_a_window(capsys, tmp_path):
+    """The same `grep mwl /proc/interrupts` as two files: the difference, not totals since boot."""
+    lines = (DATA / "diagnose" / "corpus" / "openwrt_mwlwifi_grep_twice.txt").read_text().splitlines()
+    (tmp_path / "b").write_text("\n".join(lines[2:4]) + "\n")
+    (tmp_path / "a").write_text("\n".join(lines[4:6]) + "\n")
+    code, out, _ = diagnose_cli(capsys, "--before", str(tmp_path / "b"), "--after", str(tmp_path / "a"), "--os",
+                                "openwrt", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["interrupts_since_boot"] is False
+    assert "3,979 network interrupts" in doc["verdicts"][0]["evidence"]

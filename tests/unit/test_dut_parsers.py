@@ -211,3 +211,62 @@ def test_line_rate_comes_from_the_inventory_or_the_dut_nic_speed_never_a_guess()
     assert rate["bps"] == 1e9 and "em0" in rate["source"]
     silent = FakeExecutor("dut").respond(["ifconfig", "em0"], "em0: flags=8843<UP> metric 0 mtu 1500\n")
     assert resolve_line_rate(parse_inventory(base), silent, FreeBsdDriver()) is None
+
+
+# --- outputs as users paste them: no header row, filtered, cut, twice -------------------------------------
+
+def corpus(name: str) -> str:
+    return capture(f"diagnose/corpus/{name}")
+
+
+def test_proc_interrupts_without_its_cpu_header_counts_cpus_from_the_columns():
+    """`grep eth /proc/interrupts` drops the CPU0 ... row; the count columns still tell the CPUs."""
+    [(ncpu, header, rows)] = parsers.parse_interrupt_displays(corpus("openwrt_nic_irqs_all_on_cpu0_headerless.txt"))
+    per_cpu = parsers.interrupts_per_cpu(rows)
+    assert ncpu == 8 and header is False and per_cpu["eth2-0"] == [16876872] + [0] * 7
+    assert per_cpu["eth0"][0] == 27389481  # 'SiFive PLIC 131 Edge      eth0': a chip name with a space
+    assert parsers.parse_proc_interrupts(corpus("debian_igb_all_on_cpu0_grep.txt")) == {
+        "eth0": 1, "eth0-TxRx-0": 292512958}
+    with pytest.raises(ParseError):
+        parsers.parse_interrupt_displays("nothing like interrupts\n")
+
+
+def test_proc_interrupts_with_a_header_still_parses_as_before():
+    counts = parsers.parse_proc_interrupts(capture("linux/proc_interrupts.txt"))
+    assert counts and all(isinstance(v, int) for v in counts.values())
+    ncpu, header, _ = parsers.parse_interrupt_displays(corpus("openwrt_rtl8111_driver_regression.txt"))[0]
+    assert (ncpu, header) == (4, True)
+
+
+def test_the_same_irqs_pasted_twice_are_two_displays():
+    displays = parsers.parse_interrupt_displays(corpus("openwrt_mwlwifi_grep_twice.txt"))
+    assert [parsers.interrupts_per_cpu(rows)["mwlwifi"] for _, _, rows in displays] == [
+        [1282535 + 124531322, 0], [1284531 + 124533305, 0]]
+
+
+def test_freebsd_hw_intrs_names_the_cpu_of_each_queue():
+    bindings = parsers.parse_freebsd_intr_bindings(corpus("freebsd_ixl_rx_one_queue_hw_intrs.txt"))
+    assert bindings["ixl1:rxq3:85"] == (3, 817) and bindings["ixl1:aq:77"] == (0, 155) and len(bindings) == 9
+
+
+def test_vmstat_i_filtered_by_grep_has_no_header_but_is_read():
+    text = "\n".join(corpus("freebsd_igb_one_queue_shell_session.txt").splitlines()[1:5])
+    assert parsers.parse_vmstat_i(text) == {"igb2:que 0": 8, "igb2:link": 2, "igb3:que 0": 48517905, "igb3:link": 2}
+    with pytest.raises(ParseError):
+        parsers.parse_vmstat_i("igb3 is busy\n")
+
+
+def test_softnet_rows_per_cpu_use_the_cpu_column_when_there_is_one():
+    rows = parsers.parse_softnet_rows(capture("linux/softnet_stat.txt"))
+    assert [r["cpu"] for r in rows] == [0, 1] and rows[1]["time_squeeze"] == 3
+    old = parsers.parse_softnet_rows("\n".join(corpus("esxi_vmxnet3_rx_on_cpu0.txt").splitlines()[2:]))
+    assert len(old) == 9 and old[0] == {"cpu": 0, "processed": 0x4c97f841, "dropped": 0, "time_squeeze": 0x3124}
+
+
+def test_top_cpu_line_cut_before_its_idle_figure_is_read_from_what_is_there():
+    """A terminal narrower than the line cuts 'idle' off; the states shown still add up to busy."""
+    screen = corpus("freebsd_router_all_cpus_interrupt.txt")
+    cut = "\n".join(line.rsplit(",", 1)[0] if line.startswith("CPU 7") else line for line in screen.splitlines())
+    assert "idle" not in [line for line in cut.splitlines() if line.startswith("CPU 7")][0]
+    cpus, _ = parsers.parse_top(cut)
+    assert cpus[7]["busy_pct"] == 88.6 and cpus[0]["busy_pct"] == 100.0

@@ -15,11 +15,10 @@ from linerate.tuning.audit import CONTRADICTS, Context, audit
 from linerate.tuning.catalog import load_catalog
 from linerate.tuning.names import all_lists, close_names, edit_distance, name_list
 from linerate.tuning.parsers import parse_file
-from linerate.tuning.versions import base_version
+from linerate.tuning.versions import OS_FAMILIES, base_version
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "tuning" / "corpus"
-SYSTEMS = {"debian12": ("linux", "6.1"), "openbsd": ("openbsd", "7.5"), "netbenches": ("pfsense", "2.7.2")}
 WARNING_OR_ERROR = ("warning", "error")
 
 
@@ -33,14 +32,26 @@ def audit_file(path: Path, os_name: str, version: str, kind: str | None = None):
     return settings, audit(load_catalog(), settings, Context(os_name, family, base, "router", False, version))
 
 
+LABEL = re.compile(r"^(?:#@|<!--@) expect (LR\d{3})(?: ([^\s-]\S*))?(?: -->)?$")
+
+
+def audit_line(path: Path) -> tuple[str, str | None]:
+    """The system a corpus file is audited as: its line 2, '# Audit: OS [VERSION]' (or the XML comment)."""
+    match = re.search(r"Audit: (\S+)(?: (\S+))?", path.read_text().splitlines()[1])
+    return match.group(1), (None if match.group(2) in (None, "-->") else match.group(2))
+
+
 def labelled(path: Path) -> dict[int, tuple[str, str | None]]:
-    """line number of a setting -> (expected code, expected hint) from the '#@ expect CODE [HINT]' line above it."""
+    """line number of a setting -> (expected code, expected hint) from the label line above it:
+    '#@ expect CODE [HINT]' in key=value files, '<!--@ expect CODE [HINT] -->' above an <item> or
+    <tunable> line of a config.xml (XML takes no '#' lines)."""
     out, pending = {}, None
+    setting = re.compile(r"^\s*<tunable>" if path.suffix == ".xml" else r"^[A-Za-z]")
     for number, line in enumerate(path.read_text().splitlines(), 1):
-        match = re.match(r"^#@ expect (LR\d{3})(?: (\S+))?$", line)
+        match = LABEL.match(line.strip())
         if match:
             pending = (match.group(1), match.group(2))
-        elif pending and re.match(r"^[a-z]", line):
+        elif pending and setting.match(line):
             out[number], pending = pending, None
     return out
 
@@ -49,19 +60,29 @@ def corpus_files():
     return sorted(p for p in CORPUS.iterdir() if p.is_file())
 
 
+def corpus_audit(path: Path):
+    os_name, version = audit_line(path)
+    family, base = base_version(os_name, version) if version else (OS_FAMILIES[os_name], None)
+    settings = parse_file(str(path))
+    return settings, audit(load_catalog(), settings, Context(os_name, family, base, "router", False, version))
+
+
+def _source_line(path: Path) -> bool:
+    first = path.read_text().splitlines()[0]
+    return first.startswith("# Source: ") or first.startswith("<!-- Source: ")
+
+
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
 def test_precision_corpus_matches_the_hand_labels(path):
-    assert path.read_text().startswith("# Source: "), "every corpus file names its source on line 1"
-    os_name, version = SYSTEMS[path.name.split("_")[0]]
-    settings, findings = audit_file(path, os_name, version)
+    assert _source_line(path), "every corpus file names its source on line 1"
+    settings, findings = corpus_audit(path)
     expected = labelled(path)
-    assert settings and len(settings) > len(expected)
+    assert settings and all(line in {s.line for s in settings} for line in expected), "labels sit above settings"
     for s in settings:
-        on_line = [f for f in findings if f.line == s.line]
+        on_line = [f for f in findings if f.line == s.line and f.key == s.key]
         loud = {f.code for f in on_line if f.severity in WARNING_OR_ERROR}
         if s.line not in expected:
             assert not loud, f"false positive on a real knob: {path.name}:{s.line} {s.raw} -> {on_line}"
-            assert not {f.code for f in on_line} & {"LR016"}, f"{path.name}:{s.line} {s.raw} -> {on_line}"
             continue
         code, hint = expected[s.line]
         assert code in {f.code for f in on_line}, f"{path.name}:{s.line} wanted {code}, got {on_line}"
@@ -71,8 +92,33 @@ def test_precision_corpus_matches_the_hand_labels(path):
             assert f"did you mean {hint}" in finding.message and finding.fix == f"replace with {hint}"
 
 
+def test_corpus_precision_over_all_files(capsys):
+    """Issue #27: >= 30 real files of each kind; 0 false errors; precision of warnings+errors >= 90%,
+    measured over the whole corpus (a warning or error is correct when a hand label names its code)."""
+    files = corpus_files()
+    kinds = {"xml": sum(p.suffix == ".xml" for p in files),
+             "openbsd": sum(audit_line(p)[0] == "openbsd" for p in files),
+             "linux": sum(audit_line(p)[0] in ("linux", "openwrt") for p in files)}
+    assert len(files) >= 30 and kinds["xml"] >= 5 and kinds["openbsd"] >= 5 and kinds["linux"] >= 8, kinds
+    correct = total = false_errors = 0
+    for path in files:
+        expected = labelled(path)
+        _, findings = corpus_audit(path)
+        for f in findings:
+            if f.severity not in WARNING_OR_ERROR:
+                continue
+            total += 1
+            right = expected.get(f.line, (None,))[0] == f.code
+            correct += right
+            false_errors += f.severity == "error" and not right
+    with capsys.disabled():
+        print(f"\naudit precision on the corpus ({len(files)} files): {correct}/{total} warnings+errors correct, "
+              f"{false_errors} false error(s)")
+    assert false_errors == 0 and total and correct / total >= 0.9
+
+
 def test_no_line_gets_contradicting_fixes():
-    files = corpus_files() + sorted((ROOT / "tests" / "data" / "tuning").glob("seed003_*"))
+    files = [p for p in corpus_files() if p.suffix != ".xml"] + sorted((ROOT / "tests" / "data" / "tuning").glob("seed003_*"))
     for path in files:
         for os_name, version in [("freebsd", "12.1"), ("pfsense", "2.7.2"), ("openbsd", "7.5"), ("linux", "6.1")]:
             _, findings = audit_file(path, os_name, version)

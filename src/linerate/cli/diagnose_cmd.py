@@ -21,10 +21,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="With EXPERIMENT: the verdicts of every cell of a stored experiment. With --after "
         "(and --before): verdicts from snapshots of a firewall you cannot reach over SSH; "
         "--snapshot-script --os OS prints the command that takes one.",
-        epilog="Example: linerate diagnose --before before.txt --after after.txt --os pfsense")
+        epilog="Example: linerate diagnose --before before.txt --after after.txt --os pfsense; "
+        "a raw paste works too: linerate diagnose --after interrupts.txt --os openwrt")
     parser.add_argument("experiment", nargs="?", help="experiment name or id (default: the latest)")
     parser.add_argument("--before", metavar="FILE", help="snapshot taken once the test traffic runs")
-    parser.add_argument("--after", metavar="FILE", help="snapshot taken just before the test ends")
+    parser.add_argument("--after", metavar="FILE", help="snapshot taken just before the test ends, or raw "
+                        "outputs pasted from the box (cat /proc/interrupts, top -P, vmstat -i ...)")
     parser.add_argument("--os", choices=sorted(OS_FAMILY), help="the firewall's OS (with --after or "
                         "--snapshot-script)")
     parser.add_argument("--snapshot-script", action="store_true",
@@ -41,7 +43,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
         if args.os is None:
             raise ConfigError("--os", "--snapshot-script needs the firewall's OS, e.g. --os pfsense")
-        print(snapshot_script(args.os) + " > /tmp/linerate-snapshot-$(date +%s).txt")
+        print(snapshot_script(args.os))
         return 0
     if args.after or args.before:
         return _offline(args)
@@ -67,12 +69,19 @@ def _offline(args: argparse.Namespace) -> int:
     verdicts = [v for v in diagnose(facts) if v.code != "line-rate-unknown"]
     if args.json:
         print(json.dumps({"verdicts": [v.to_dict() for v in verdicts], "cpu_source": facts.cpu_source,
-                          "since_boot": facts.since_boot, "unavailable": after.problems}, indent=2))
+                          "since_boot": facts.since_boot, "interrupts_since_boot": facts.irq_since_boot,
+                          "unavailable": after.problems, "read": after.reading.read,
+                          "not_understood": after.not_understood}, indent=2))
         return 0
     for verdict in verdicts:
         _print_verdict(verdict)
-    if not verdicts:
-        print("no verdict: nothing in the snapshots points at a limit (no saturated CPU, no drops)")
+    if not any(v.kind == "limit" for v in verdicts):
+        print("no verdict: nothing in the snapshots points at a limit (no saturated CPU, no interrupts or "
+              "packets piled on one CPU or queue, no drops)")
+    if after.reading.read:
+        print("read: " + "; ".join(after.reading.read))
+    for line in after.not_understood:
+        print(f"section present but not understood: {line}")
     if after.problems:
         print("not in the after snapshot: " + "; ".join(after.problems))
     return 0

@@ -100,6 +100,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if knob.risks:
             print(f"  risks: {knob.risks}")
         print("  sources:\n" + "\n".join(f"    - {s}" for s in knob.sources))
+    if not args.json and family is None:  # where else the name exists without advice (kern.maxfiles: FreeBSD too)
+        for other in sorted({"freebsd", "linux", "openbsd"} - {k.os for k in matches}):
+            _explain_listed(catalog, args.name, other, False, quiet=True)
     return 0
 
 
@@ -108,8 +111,15 @@ def _explain_stats(catalog, as_json: bool) -> int:
 
     stats = catalog.stats()
     sourced = {os: sum(1 for k in catalog.knobs if k.os == os and all(s.strip() for s in k.sources)) for os in stats}
+    from linerate.tuning.sources import source_list
+
     lists = [{"os": n.os, "release": ".".join(map(str, n.release)), "names": len(n.entries), "sources": n.sources}
              for n in all_lists()]
+    source = source_list("freebsd")
+    if source:
+        lists.append({"os": "freebsd", "release": " .. ".join((source.snapshots[0].label, source.snapshots[-1].label)),
+                      "names": len(source.rows), "sources": source.sources +
+                      [f"{s.label}: {s.where}" for s in source.snapshots]})
     if as_json:
         print(json.dumps({"catalog": stats, "with_source": sourced, "name_lists": lists}))
         return 0
@@ -122,25 +132,49 @@ def _explain_stats(catalog, as_json: bool) -> int:
     return 0
 
 
-def _explain_listed(catalog, name: str, family: str | None, as_json: bool) -> int:
-    """A name the catalog has no advice for: say whether it exists, per the name lists."""
+def _explain_listed(catalog, name: str, family: str | None, as_json: bool, quiet: bool = False) -> int:
+    """A name the catalog has no advice for: say whether it exists, per the same source declarations and
+    name lists the audit uses (so explain and audit agree)."""
     from linerate.tuning.names import all_lists, close_names
+    from linerate.tuning.sources import source_list
 
-    found = [(n, n.lookup(name)) for n in all_lists() if family is None or n.os == family]
-    found = [(n, hit) for n, hit in found if hit]
+    families = [family] if family else ["freebsd", "linux", "openbsd"]
+    found = []
+    for fam in families:
+        source = source_list(fam)
+        declared = source is not None and source.declared(name)
+        if declared:
+            seen = sorted({i for row in source.rows[source.resolve(name)] for i in row.seen})
+            alive = [source.snapshots[i].label for i in seen if source.alive(name, i)]
+            row = source.rows[source.resolve(name)][-1]
+            absent = [s.label for i, s in enumerate(source.snapshots) if s.label not in alive]
+            found.append({"name": name, "os": fam, "where": row.where, "origin": row.origin,
+                          "declared_in": alive, "absent_from": absent, "list": source.label(), "advice": None})
+        for names in all_lists():
+            hit = names.lookup(name) if names.os == fam else None
+            if hit and not declared:
+                found.append({"name": name, "os": fam, "where": hit[0], "origin": hit[1],
+                              "declared_in": [], "list": names.label(), "advice": None})
+    if not found and quiet:
+        return 0
     if not found:
         candidates = {k.name for k in catalog.knobs if family is None or k.os == family}
         candidates |= {entry for n in all_lists() if family is None or n.os == family for entry in n.entries}
-        hints = sorted({h for os in ([family] if family else ["freebsd", "linux", "openbsd"])
-                        for h in close_names(name, candidates, os)})
-        raise ConfigError("name", f"'{name}' is neither in the catalog nor in a name list"
-                          + (f"; did you mean {', '.join(hints)}?" if hints else ""))
-    for names, (where, origin) in found:
+        for fam in families:
+            source = source_list(fam)
+            candidates |= {n for n in source.rows if "*" not in n} if source else set()
+        hints = sorted({h for os in families for h in close_names(name, candidates, os)})
+        raise ConfigError("name", f"'{name}' is neither in the catalog, nor declared in the source, nor in a name "
+                          "list" + (f"; did you mean {', '.join(hints)}?" if hints else ""))
+    for item in found:
         if as_json:
-            print(json.dumps({"name": name, "os": names.os, "release": ".".join(map(str, names.release)),
-                              "where": where, "origin": origin, "advice": None}))
+            print(json.dumps(item))
+        elif item["declared_in"]:
+            absent = f"; not in {', '.join(item['absent_from'])}" if item["absent_from"] else ""
+            print(f"{name} is declared on {item['os']} ({item['where']}) in {item['origin']} of the "
+                  f"{', '.join(item['declared_in'])} source{absent}; linerate has no advice for it")
         else:
-            print(f"{name} exists on {names.os} ({names.label()}: {where}, from {origin}); "
+            print(f"{name} exists on {item['os']} ({item['list']}: {item['where']}, from {item['origin']}); "
                   "linerate has no advice for it")
     return 0
 

@@ -45,6 +45,23 @@ class Facts:
     pppoe: bool = False
     rtt_idle_p50_ms: float | None = None  # latency trials: mean of the trials' idle / loaded RTT medians
     rtt_loaded_p50_ms: float | None = None
+    # Per-CPU receive evidence (pasted snapshots): interrupts per source per CPU (/proc/interrupts,
+    # FreeBSD hw.intrs), softnet_stat rows, /proc/softirqs NET_RX per CPU. A total since boot when
+    # it comes from one snapshot (irq_since_boot), else the difference of two.
+    irq_cpu: dict[str, list[int]] = field(default_factory=dict)
+    irq_source: str = ""
+    softnet_cpu: list[dict[str, int]] = field(default_factory=list)  # {"cpu", "processed", "dropped", "time_squeeze"}
+    net_rx_cpu: list[int] = field(default_factory=list)
+    irq_since_boot: bool = False
+    interrupts_source: str = ""  # where facts.interrupts came from, for the verdict text
+    # the measurement itself (experiment cells): DUT window telemetry per trial, a VM DUT seen from the host
+    trials_with_dut: int = 0
+    trials_without_window: int = 0  # trials whose DUT window reads are missing (telemetry["dut"]["partial"])
+    partial_reasons: set[str] = field(default_factory=set)
+    vcpu_wait_pct: float | None = None  # mean over trials of the busiest-waiting vCPU thread's run-queue wait
+    vm_host_trials: int = 0
+    host_placement: str | None = None  # vm/placement.py's note: where the VM's threads and the generator ran
+    host_disjoint: bool = False
 
     @property
     def line_rate_fraction(self) -> float | None:
@@ -121,7 +138,7 @@ def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], *, mean_bps
                   rtt_idle_p50_ms=rtt_idle_p50_ms, rtt_loaded_p50_ms=rtt_loaded_p50_ms,
                   streams=params.get("streams"), protocol=str(params.get("protocol", "tcp")),
                   generator_bound="generator-bound" in flags, retransmits=retransmits, os_family=os_family)
-    windows = []
+    windows, waits = [], []
     for trial in trials:
         dut = (trial.get("telemetry") or {}).get("dut") or {}
         facts.shared_kernel = facts.shared_kernel or bool(dut.get("shared_kernel"))
@@ -129,6 +146,11 @@ def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], *, mean_bps
         for source, count in (dut.get("interrupts") or {}).items():
             facts.interrupts[source] = facts.interrupts.get(source, 0) + count
         drops_from_counters(trial.get("dut_counters") or {}, facts)
+        wait = _measurement_facts(trial.get("telemetry") or {}, facts)
+        if wait is not None:
+            waits.append(wait)
+    if waits:
+        facts.vcpu_wait_pct, facts.vm_host_trials = round(mean(waits), 1), len(waits)
     facts.cpus = mean_cpus(windows)
     facts.cpu_source = "DUT CPU counters over the measured window" if facts.cpus else ""
     offloads = str(params.get("dut_offloads", "")) + " " + str(params.get("offloads", ""))
@@ -138,3 +160,23 @@ def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], *, mean_bps
         facts.checksum_offload = "on"
     facts.pppoe = "pppoe" in str(params.get("encap", ""))
     return facts
+
+
+def _measurement_facts(telemetry: dict[str, Any], facts: Facts) -> float | None:
+    """How complete a trial's DUT telemetry is, and what the host saw of a VM DUT (trial.py,
+    vm/observe.py); returns the trial's largest vCPU run-queue wait (%), if a VM was observed."""
+    dut = telemetry.get("dut")
+    if isinstance(dut, dict):
+        facts.trials_with_dut += 1
+        if dut.get("window_reads", 2) < 2 or not dut.get("cpu"):
+            facts.trials_without_window += 1
+            reason = str(dut.get("partial") or "no CPU figures in the window reads")
+            facts.partial_reasons.add(reason.split(": ")[0] if len(reason) > 160 else reason)
+    host = telemetry.get("vm_host")
+    if not isinstance(host, dict):
+        return None
+    placement = host.get("placement") or {}
+    if placement.get("note"):
+        facts.host_placement, facts.host_disjoint = placement["note"], bool(placement.get("disjoint"))
+    wait = host.get("vcpu_wait_pct_max")
+    return float(wait) if isinstance(wait, (int, float)) else None

@@ -1,59 +1,234 @@
-"""`linerate diagnose --before F --after F --os OS`: two pasted snapshots of a firewall (the output
-of `linerate diagnose --snapshot-script --os OS`, run while a test runs and again before it ends)
-turned into Facts. Counter deltas need both snapshots; with only --after, per-CPU load comes from
-top and drop counters are totals since boot — the facts say so."""
+"""`linerate diagnose --before F --after F --os OS`: snapshots of a firewall or router turned into
+Facts. A snapshot is either the output of `linerate diagnose --snapshot-script --os OS` (sections
+under `### linerate:` headers, read by the OS driver's own parsers) or raw outputs a user pasted
+from a forum thread or a shell (recognised by their content: diagnose/raw.py), or both.
+
+Counter deltas need two readings of the same counters: a --before file, or the same table pasted
+twice in one file (first = before, last = after). Otherwise per-CPU load comes from top/mpstat and
+interrupts, softnet and drop counters are totals since boot — the facts, and the verdicts, say so.
+Nothing is dropped silently: a section that is present but unreadable is reported as "section
+present but not understood: <its first line>".
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from linerate.diagnose.facts import Facts, cpus_from_threads, drops_from_counters
-from linerate.dut.base import OS_FAMILY, Snapshot, cpu_delta, driver_for, parse_snapshot
-from linerate.dut.sections import family_of, shell_script
-from linerate.errors import ConfigError
+from linerate.diagnose.raw import Reading, recognise
+from linerate.dut.base import OS_FAMILY, Snapshot, cpu_delta, driver_for
+from linerate.dut.sections import command_line, family_of, outside, shell_line, split
+from linerate.errors import ConfigError, ParseError
+
+RAW_HELP = ("or raw output of /proc/interrupts, /proc/net/softnet_stat, /proc/softirqs, top, mpstat -P ALL, "
+            "FreeBSD top -P / vmstat -i / sysctl hw.intrs / netstat -Q / netstat -i")
+PER_CPU_SECTIONS = ("cat /proc/interrupts", "cat /proc/net/softnet_stat")  # also read per CPU
+
+
+@dataclass
+class Pasted:
+    shot: Snapshot  # what the driver's parsers read from `### linerate:` sections
+    reading: Reading  # what was recognised by content (raw pastes, per-CPU detail of sections)
+    headered: bool
+    problems: list[str] = field(default_factory=list)  # driver sections missing from a headered snapshot
+
+    @property
+    def not_understood(self) -> list[str]:
+        return self.reading.not_understood
 
 
 def snapshot_script(os_name: str) -> str:
+    """The one line to paste into the DUT's shell (sh): it writes a uniquely named file and says where."""
     driver = driver_for(OS_FAMILY[os_name])
-    return shell_script([list(p.argv) for p in driver.offline_probes()], driver.family)
+    return shell_line([list(p.argv) for p in driver.offline_probes()], driver.family)
 
 
-def read_snapshot(text: str, os_name: str, source: str) -> Snapshot:
-    from linerate.dut.sections import FORMAT_HELP, split
+def read_snapshot(text: str, os_name: str, source: str) -> Pasted:
+    from linerate.dut.sections import FORMAT_HELP
 
     family = OS_FAMILY[os_name]
     named = family_of(text)
     if named is not None and named != family:
         raise ConfigError(source, f"is a snapshot of a {named} host, not {os_name} ({family}); pass the right --os")
-    if not split(text):
-        raise ConfigError(source, f"has no snapshot sections; expected {FORMAT_HELP}")
-    return parse_snapshot(text, driver_for(family).offline_probes())
+    found = split(text)
+    shot, reading, problems = Snapshot(raw=text), Reading(), []
+    for probe in driver_for(family).offline_probes():
+        output = found.get(command_line(probe.argv))
+        if output is None:
+            if found:
+                problems.append(probe.unavailable)
+            continue
+        try:
+            probe.parse(output, shot)
+        except (ParseError, ValueError):
+            fallback = recognise(output)
+            if fallback:
+                reading.merge(fallback)
+            else:
+                first = next((line.strip() for line in output.splitlines() if line.strip()), "(empty)")
+                reading.not_understood.append(f"{command_line(probe.argv)}: {first[:80]}")
+    for name in PER_CPU_SECTIONS:
+        if name in found:
+            detail = recognise(found[name])
+            reading.merge(Reading(irq_tables=detail.irq_tables, softnet=detail.softnet, net_rx=detail.net_rx))
+    pasted = recognise(outside(text))
+    reading.merge(pasted)
+    if not found and not pasted:
+        hint = f" (not understood: {pasted.not_understood[0]})" if pasted.not_understood else ""
+        raise ConfigError(source, f"has no snapshot sections and no output linerate recognises{hint}; expected "
+                          f"{FORMAT_HELP}, {RAW_HELP}")
+    kinds = pasted.families
+    if kinds and not _compatible(kinds, family):
+        raise ConfigError(source, f"holds {'/'.join(sorted(kinds))} output, not {os_name} ({family}); pass the "
+                          f"right --os")
+    return Pasted(shot, reading, bool(found), problems)
 
 
-def snapshot_facts(before: Snapshot | None, after: Snapshot, os_name: str) -> Facts:
+def _compatible(kinds: set[str], family: str) -> bool:
+    """Refuse only when nothing recognised can come from this OS: one block that merely looks like
+    the other family's output must not sink a whole paste."""
+    return any(kind == family or (kind == "bsd" and family in ("freebsd", "openbsd")) for kind in kinds)
+
+
+def _window(before: list, after: list):
+    """(earlier, later) readings of one counter kind: --before's last and --after's last, or the
+    first and last display of --after; (None, later) when there is only one."""
+    if before and after:
+        return before[-1], after[-1]
+    if len(after) >= 2:
+        return after[0], after[-1]
+    return None, (after[-1] if after else None)
+
+
+def _same_counters(old: dict, new: dict) -> bool:
+    """Two displays of the same table (a before and an after), not two different views of it
+    (`grep eth` then the whole file): most of the later one's names are in the earlier one."""
+    return bool(new) and sum(1 for name in new if name in old) >= 0.5 * len(new)
+
+
+def _irq_displays(tables: list[tuple[int, bool, dict[str, list[int]]]]) -> list:
+    """Displays of /proc/interrupts that are different views (a grep, then the whole file) are one
+    reading: merged, the later one winning where both have a source."""
+    merged: list = []
+    for table in tables:
+        if merged and not _same_counters(merged[-1][2], table[2]):
+            ncpu, header, previous = merged[-1]
+            merged[-1] = (max(ncpu, table[0]), header or table[1], {**previous, **table[2]})
+        else:
+            merged.append(table)
+    return merged
+
+
+def _per_cpu_delta(old: dict[str, list[int]], new: dict[str, list[int]]) -> dict[str, list[int]] | None:
+    out = {}
+    for name, counts in new.items():
+        previous = old.get(name, [0] * len(counts))
+        diff = [a - b for a, b in zip(counts, previous)]
+        if any(d < 0 for d in diff):
+            return None  # a counter went backwards: reboot or driver reload in between
+        out[name] = diff
+    return out
+
+
+def _interrupts(facts: Facts, before: Reading | None, after: Reading) -> None:
+    old, new = _window(_irq_displays(before.irq_tables) if before else [], _irq_displays(after.irq_tables))
+    if old is not None and not _same_counters(old[2], new[2]):
+        old = None
+    if new is not None:
+        ncpu, header, table = new
+        delta = _per_cpu_delta(old[2], table) if old is not None else None
+        facts.irq_cpu = delta if delta is not None else table
+        facts.irq_since_boot = delta is None
+        facts.interrupts = {name: sum(counts) for name, counts in facts.irq_cpu.items()}
+        how = "" if header else f", no CPU header row: {ncpu} CPUs counted from its columns"
+        facts.irq_source = f"/proc/interrupts{' between two readings' if delta is not None else ''}{how}"
+        facts.interrupts_source = facts.irq_source
+        return
+    old_v, new_v = _window(before.vmstat if before else [], after.vmstat)
+    if old_v is not None and not _same_counters(old_v, new_v):
+        old_v, new_v = None, {**old_v, **new_v}
+    if new_v is not None:
+        delta = {k: v - old_v.get(k, 0) for k, v in new_v.items()} if old_v is not None else None
+        usable = delta is not None and all(v >= 0 for v in delta.values())
+        facts.interrupts = delta if usable else dict(new_v)
+        facts.irq_since_boot = not usable
+        facts.interrupts_source = "vmstat -i" + (" between two readings" if usable else "")
+    if after.intr_bindings:
+        width = max(cpu for cpu, _ in after.intr_bindings.values()) + 1
+        facts.irq_cpu = {name: [count if i == cpu else 0 for i in range(width)]
+                         for name, (cpu, count) in after.intr_bindings.items()}
+        facts.irq_since_boot = True
+        facts.irq_source = "hw.intrs: each source's count at the CPU it is bound to now"
+        if not facts.interrupts:
+            facts.interrupts = {name: count for name, (_, count) in after.intr_bindings.items()}
+            facts.interrupts_source = "hw.intrs"
+
+
+def _softnet(facts: Facts, before: Reading | None, after: Reading) -> None:
+    old, new = _window(before.softnet if before else [], after.softnet)
+    if new is not None:
+        rows = new
+        if old is not None and len(old) == len(new):
+            diff = [{"cpu": b["cpu"], **{k: b[k] - a[k] for k in ("processed", "dropped", "time_squeeze")}}
+                    for a, b in zip(old, new)]
+            if all(r[k] >= 0 for r in diff for k in ("processed", "dropped", "time_squeeze")):
+                rows = diff
+        facts.softnet_cpu = rows
+        facts.irq_since_boot = facts.irq_since_boot or rows is new
+
+    old_n, new_n = _window(before.net_rx if before else [], after.net_rx)
+    if new_n is not None:
+        diff = [b - a for a, b in zip(old_n, new_n)] if old_n is not None else None
+        facts.net_rx_cpu = diff if diff is not None and min(diff) >= 0 else new_n
+        facts.irq_since_boot = facts.irq_since_boot or facts.net_rx_cpu is new_n
+
+
+def _cpus(facts: Facts, before: Pasted | None, after: Pasted) -> None:
+    shot_b, shot_a = (before.shot if before else None), after.shot
+    if shot_b is not None and shot_b.cpu and shot_a.cpu and len(shot_b.cpu) == len(shot_a.cpu):
+        facts.cpus, facts.cpu_source = cpu_delta(shot_b.cpu, shot_a.cpu), "CPU counters between the two snapshots"
+        return
+    old, new = _window(before.reading.proc_stat if before else [], after.reading.proc_stat)
+    if old is not None and len(old) == len(new):
+        facts.cpus, facts.cpu_source = cpu_delta(old, new), "/proc/stat between two readings"
+        return
+    if shot_a.top_cpu:
+        facts.cpus, facts.cpu_source = shot_a.top_cpu, "top's per-CPU lines in the after snapshot"
+    elif after.reading.top_cpu:
+        facts.cpus, facts.cpu_source = after.reading.top_cpu, after.reading.cpu_source
+    elif facts.threads:
+        estimated = cpus_from_threads(facts.threads)
+        if len(estimated) >= 2:
+            facts.cpus = estimated
+            facts.cpu_source = "estimated from top's threads per CPU (top ran without -P)"
+
+
+def snapshot_facts(before: Pasted | None, after: Pasted, os_name: str) -> Facts:
     facts = Facts(os_family=OS_FAMILY[os_name])
-    facts.threads = sorted((t for t in after.threads if not t["name"].startswith("idle")),
-                           key=lambda t: -t["pct"])
-    if before is not None and before.cpu and after.cpu and len(before.cpu) == len(after.cpu):
-        facts.cpus = cpu_delta(before.cpu, after.cpu)
-        facts.cpu_source = "CPU counters between the two snapshots"
-    if not facts.cpus and after.top_cpu:
-        facts.cpus, facts.cpu_source = after.top_cpu, "top's per-CPU lines in the after snapshot"
-    if not facts.cpus and facts.threads:
-        facts.cpus = cpus_from_threads(facts.threads)
-        facts.cpu_source = "estimated from top's threads per CPU (top ran without -P)"
-        if len(facts.cpus) < 2:
-            facts.cpus = []
-    usable_before = before is not None and before.counters and not _went_backwards(before, after)
+    threads = after.shot.threads or after.reading.threads
+    facts.threads = sorted((t for t in threads if not t["name"].startswith("idle")), key=lambda t: -t["pct"])
+    _cpus(facts, before, after)
+    counters_a = {**after.reading.counters, **after.shot.counters}
+    counters_b = {**before.reading.counters, **before.shot.counters} if before else {}
+    usable_before = bool(counters_b) and not any(counters_a.get(k, v) < v for k, v in counters_b.items())
     if usable_before:
-        facts.interrupts = {k: v - before.interrupts.get(k, 0) for k, v in after.interrupts.items()}
-        drops_from_counters({k: v - before.counters.get(k, 0) for k, v in after.counters.items()}, facts)
+        drops_from_counters({k: v - counters_b.get(k, 0) for k, v in counters_a.items()}, facts)
     else:
         facts.since_boot = True
-        facts.interrupts = dict(after.interrupts)
-        drops_from_counters(after.counters, facts)
-    facts.nic_names = sorted(set(facts.nic_names) | set(after.interfaces))
+        drops_from_counters(counters_a, facts)
+    if after.shot.interrupts:
+        if before is not None and before.shot.interrupts and usable_before:
+            facts.interrupts = {k: v - before.shot.interrupts.get(k, 0) for k, v in after.shot.interrupts.items()}
+        else:
+            facts.interrupts, facts.irq_since_boot = dict(after.shot.interrupts), True
+        facts.interrupts_source = "vmstat -i" if facts.os_family != "linux" else "/proc/interrupts"
+    reading_b = before.reading if before else None
+    saved = dict(facts.interrupts), facts.interrupts_source, facts.irq_since_boot
+    _interrupts(facts, reading_b, after.reading)
+    if not facts.interrupts and saved[0]:
+        facts.interrupts, facts.interrupts_source, facts.irq_since_boot = saved
+    _softnet(facts, reading_b, after.reading)
+    if facts.softnet_cpu and "softnet_dropped" not in counters_a:  # raw softnet_stat: its drops too
+        drops_from_counters({"softnet_dropped": sum(r["dropped"] for r in facts.softnet_cpu)}, facts)
+    facts.nic_names = sorted(set(facts.nic_names) | set(after.shot.interfaces))
     return facts
-
-
-def _went_backwards(before: Snapshot, after: Snapshot) -> bool:
-    """A counter that shrank means a reboot or a driver reload between the snapshots."""
-    return any(after.counters.get(k, v) < v for k, v in before.counters.items())

@@ -13,15 +13,21 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from linerate.diagnose.facts import Facts
+from linerate.diagnose.queues import is_network, rx_groups
 
 AT_LINE_RATE = 0.97  # of the calculated goodput for the link, MTU and family
 SATURATED_PCT = 90.0  # a CPU (or one thread) this busy has nothing left
 OTHERS_IDLE_PCT = 50.0  # ... while the other CPUs average at most this
 ALL_BUSY_MIN_PCT = 80.0  # every CPU at least this busy, and on average SATURATED_PCT
-QUEUE_SHARE = 0.80  # one queue of a multi-queue NIC took this share of its interrupts
+QUEUE_SHARE = 0.80  # one queue of a multi-queue NIC (or one CPU of the network interrupts) took this share
+QUEUE_SKEW = 3.0  # ... or one queue took this many times the median of its NIC's other queues
+QUEUE_SKEW_MIN_SHARE = 0.40  # ... and at least this share (a skew, not noise on idle queues)
 MIN_QUEUE_INTERRUPTS = 100
+MIN_SOFTNET_PACKETS = 1000  # softnet_stat / NET_RX totals below this say nothing
+MIN_TIME_SQUEEZE = 100
+SINCE_BOOT = "since boot (one snapshot of cumulative counters)"
 QUEUE_DELAY_MS = 5.0  # median RTT rising this much under load: a standing queue (bufferbloat)
-PATHOLOGICAL = 0.05  # under 5% of line rate (seed 004: ~5 Mbit/s through a virtio pfSense)
+PATHOLOGICAL = 0.05  # under 5% of line rate ('Performance Measurments with VirtIO + Offloading on Atom C2358' (Netgate forum): ~5 Mbit/s through a virtio pfSense)
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,18 @@ def rule(code: str) -> Callable[[Rule], Rule]:
 
 
 def diagnose(facts: Facts) -> list[Verdict]:
-    """Every rule that fires, in registry order. At line rate nothing held the box back: only the
-    notes are kept beside that verdict."""
+    """Every rule that fires, in registry order, then the verdicts about the measurement itself
+    (diagnose/coverage.py: host contention, shared host CPUs, partial telemetry) and, for a cell
+    below line rate that no rule explained, `unexplained` with the closest evidence. At line rate
+    nothing held the box back: only the notes are kept beside that verdict."""
+    from linerate.diagnose import coverage
+
     verdicts = [v for v in (check(facts) for check in RULES.values()) if v is not None]
+    verdicts += [v for v in (check(facts, Verdict) for check in (coverage.host_contended, coverage.shared_host_cpus,
+                                                                  coverage.telemetry_partial)) if v is not None]
+    fallback = coverage.unexplained(facts, verdicts, Verdict, SATURATED_PCT)
+    if fallback is not None:
+        verdicts.append(fallback)
     if any(v.code == "at-line-rate" for v in verdicts):
         return [v for v in verdicts if v.code == "at-line-rate" or v.kind == "note"]
     return verdicts
@@ -108,7 +123,7 @@ def shared_kernel(facts: Facts) -> Verdict | None:
 
 def _spread_advice(facts: Facts) -> str:
     cannot = ("it cannot spread when all traffic is one flow or PPPoE (RSS hashes a PPPoE session to "
-              "queue 0 — seed 000): then only a faster core helps")
+              "queue 0 — 'APU2 1Gbit throughput on pfSense (configuration instructions)'): then only a faster core helps")
     if facts.os_family == "freebsd":
         how = ("spread it: more streams (flows hash to different RSS queues); check every queue has its "
                "own interrupt in `vmstat -i` (hw.igb.num_queues, iflib override_nrxqs); "
@@ -118,8 +133,9 @@ def _spread_advice(facts: Facts) -> str:
         how = ("spread it: more streams; OpenBSD forwards on few softnet threads (net.if.softnet "
                "tasks), so a faster core helps most")
     else:
-        how = ("spread it: more streams; RSS queues (ethtool -L IF combined N); RPS on a single-queue "
-               "NIC (/sys/class/net/IF/queues/rx-0/rps_cpus); irqbalance")
+        how = ("spread it: more streams; RSS queues (ethtool -L IF combined N) hashing on ports too (ethtool -N "
+               "IF rx-flow-hash udp4 sdfn: routed traffic has one MAC pair — openwrt/openwrt#13493); RPS on a "
+               "single-queue NIC (/sys/class/net/IF/queues/rx-0/rps_cpus); irqbalance")
     streams = "" if facts.streams != 1 else "this cell is 1 stream: one flow always lands on one queue; "
     return f"{streams}{how}; {cannot}"
 
@@ -165,38 +181,138 @@ def cpu_bound(facts: Facts) -> Verdict | None:
                    "or faster hardware; see linerate recommend")
 
 
-def _queue_groups(interrupts: dict[str, int]) -> dict[str, dict[str, int]]:
-    import re
+@rule("partial-cpu-bound")
+def partial_cpu_bound(facts: Facts) -> Verdict | None:
+    """k of n CPUs saturated while the others have room: the work runs on as many CPUs as there are
+    NIC queues or netisr threads taking it (the OPNsense DEC850 of opnsense/core#7661: some cores
+    at 100%, 8.8 of 10 Gbit/s, fixed by turning RSS on)."""
+    if not _dut_cpus_usable(facts) or len(facts.cpus) < 2:
+        return None
+    busy = [c["busy_pct"] for c in facts.cpus]
+    hot = [c for c in facts.cpus if c["busy_pct"] >= SATURATED_PCT]
+    if not hot or len(hot) == len(busy):
+        return None
+    rest = [c["busy_pct"] for c in facts.cpus if c["busy_pct"] < SATURATED_PCT]
+    if len(hot) == 1 and sum(rest) / len(rest) <= OTHERS_IDLE_PCT:
+        return None  # single-core-bound
+    if min(busy) >= ALL_BUSY_MIN_PCT and sum(busy) / len(busy) >= SATURATED_PCT:
+        return None  # cpu-bound
+    names = ", ".join(str(c.get("cpu_label") or c["cpu"]) for c in hot)
+    evidence = (f"{len(hot)} of {len(busy)} CPUs >= {SATURATED_PCT:.0f}% busy (CPU {names}); the other "
+                f"{len(rest)} average {sum(rest) / len(rest):.0f}% [{facts.cpu_source}]")
+    thread = facts.threads[0] if facts.threads else None
+    if thread is not None and thread["pct"] >= SATURATED_PCT:
+        evidence += f"; busiest thread {thread['name']} at {thread['pct']:.0f}%"
+    if facts.os_family == "freebsd":
+        how = ("the saturated CPUs are the ones the NIC queues or netisr threads run on (top -HSP names them: "
+               "intr{irqN: ix0:rxqK}, if_io_tqg_K): give the NIC as many queues as CPUs "
+               "(dev.X.N.iflib.override_nrxqs/override_ntxqs), turn RSS on where the kernel has it (OPNsense: "
+               "net.inet.rss.enabled=1, net.isr.bindthreads=1, net.isr.maxthreads=-1 — opnsense/src#126; it fixed "
+               "opnsense/core#7661) and offer more flows")
+    else:
+        how = ("the saturated CPUs are the ones taking the NIC queues' interrupts and softirqs: as many queues as "
+               "CPUs (ethtool -L IF combined N), their IRQs on distinct CPUs (irqbalance or /proc/irq/N/smp_affinity), "
+               "hash on ports (ethtool -N IF rx-flow-hash udp4 sdfn), RPS for the rest")
+    return Verdict("partial-cpu-bound", "limit", "some CPUs saturated, the others have room: queue/thread bound",
+                   evidence, f"{how}; more streams only help once the flows spread over more queues")
 
-    groups: dict[str, dict[str, int]] = {}
-    pattern = re.compile(r"^(?P<nic>[A-Za-z][A-Za-z0-9_]*?\d+)[:\-](?P<kind>que|rxq|txq|rx|tx|TxRx|input|output|q)"
-                         r"[\s.\-_]?(?P<index>\d+)$", re.IGNORECASE)
-    for source, count in interrupts.items():
-        match = pattern.match(source.strip())
-        if not match:
-            continue
-        kind = match.group("kind").lower()
-        direction = "rx" if kind in ("rxq", "rx", "input") else "tx" if kind in ("txq", "tx", "output") else ""
-        name = f"{match.group('nic')} {direction}".strip()
-        groups.setdefault(name, {})[source] = count
-    return {name: queues for name, queues in groups.items() if len(queues) >= 2}
+
+def _shares(values: list[int]) -> tuple[int, float, int]:
+    """(index of the largest, its share, total)."""
+    total = sum(values)
+    top = max(range(len(values)), key=lambda i: values[i])
+    return top, (values[top] / total if total else 0.0), total
+
+
+def _skewed_queues(interrupts: dict[str, int]) -> list[tuple[str, str, dict[str, int]]]:
+    """[(nic, hottest queue, queues)] for every NIC whose receive queues are not spread."""
+    out = []
+    for nic, queues in sorted(rx_groups(interrupts).items()):
+        total = sum(queues.values())
+        top = max(queues, key=queues.get)
+        others = sorted(v for k, v in queues.items() if k != top)
+        median = others[len(others) // 2]
+        share = queues[top] / total if total else 0.0
+        skewed = share >= QUEUE_SKEW_MIN_SHARE and queues[top] >= QUEUE_SKEW * max(median, 1)
+        if total >= MIN_QUEUE_INTERRUPTS and (share >= QUEUE_SHARE or skewed):
+            out.append((nic, top, queues))
+    return out
+
+
+def _when_irq(facts: Facts) -> str:
+    return f" {SINCE_BOOT}" if facts.irq_since_boot else ""
+
+
+@rule("irq-one-cpu")
+def irq_one_cpu(facts: Facts) -> Verdict | None:
+    """The network's receive work lands on one CPU of several: every NIC interrupt on CPU0 (the
+    Linux default without irqbalance; OpenWrt routers), or softnet_stat/NET_RX counting nearly all
+    packets (and time_squeeze) on one CPU (a vmxnet3 VM, coreos/bugs#2135)."""
+    found = []
+    net = {name: counts for name, counts in facts.irq_cpu.items() if is_network(name) and counts}
+    width = max((len(c) for c in net.values()), default=0)
+    hot_cpu = None
+    if width >= 2:
+        per_cpu = [sum(c[i] for c in net.values() if i < len(c)) for i in range(width)]
+        cpu, share, total = _shares(per_cpu)
+        explained = _skewed_queues({name: sum(counts) for name, counts in net.items()})
+        from_hot_queue = sum(net[top][cpu] for _, top, _ in explained)
+        if total >= MIN_QUEUE_INTERRUPTS and share >= QUEUE_SHARE and from_hot_queue < QUEUE_SHARE * per_cpu[cpu]:
+            hot_cpu = cpu
+            names = [n for n in sorted(net, key=lambda n: -net[n][cpu]) if net[n][cpu]][:4]
+            found.append(f"CPU {cpu} took {share * 100:.0f}% of the {total:,} network interrupts on {width} CPUs "
+                         f"({', '.join(f'{n} {net[n][cpu]:,}' for n in names)}) [{facts.irq_source}]")
+    rows = facts.softnet_cpu
+    if len(rows) >= 2:
+        cpu, share, total = _shares([r["processed"] for r in rows])
+        squeezed, squeeze_share, squeezes = _shares([r["time_squeeze"] for r in rows])
+        parts = []
+        if total >= MIN_SOFTNET_PACKETS and share >= QUEUE_SHARE:
+            parts.append(f"CPU {rows[cpu]['cpu']} processed {share * 100:.0f}% of {total:,} packets on "
+                         f"{len(rows)} CPUs")
+        if squeezes >= MIN_TIME_SQUEEZE and squeeze_share >= QUEUE_SHARE:
+            own = rows[squeezed]["time_squeeze"]
+            parts.append(f"CPU {rows[squeezed]['cpu']} ran out of budget (time_squeeze) {own:,} times against "
+                         f"{squeezes - own:,} "
+                         f"on the other {len(rows) - 1} CPUs")
+        if parts:
+            hot_cpu = rows[cpu if share >= QUEUE_SHARE else squeezed]["cpu"] if hot_cpu is None else hot_cpu
+            found.append("softnet_stat: " + ", and ".join(parts))
+    if len(facts.net_rx_cpu) >= 2:
+        cpu, share, total = _shares(facts.net_rx_cpu)
+        if total >= MIN_SOFTNET_PACKETS and share >= QUEUE_SHARE:
+            hot_cpu = cpu if hot_cpu is None else hot_cpu
+            found.append(f"/proc/softirqs: CPU {cpu} ran {share * 100:.0f}% of {total:,} NET_RX softirqs")
+    if not found:
+        return None
+    if facts.os_family == "freebsd":
+        how = ("bind each queue's interrupt to its own CPU (iflib does by default: check `sysctl hw.intrs`), as "
+               "many queues as CPUs (dev.X.N.iflib.override_nrxqs), net.isr.dispatch=deferred with "
+               "net.isr.maxthreads=<CPUs> (see linerate explain net.isr.dispatch)")
+    else:
+        how = ("give each NIC and queue interrupt its own CPU (irqbalance, or echo MASK > /proc/irq/N/smp_affinity); "
+               "a single-queue NIC or Wi-Fi radio: RPS (echo MASK > /sys/class/net/IF/queues/rx-0/rps_cpus; "
+               "OpenWrt: option packet_steering '1' in /etc/config/network) or threaded NAPI "
+               "(echo 1 > /sys/class/net/IF/threaded); a VM: more virtual NIC queues (virtio queues=N, vmxnet3 RSS) "
+               "and ethtool -L IF combined N")
+    return Verdict("irq-one-cpu", "limit", f"network receive work on one CPU (CPU {hot_cpu})",
+                   "; ".join(found) + _when_irq(facts), f"spread it: {how}")
 
 
 @rule("irq-one-queue")
 def irq_one_queue(facts: Facts) -> Verdict | None:
-    if facts.since_boot:
+    skewed = _skewed_queues(facts.interrupts)
+    if not skewed:
         return None
-    for nic, queues in sorted(_queue_groups(facts.interrupts).items()):
-        if nic.endswith(" tx"):  # a transmit queue is picked by the sending CPU (XPS), not by RSS
-            continue
+    parts = []
+    for nic, top, queues in skewed:
         total = sum(queues.values())
-        top = max(queues, key=queues.get)
-        if total >= MIN_QUEUE_INTERRUPTS and queues[top] >= QUEUE_SHARE * total:
-            return Verdict("irq-one-queue", "limit", f"interrupts concentrated on one queue of {nic}",
-                           f"{top} took {queues[top]:,} of {total:,} interrupts ({queues[top] / total * 100:.0f}%) "
-                           f"across {len(queues)} queues: RSS is not spreading this traffic",
-                           _spread_advice(facts))
-    return None
+        parts.append(f"{top} took {queues[top]:,} of {total:,} interrupts ({queues[top] / total * 100:.0f}%) "
+                     f"across {len(queues)} queues")
+    source = f" [{facts.interrupts_source}]" if facts.interrupts_source else ""
+    when = f" {SINCE_BOOT}" if facts.irq_since_boot else ""
+    return Verdict("irq-one-queue", "limit", f"interrupts concentrated on one queue of {skewed[0][0]}",
+                   "; ".join(parts) + f": RSS is not spreading this traffic{when}{source}", _spread_advice(facts))
 
 
 def _listed(values: dict[str, int]) -> str:
@@ -224,7 +340,7 @@ def stack_queue_drops(facts: Facts) -> Verdict | None:
     when = "since boot (one snapshot: not necessarily during this test)" if facts.since_boot else "during the test"
     if any(name.startswith("netisr") for name in facts.stack_drops):
         advice = ("the netisr queue overflowed: raise net.isr.defaultqlimit / net.route.netisr_maxqlen "
-                  "(boot-time) and net.inet.ip.intr_queue_maxlen (seed 000: 3000); see linerate explain "
+                  "(boot-time) and net.inet.ip.intr_queue_maxlen ('APU2 1Gbit throughput on pfSense (configuration instructions)': 3000); see linerate explain "
                   "net.inet.ip.intr_queue_maxlen")
     else:
         advice = ("the input backlog overflowed: raise net.core.netdev_max_backlog (and netdev_budget if "
@@ -268,7 +384,7 @@ def offload_pathology(facts: Facts) -> Verdict | None:
         how = "ethtool -K IF rx off tx off in the guest, or csum=off on the host's virtio device"
     return Verdict("offload-pathology", "limit", "checksum offload on a virtio DUT",
                    f"{fraction * 100:.1f}% of line rate through virtio NICs {', '.join(facts.virtio_nics)} with "
-                   f"checksum offload {facts.checksum_offload or 'not known to be off'} (seed 004: ~5 Mbit/s)",
+                   f"checksum offload {facts.checksum_offload or 'not known to be off'} ('Performance Measurments with VirtIO + Offloading on Atom C2358' (Netgate forum): ~5 Mbit/s)",
                    f"disable checksum offload on the DUT's virtio NICs: {how}")
 
 

@@ -82,37 +82,126 @@ def parse_openbsd_cp_time(text: str) -> list[dict[str, int]]:
 
 # --- interrupts --------------------------------------------------------------------------------------
 
-def parse_proc_interrupts(text: str) -> dict[str, int]:
-    """Linux /proc/interrupts -> {device queue name: total over CPUs} for numbered IRQs."""
-    lines = text.splitlines()
-    if not lines or not lines[0].split() or not lines[0].split()[0].startswith("CPU"):
-        raise ParseError("/proc/interrupts has no CPU header")
-    ncpu = len(lines[0].split())
-    out: dict[str, int] = {}
-    for line in lines[1:]:
-        fields = line.split()
-        if not fields or not fields[0].rstrip(":").isdigit():
+_IRQ_ROW = re.compile(r"^\s*([0-9]+|[A-Za-z][A-Za-z0-9_]*):(\s.*)?$")
+_CPU_HEADER = re.compile(r"^\s*CPU[0-9]+(\s+CPU[0-9]+)*\s*$")
+
+
+def _irq_name(rest: list[str], line_tail: str) -> str:
+    """The action name(s) after the counts, chip name, hwirq and trigger. The kernel separates the
+    names from the trigger by at least two spaces ('GICv2  56 Level     eth0', 'PCI-MSI
+    5767168-edge      ens192-rxtx-0'); a name may hold a space ('enp5s0f4d1 (queue 11)'). A paste
+    that squeezed the spaces keeps only the last word."""
+    chunks = [c for c in re.split(r"\s{2,}", line_tail.strip()) if c]
+    if len(chunks) >= 2:
+        return chunks[-1]
+    return rest[-1] if rest else ""
+
+
+def parse_interrupt_displays(text: str) -> list[tuple[int, bool, list[tuple[str, str, list[int]]]]]:
+    """Linux /proc/interrupts, whole or filtered (`grep eth /proc/interrupts` drops the CPU header
+    row), possibly pasted twice (before/after) -> [(CPU count, header seen, [(irq, name,
+    per-CPU counts)])], one entry per display. Without the header the CPU count is the number of
+    count columns most rows carry. A display ends where an IRQ number repeats or a header starts."""
+    displays: list[tuple[bool, list[tuple[str, str, list[int]]], int | None]] = []
+    rows: list[tuple[str, str, list[int]]] = []
+    header: int | None = None
+    seen: set[str] = set()
+
+    def close() -> None:
+        if rows:
+            displays.append((header is not None, list(rows), header))
+
+    for line in text.splitlines():
+        if _CPU_HEADER.match(line):
+            close()
+            rows, seen, header = [], set(), len(line.split())
             continue
-        counts = [_int(v, "/proc/interrupts") for v in fields[1:1 + ncpu]]
-        name = fields[-1] if len(fields) > ncpu + 1 else fields[0].rstrip(":")
-        out[name] = out.get(name, 0) + sum(counts)
+        match = _IRQ_ROW.match(line)
+        if not match:
+            continue
+        label, tail = match.group(1), match.group(2) or ""
+        if label in seen:
+            close()
+            rows, seen = [], set()
+        seen.add(label)
+        fields = tail.split()
+        counts = []
+        for value in fields:
+            if not re.fullmatch(r"[0-9]{1,20}", value):
+                break
+            counts.append(int(value))
+        if header is not None:
+            counts = counts[:header]
+        rest = fields[len(counts):]
+        after = tail.split(None, len(counts))[-1] if len(fields) > len(counts) else ""
+        name = _irq_name(rest, after) if label.isdigit() and rest else label
+        rows.append((label, name, counts))
+    close()
+    if not displays:
+        raise ParseError("/proc/interrupts has no IRQ rows ('NN:  count count ...  name')")
+    out = []
+    for header_seen, display_rows, header_cpus in displays:
+        widths = [len(c) for label, _, c in display_rows if label.isdigit() and c]
+        ncpu = header_cpus or (max(set(widths), key=lambda w: (widths.count(w), w)) if widths else 1)
+        out.append((ncpu, header_seen, [(label, name, (counts + [0] * ncpu)[:ncpu])
+                                        for label, name, counts in display_rows]))
+    return out
+
+
+def interrupts_per_cpu(rows: list[tuple[str, str, list[int]]]) -> dict[str, list[int]]:
+    """Numbered IRQ rows -> {name: per-CPU counts}, rows of one name (two mwlwifi lines) added up."""
+    out: dict[str, list[int]] = {}
+    for label, name, counts in rows:
+        if not label.isdigit():
+            continue
+        if name in out:
+            out[name] = [a + b for a, b in zip(out[name], counts)]
+        else:
+            out[name] = list(counts)
+    return out
+
+
+def parse_proc_interrupts(text: str) -> dict[str, int]:
+    """Linux /proc/interrupts -> {device queue name: total over CPUs} for numbered IRQs (the last
+    display when the text holds several)."""
+    _, _, rows = parse_interrupt_displays(text)[-1]
+    return {name: sum(counts) for name, counts in interrupts_per_cpu(rows).items()}
+
+
+def parse_freebsd_intr_bindings(text: str) -> dict[str, tuple[int, int]]:
+    """FreeBSD `sysctl hw.intrs` lines 'irq268: ixl1:rxq0:79 @cpu0(domain0): 817' -> {source:
+    (bound CPU, interrupts since boot)}: the one FreeBSD output that says which CPU takes a queue."""
+    out: dict[str, tuple[int, int]] = {}
+    for line in text.splitlines():
+        match = re.match(r"^\s*(?:hw\.intrs:\s*)?irq[0-9]+:\s*(.+?)\s+@cpu([0-9]+)(?:\(domain[0-9]+\))?:"
+                         r"\s*([0-9]+)\s*$", line)
+        if match:
+            out[match.group(1)] = (int(match.group(2)), int(match.group(3)))
+    if not out:
+        raise ParseError("hw.intrs output has no 'irqN: name @cpuN(domainN): count' lines")
     return out
 
 
 def parse_vmstat_i(text: str) -> dict[str, int]:
     """BSD `vmstat -i` -> {source: total}. FreeBSD names lines 'irq134: igb0:rxq0' (source
-    'igb0:rxq0'); the Total line is left out."""
+    'igb0:rxq0'); the Total line is left out. `vmstat -i | grep igb` keeps no header: rows that
+    start 'irqN:' are read all the same."""
     lines = [line for line in text.splitlines() if line.strip()]
-    if not lines or not lines[0].split() or lines[0].split()[0] != "interrupt":
-        raise ParseError("vmstat -i output has no 'interrupt total rate' header")
+    if not lines:
+        raise ParseError("vmstat -i output is empty")
+    headed = lines[0].split()[:1] == ["interrupt"]
+    if not headed and not any(re.match(r"^irq[0-9]+:", line) for line in lines):
+        raise ParseError("vmstat -i output has no 'interrupt total rate' header and no 'irqN:' rows")
     out: dict[str, int] = {}
-    for line in lines[1:]:
+    for line in lines[1:] if headed else lines:
         fields = line.split()
-        if len(fields) < 3 or fields[0].lower() == "total":
+        if len(fields) < 3 or fields[0].lower() == "total" or not re.fullmatch(r"[0-9]+", fields[-2]):
             continue
         total, name = fields[-2], " ".join(fields[:-2])
         name = re.sub(r"^irq[0-9]+:?\s*", "", name) or name
         out[name] = out.get(name, 0) + _int(total, "vmstat -i")
+    if not out:
+        raise ParseError("vmstat -i output has no interrupt rows")
     return out
 
 
@@ -212,21 +301,27 @@ def parse_single_int(text: str, what: str) -> int:
 
 # --- stack queues, top, media ---------------------------------------------------------------------------
 
-def parse_softnet_stat(text: str) -> dict[str, int]:
-    """Linux /proc/net/softnet_stat: one line per CPU of hex columns (net/core/net-procfs.c):
+def parse_softnet_rows(text: str) -> list[dict[str, int]]:
+    """Linux /proc/net/softnet_stat: one line per online CPU of hex columns (net/core/net-procfs.c):
     processed, dropped (input backlog full: net.core.netdev_max_backlog), time_squeeze (budget or
-    time ran out: netdev_budget / netdev_budget_usecs). Summed over CPUs."""
-    out = {"softnet_processed": 0, "softnet_dropped": 0, "softnet_time_squeeze": 0}
+    time ran out: netdev_budget / netdev_budget_usecs) ... and, since Linux 5.10, the CPU number in
+    the 13th column (offline CPUs have no line, so the row index is only a fallback)."""
     rows = [line.split() for line in text.splitlines() if line.strip()]
     if not rows:
         raise ParseError("/proc/net/softnet_stat is empty")
-    for fields in rows:
+    out = []
+    for index, fields in enumerate(rows):
         if len(fields) < 3 or not all(re.fullmatch(r"[0-9a-f]{1,16}", f) for f in fields):
             raise ParseError(f"/proc/net/softnet_stat: {' '.join(fields)[:40]!r} is not a row of hex counters")
-        out["softnet_processed"] += int(fields[0], 16)
-        out["softnet_dropped"] += int(fields[1], 16)
-        out["softnet_time_squeeze"] += int(fields[2], 16)
+        out.append({"cpu": int(fields[12], 16) if len(fields) >= 13 else index, "processed": int(fields[0], 16),
+                    "dropped": int(fields[1], 16), "time_squeeze": int(fields[2], 16)})
     return out
+
+
+def parse_softnet_stat(text: str) -> dict[str, int]:
+    """/proc/net/softnet_stat summed over CPUs: softnet_processed, _dropped, _time_squeeze."""
+    rows = parse_softnet_rows(text)
+    return {f"softnet_{key}": sum(row[key] for row in rows) for key in ("processed", "dropped", "time_squeeze")}
 
 
 _TOP_CPU = re.compile(r"^CPU\s*(\d+):\s+(.*)$")
@@ -248,12 +343,15 @@ def parse_top(text: str) -> tuple[list[dict[str, float]], list[dict]]:
         match = _TOP_CPU.match(line.strip())
         if match:
             states = {name: float(value) for value, name in _TOP_STATE.findall(match.group(2))}
-            if "idle" not in states:
-                raise ParseError(f"top: CPU line without an idle figure: {line.strip()[:60]!r}")
+            if not states:
+                raise ParseError(f"top: CPU line without any state figure: {line.strip()[:60]!r}")
+            busy = sum(v for k, v in states.items() if k != "idle")
+            # A line cut by the terminal width loses its idle figure: the states shown still add up.
+            idle = states.get("idle", max(0.0, 100.0 - busy))
             cpus.append({"cpu": int(match.group(1)), "user_pct": states.get("user", 0) + states.get("nice", 0),
                          "system_pct": states.get("system", 0), "interrupt_pct": states.get("interrupt", 0),
-                         "softirq_pct": 0.0, "idle_pct": states["idle"],
-                         "busy_pct": round(100.0 - states["idle"], 1)})
+                         "softirq_pct": 0.0, "idle_pct": idle,
+                         "busy_pct": round(100.0 - idle, 1) if "idle" in states else round(min(100.0, busy), 1)})
             continue
         words = line.split()
         if words[:1] == ["PID"] and "COMMAND" in words:

@@ -53,6 +53,21 @@ def split(text: str) -> dict[str, str]:
     return {name: "\n".join(lines).strip("\n") + "\n" for name, lines in sections.items()}
 
 
+def outside(text: str) -> str:
+    """The lines of a text that are under no `### linerate:` header (nor a failed one) and are not
+    the banner: what a user pasted raw around, or instead of, a snapshot."""
+    kept: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if line.startswith((HEADER, FAILED)):
+            inside = True
+        elif line.startswith(BANNER):
+            continue
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept) + ("\n" if kept else "")
+
+
 def family_of(text: str) -> str | None:
     """The OS family a snapshot names in its banner line, if any."""
     for line in text.splitlines()[:3]:
@@ -60,6 +75,14 @@ def family_of(text: str) -> str | None:
             words = line[len(BANNER):].split()
             return words[0] if words else None
     return None
+
+
+def shell_line(argvs: Iterable[list[str]], family: str) -> str:
+    """The whole one-liner a user pastes: the snapshot goes to a file of its own (mktemp; seconds
+    and the shell's PID where mktemp is missing), whose path is printed on stderr. POSIX sh only."""
+    name = "${TMPDIR:-/tmp}/linerate-snapshot"
+    return (f'f=$(mktemp "{name}-XXXXXX" 2>/dev/null || echo "{name}-$(date +%s)-$$.txt"); '
+            f'{shell_script(argvs, family)} > "$f"; echo "linerate snapshot written to $f" >&2')
 
 
 def shell_script(argvs: Iterable[list[str]], family: str) -> str:

@@ -28,13 +28,20 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from linerate.tuning.advice import ARTICLES, check_advice, cites, is_loader_directive
 from linerate.tuning.catalog import Catalog, Knob
-from linerate.tuning.names import all_lists, close_names, name_list
+from linerate.tuning.names import all_lists, close_names, edit_distance, name_list
 from linerate.tuning.parsers import Setting
-from linerate.tuning.versions import fmt, parse_version
+from linerate.tuning.sources import Presence, describe, source_list, span_text
+from linerate.tuning.versions import fmt, parse_version, product_releases, product_span
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-RUNTIME_KINDS = ("sysctl", "config_xml")  # pfSense System Tunables are applied as runtime sysctls
+# Where each kind of line is applied. pfSense applies System Tunables as runtime sysctls only (pfsense/pfsense
+# src/etc/inc/system.inc, activate_sysctls: set_sysctl of every <sysctl><item>); OPNsense applies them at
+# run time (src/etc/inc/system.inc, system_sysctl_configure) and also writes every one of them into
+# /boot/loader.conf (system_loader_configure), so a boot-time name there is not misplaced.
+RUNTIME_KINDS = ("sysctl", "config_xml")
+DEFAULT_MARKERS = ("default", "")  # both products: use the built-in default (system_sysctl_get / activate_sysctls)
 SOLE = ("LR001", "LR002", "LR011", "LR014")  # the line does nothing: no other advice about it
 OUTRANKS = {"LR003": {"LR010", "LR013"}, "LR005": {"LR010"}, "LR013": {"LR010"}}
 CONTRADICTS = {frozenset(pair) for pair in [("LR001", "LR003"), ("LR001", "LR010"), ("LR001", "LR013"),
@@ -71,9 +78,15 @@ class Context:
         roles = {self.role} if self.role else set()
         return roles | ({"vm-guest"} if self.virtual else set())
 
+    @property
+    def span(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The releases judged: the one given, else every release of the product linerate knows."""
+        return (self.version, self.version) if self.version else product_span(self.os_name)
+
     def label(self) -> str:
         if self.version is None:
-            return self.os_name
+            low, high = self.span
+            return f"{product_releases(self.os_name)} ({self.family} {span_text(low, high)})"
         if self.os_name == self.family:
             return f"{self.os_name} {fmt(self.version)}"
         return f"{self.os_name} {self.os_version} ({self.family} {fmt(self.version)})"
@@ -112,11 +125,17 @@ def check_value(knob: Knob, value: str) -> str | None:
 def _lifecycle(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
     out = []
     removed, introduced = knob.removed_in(), knob.introduced_in()
-    if removed and ctx.version and ctx.version >= removed:
-        fix = f"delete it; use {knob.replaced_by} instead" if knob.replaced_by else "delete the line"
+    low, high = ctx.span
+    fix = f"delete it; use {knob.replaced_by} instead" if knob.replaced_by else "delete the line"
+    if removed and low >= removed:
+        every = "" if ctx.version else " (every release of it linerate knows is past that)"
         out.append(_finding("LR001", "warning", s, f"{s.key} was removed in {ctx.family} {knob.removed}: "
-                            f"this line does nothing on {ctx.label()}", fix))
-    elif introduced and ctx.version and ctx.version < introduced:
+                            f"this line does nothing on {ctx.label()}{every}", fix))
+    elif removed and high >= removed:
+        out.append(_finding("LR001", "info", s, f"{s.key} was removed in {ctx.family} {knob.removed}: it does "
+                            f"nothing if your box runs {ctx.family} {knob.removed} or later ({ctx.label()} "
+                            "straddles it; give --os-version to know)", fix))
+    elif introduced and high < introduced:
         out.append(_finding("LR008", "warning", s, f"{s.key} only exists from {ctx.family} {knob.introduced} on, "
                             f"not on {ctx.label()}", "delete it, or upgrade"))
     elif knob.replaced_by and not removed:
@@ -125,12 +144,21 @@ def _lifecycle(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
     return out
 
 
-def _placement(knob: Knob, s: Setting) -> list[Finding]:
-    if knob.location == "loader" and s.kind in RUNTIME_KINDS:
-        where = "a pfSense/OPNsense System Tunable" if s.kind == "config_xml" else "sysctl.conf"
-        return [_finding("LR003", "warning", s, f"{s.key} is a boot-time loader tunable; set in {where} it does "
-                         "nothing at runtime", f'move it to /boot/loader.conf(.local) as {s.key}="{s.value}"')]
-    if knob.location == "sysctl" and s.kind == "loader":
+LOCATION_WHERE = {"loader": "boot", "sysctl": "runtime", "both": "both"}
+
+
+def _placement(knob: Knob | None, s: Setting, presence: Presence | None) -> list[Finding]:
+    """LR003 from what the source declares (a CTLFLAG_RDTUN / TUNABLE name is boot-time, a CTLFLAG_RW one
+    without TUN runtime only), else from the catalog."""
+    where = presence.where if presence and presence.where else (LOCATION_WHERE.get(knob.location) if knob else None)
+    if s.kind == "config_xml" and s.product == "opnsense":
+        return []  # written to loader.conf and applied as sysctls: either kind of name takes effect
+    if where in ("boot", "loader") and s.kind in RUNTIME_KINDS:
+        place = "a pfSense System Tunable (applied as a runtime sysctl)" if s.kind == "config_xml" else "sysctl.conf"
+        return [_finding("LR003", "warning", s, f"{s.key} is a boot-time loader tunable (read-only once the kernel "
+                         f"runs); set in {place} it does nothing", f'move it to /boot/loader.conf(.local) as '
+                         f'{s.key}="{s.value}"')]
+    if where == "runtime" and s.kind == "loader":
         return [_finding("LR003", "warning", s, f"{s.key} is a runtime sysctl, not a loader tunable; "
                          "loader.conf does not set it", f"move it to /etc/sysctl.conf as {s.key}={s.value}")]
     return []
@@ -138,6 +166,8 @@ def _placement(knob: Knob, s: Setting) -> list[Finding]:
 
 def _values(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
     out = []
+    if s.kind == "config_xml" and s.value in DEFAULT_MARKERS and knob.type != "gui_checkbox":
+        return out  # the product's own "use the built-in default"
     problem = check_value(knob, s.value) if knob.location not in ("rc_conf", "gui") else None
     if problem:
         limits = (f" (allowed {'' if knob.min is None else knob.min}..{'' if knob.max is None else knob.max})"
@@ -148,23 +178,38 @@ def _values(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
         rule = knob.harmful.get(role)
         if rule and s.value in rule.values and knob.type == "gui_checkbox":
             out.append(_finding("LR005", "warning", s, f"<{s.key}> is {s.value} ({knob.description}); harmful for a "
-                                f"{role}: {rule.why}", "tick the box in System > Advanced > Networking"))
+                                f"{role}: {cites(rule.why)}", "tick the box in System > Advanced > Networking"))
         elif rule and s.value in rule.values:
-            out.append(_finding("LR005", "warning", s, f"{s.key}={s.value} is harmful for a {role}: {rule.why}",
+            out.append(_finding("LR005", "warning", s, f"{s.key}={s.value} is harmful for a {role}: {cites(rule.why)}",
                                 "change or remove it"))
     if knob.security and s.value in knob.security.values:
-        out.append(_finding("LR006", "warning", s, f"security trade-off: {knob.security.why}",
+        out.append(_finding("LR006", "warning", s, f"security trade-off: {cites(knob.security.why)}",
                             "keep the default unless you accept the risk"))
     default = knob.default_for(ctx.version)
-    if default is not None and default == s.value:
+    if default is not None and default == s.value and ctx.version:
         out.append(_finding("LR010", "info", s, f"{s.key}={s.value} is already the documented default "
                             f"(latest source at or before {ctx.label()})", "the line can go"))
     for role in sorted(ctx.roles):
         rec = knob.recommend.get(role)
         if rec and rec.value != s.value and _version_applies(rec.versions, ctx.version) and not rec.value.startswith("on "):
-            out.append(_finding("LR013", "info", s, f"for a {role} linerate suggests {s.key}={rec.value}: {rec.why}",
+            out.append(_finding("LR013", "info", s, f"for a {role} linerate suggests {s.key}={rec.value}: {cites(rec.why)}",
                                 f"consider {rec.value}"))
     return out
+
+
+NUMBER = re.compile(r"^[-+]?(0x[0-9a-fA-F]+|\d+)$")
+
+
+def syntax_problem(s: Setting) -> str | None:
+    """Value syntax any name must obey, known or not: a number followed by words (a comment without '#',
+    '0 (default 0)') is rejected as an invalid integer by FreeBSD's `sysctl -f` (strtol must end the value)
+    and by Linux's proc handlers; several numbers (tcp_rmem = 4096 87380 ...) are fine on Linux."""
+    if s.kind not in RUNTIME_KINDS:
+        return None
+    tokens = s.value.split()
+    if len(tokens) > 1 and NUMBER.match(tokens[0]) and not all(NUMBER.match(tok) for tok in tokens[1:]):
+        return f"'{s.value}' is a number followed by other text"
+    return None
 
 
 def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
@@ -175,15 +220,72 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
         return []  # other rc.conf variables are services, not tuning knobs
     if s.kind == "rc_conf" and s.key.startswith("ifconfig_"):
         return []
+    problem = syntax_problem(s)
+    if problem:
+        return [_finding("LR004", "error", s, f"{s.key}: {problem}; sysctl rejects the whole line",
+                         "keep only the value; put remarks after a '#'")]
+    if ctx.family == "freebsd" and s.kind == "loader" and is_loader_directive(s.key):
+        return []  # loader(8) acts on module directives and hints itself
     knob = catalog.find(s.key, ctx.family)
+    presence = _presence(s.key, ctx)
+    # the catalog's removal release (from release notes) is more precise than the snapshots' "between"
+    gone = [] if knob is not None and knob.removed_in() else _gone(s, ctx, presence, knob)
+    if gone:
+        return gone
     if knob is None:
-        return _not_in_catalog(catalog, s, ctx)
-    found = _one_problem(_lifecycle(knob, s, ctx) + _placement(knob, s) + _values(knob, s, ctx))
+        return _not_in_catalog(catalog, s, ctx, presence)
+    found = _one_problem(_lifecycle(knob, s, ctx) + _placement(knob, s, presence) + _values(knob, s, ctx))
     names = name_list(ctx.family, ctx.version)
     listed = names.lookup(s.key) if names else None
     if listed and listed[0] == "unnamed" and not any(f.code in SOLE for f in found):
         found.append(_unnamed(s, ctx, listed[1], names.label()))
     return found
+
+
+def _presence(name: str, ctx: Context) -> Presence | None:
+    source = source_list(ctx.family)
+    if source is None or not re.fullmatch(r"[A-Za-z0-9_.*-]+", name):
+        return None
+    low, high = ctx.span
+    return _cached_presence(source, name, low, high)
+
+
+_PRESENCE_CACHE: dict = {}
+
+
+def _cached_presence(source, name: str, low, high) -> Presence:
+    key = (id(source), name, low, high)
+    if key not in _PRESENCE_CACHE:
+        if len(_PRESENCE_CACHE) > 100_000:
+            _PRESENCE_CACHE.clear()
+        presence = source.presence(name, low, high)
+        if presence.state == "removed" and name.startswith(UNSURE_REMOVALS):
+            presence = Presence("unsure", presence.where, presence.origin, presence.last, presence.gone)
+        _PRESENCE_CACHE[key] = presence
+    return _PRESENCE_CACHE[key]
+
+
+# OpenZFS replaced FreeBSD's ZFS in 13.0 and renamed most vfs.zfs.* names, keeping some old names as
+# aliases set up at run time: absence from the newer source says little there.
+UNSURE_REMOVALS = ("vfs.zfs.",)
+
+
+def _gone(s: Setting, ctx: Context, presence: Presence | None, knob: Knob | None) -> list[Finding]:
+    """LR001 / LR008 from the source snapshots: the name is not declared (or declared but read nowhere) on
+    the releases judged."""
+    if presence is None or presence.state not in ("removed", "straddles", "added"):
+        return []
+    fix = f"delete it; use {knob.replaced_by} instead" if knob and knob.replaced_by else "delete the line"
+    evidence = describe(presence)
+    if presence.state == "added":
+        return [_finding("LR008", "warning", s, f"{s.key} is not declared before the {presence.gone} source, "
+                         f"so it does not exist on {ctx.label()}", "delete it, or upgrade")]
+    if presence.state == "removed":
+        every = "" if ctx.version else " (every release linerate knows of it is past that)"
+        return [_finding("LR001", "warning", s, f"{s.key}: {evidence}; this line does nothing on "
+                         f"{ctx.label()}{every}", fix)]
+    return [_finding("LR001", "info", s, f"{s.key}: {evidence}: it does nothing if your box runs "
+                     f"{presence.gone} or later ({ctx.label()} straddles that; give --os-version to know)", fix)]
 
 
 def _unnamed(s: Setting, ctx: Context, origin: str, label: str) -> Finding:
@@ -201,7 +303,9 @@ def _one_problem(found: list[Finding]) -> list[Finding]:
     return [f for f in found if f.code not in beaten]
 
 
-def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
+def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context, presence: Presence | None) -> list[Finding]:
+    if presence is not None:
+        return _judged_by_source(catalog, s, ctx, presence)
     names = name_list(ctx.family, ctx.version)
     listed = names.lookup(s.key) if names else None
     where_list = f"the {names.label()}" if names else "no name list"
@@ -210,9 +314,7 @@ def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]
                          f"{listed[1]}); linerate has no advice for it", "none needed")]
     if listed:
         return [_unnamed(s, ctx, listed[1], names.label())]
-    candidates = set(names.entries) if names else set()
-    candidates |= {k.name for k in catalog.knobs if k.os == ctx.family}
-    hints = close_names(s.key, candidates, ctx.family)
+    hints = _hints(catalog, s.key, ctx.family, ctx.version)
     if hints:
         return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()} (not in {where_list} nor "
                          f"linerate's catalog); did you mean {' or '.join(hints)}?", f"replace with {hints[0]}")]
@@ -225,7 +327,74 @@ def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]
                          "remove it; look up the equivalent with `linerate explain`")]
     return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: it is in "
                      f"neither {where_list} nor the catalog" + (f" (it is a {other} name)" if other else ""),
-                     f"check with `sysctl -d {s.key}` on the box")]
+                     check_advice(ctx.family, s.kind, s.key))]
+
+
+def _judged_by_source(catalog: Catalog, s: Setting, ctx: Context, presence: Presence) -> list[Finding]:
+    """A name without advice on an OS whose source declarations linerate holds (FreeBSD)."""
+    source = source_list(ctx.family)
+    if presence.state == "exists":
+        placed = _placement(None, s, presence)
+        return placed or [_finding("LR015", "info", s, f"{s.key} exists on {ctx.label()} (declared in "
+                                   f"{presence.origin}, {source.label()}); linerate has no advice for it", "none needed")]
+    documented = _documented(s.key, ctx)
+    if presence.state == "unsure" or documented:
+        why = (f"documented in {documented} (12.2 man pages)" if documented else describe(presence))
+        return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: {why}",
+                         check_advice(ctx.family, s.kind, s.key))]
+    if s.key in source.nodes:
+        kids = sorted(source.children(s.key))[:3]
+        return [_finding("LR002", "warning", s, f"{s.key} is a branch of the sysctl tree, not a value; its names "
+                         f"are such as {', '.join(kids)}", "set one of the names under it")]
+    hints = _hints(catalog, s.key, ctx.family, ctx.version)
+    if hints:
+        return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()} (declared in no "
+                         f"{source.label()} nor linerate's catalog); did you mean {' or '.join(hints)}?",
+                         f"replace with {hints[0]}")]
+    other = _other_os(catalog, s.key, ctx.family)
+    parent = source.closed_parent(s.key)
+    if other and parent:
+        return [_finding("LR011", "warning", s, f"{s.key} is a {other} name; the {source.label()} declares "
+                         f"every name under {parent} and not this one", "remove it; look up the equivalent with "
+                         "`linerate explain`")]
+    if parent:
+        near = _nearest(source, parent, s.key)
+        return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}: the {source.label()} "
+                         f"declares every name under {parent} and not this one"
+                         + (f"; nearest real names: {', '.join(near)}" if near else ""), "remove it")]
+    return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: no "
+                     f"{source.label()} declares it, but names under its branch are also made at run time "
+                     "or by drivers outside the tree" + (f" (it is a {other} name)" if other else ""),
+                     check_advice(ctx.family, s.kind, s.key))]
+
+
+def _documented(name: str, ctx: Context) -> str | None:
+    names = name_list(ctx.family, ctx.version)
+    listed = names.lookup(name) if names else None
+    return listed[1] if listed else None
+
+
+def _nearest(source, parent: str, name: str) -> list[str]:
+    tail = name[len(parent) + 1:].split(".")[0]
+    scored = sorted((edit_distance(tail, child.rsplit(".", 1)[1], 99), child) for child in source.children(parent)
+                    if "*" not in child)
+    return [child for _, child in scored[:2]]
+
+
+_HINT_CACHE: dict = {}
+
+
+def _hints(catalog: Catalog, name: str, family: str, version) -> list[str]:
+    key = (id(catalog), name, family, version)
+    if key not in _HINT_CACHE:
+        names = name_list(family, version)
+        candidates = set(names.entries) if names else set()
+        source = source_list(family)
+        if source:
+            candidates |= {n for n in source.rows if "*" not in n}
+        candidates |= {k.name for k in catalog.knobs if k.os == family}
+        _HINT_CACHE[key] = close_names(name, candidates, family)
+    return _HINT_CACHE[key]
 
 
 def _family_has_branch(catalog: Catalog, names, key: str) -> bool:
@@ -234,11 +403,16 @@ def _family_has_branch(catalog: Catalog, names, key: str) -> bool:
             or any(k.os == names.os and k.name.startswith(branch) for k in catalog.knobs))
 
 
+_OTHER_CACHE: dict = {}
+
+
 def _other_os(catalog: Catalog, name: str, family: str) -> str | None:
-    knob = next((k for k in catalog.knobs if k.os != family and k.matches(name)), None)
-    if knob:
-        return knob.os
-    return next((n.os for n in all_lists() if n.os != family and n.lookup(name)), None)
+    key = (id(catalog), name, family)
+    if key not in _OTHER_CACHE:
+        knob = next((k for k in catalog.knobs if k.os != family and k.matches(name)), None)
+        _OTHER_CACHE[key] = knob.os if knob else next(
+            (n.os for n in all_lists() if n.os != family and n.lookup(name)), None)
+    return _OTHER_CACHE[key]
 
 
 def _duplicates(settings: list[Setting]) -> list[Finding]:
@@ -249,11 +423,13 @@ def _duplicates(settings: list[Setting]) -> list[Finding]:
         key = (s.key, s.interface, s.kind == "loader")
         if s.kind == "config_xml" and s.value in ("present", "absent"):
             continue
+        if syntax_problem(s):
+            continue  # sysctl rejects that line (its own LR004 says so): it does not override the other
         if key in seen:
             first = seen[key]
             if first.value != s.value:
                 out.append(_finding("LR007", "warning", s, f"{s.key} is set twice with different values: "
-                                    f"{first.value!r} at {first.file}:{first.line}, {s.value!r} here; the later wins",
+                                    f"{first.value!r} at {first.file}:{first.line}, {s.value!r} here; the later line wins",
                                     "keep one line"))
             else:
                 out.append(_finding("LR012", "info", s, f"{s.key} repeats {first.file}:{first.line}", "keep one line"))
@@ -263,7 +439,7 @@ def _duplicates(settings: list[Setting]) -> list[Finding]:
 
 
 def _virtio_checks(settings: list[Setting], ctx: Context) -> list[Finding]:
-    """Seed 004: on virtio (vtnet) with pf, hardware checksum offload must be off."""
+    """Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358': on virtio (vtnet) with pf, hardware checksum offload must be off."""
     if "vm-guest" not in ctx.roles or ctx.family != "freebsd":
         return []
     out = []
@@ -272,7 +448,7 @@ def _virtio_checks(settings: list[Setting], ctx: Context) -> list[Finding]:
         flags = {s.key: s.value for s in settings if s.interface == iface and s.key in ("rxcsum", "txcsum")}
         if flags.get("rxcsum") != "off" or flags.get("txcsum") != "off":
             out.append(_finding("LR005", "warning", line, f"{iface} is virtio: with pf, checksum offload left on "
-                                "forwarded ~5 Mbit/s instead of ~300 in seed 004", f"add -rxcsum -txcsum to {line.key}"))
+                                "forwarded ~5 Mbit/s instead of ~300 in " + ARTICLES["netgate-virtio"], f"add -rxcsum -txcsum to {line.key}"))
     return out
 
 

@@ -102,12 +102,28 @@ class Knob(BaseModel):
 class Catalog:
     def __init__(self, knobs: list[Knob]):
         self.knobs = knobs
+        # exact names in a dict, unit-placeholder names (dev.igb.N.fc) by their shape: find() costs the same
+        # whatever the size of the catalog (the audit calls it once per line)
+        self._exact: dict[str, list[Knob]] = {}
+        self._patterns: dict[tuple[str, ...], list[Knob]] = {}
+        self._order = {id(knob): index for index, knob in enumerate(knobs)}
+        for knob in knobs:
+            parts = knob.name.split(".")
+            if "N" in parts:
+                shape = tuple("N" if part == "N" else part for part in parts)
+                self._patterns.setdefault(shape, []).append(knob)
+            else:
+                self._exact.setdefault(knob.name, []).append(knob)
 
     def find(self, name: str, os: str | None = None) -> Knob | None:
-        for knob in self.knobs:
-            if (os is None or knob.os == os) and knob.matches(name):
-                return knob
-        return None
+        candidates = list(self._exact.get(name, []))
+        parts = name.split(".")
+        if any(part.isdigit() for part in parts):
+            shape = tuple("N" if part.isdigit() else part for part in parts)
+            candidates += self._patterns.get(shape, [])
+        if len(candidates) > 1:
+            candidates.sort(key=lambda knob: self._order[id(knob)])  # the catalog's order decides, as before
+        return next((k for k in candidates if (os is None or k.os == os) and k.matches(name)), None)
 
     def stats(self) -> dict[str, int]:
         counts: dict[str, int] = {}

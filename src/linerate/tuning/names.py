@@ -1,8 +1,11 @@
 """Which knob names exist, per OS family and release, separately from what the catalog advises.
 
-The lists in tuning/names/*.tsv are built by tools/extract_knob_names.py from the OS's own documentation
-and real /proc/sys listings; each file's header names its sources. A release without its own list is
-checked against the nearest list (the newest at or below it, else the oldest), and messages say which.
+The lists in tuning/names/*.tsv are built by tools/extract_knob_names.py; each file's header names its
+sources. Linux and OpenBSD: one list per release from the OS's documentation and real /proc/sys
+listings; a release without its own list is checked against the nearest one. FreeBSD: one table over
+snapshots of the source tree (freebsd-src.tsv: every SYSCTL_*/TUNABLE_* declaration, with the
+snapshots that declare it), so a release between two snapshots is judged by both (SourceList.presence);
+the 12.2 man pages (freebsd-12.2.tsv) stay for what is documented where.
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ def parse_list(text: str) -> NameList:
 @lru_cache(maxsize=1)
 def all_lists() -> tuple[NameList, ...]:
     folder = resources.files("linerate.tuning").joinpath("names")
-    lists = [parse_list(p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".tsv")]
+    lists = [parse_list(p.read_text(encoding="utf-8")) for p in folder.iterdir()
+             if p.name.endswith(".tsv") and not p.name.endswith("-src.tsv")]
     return tuple(sorted(lists, key=lambda n: (n.os, n.release)))
 
 

@@ -27,6 +27,7 @@ class Setting:
     value: str
     raw: str
     interface: str | None = None  # rc.conf ifconfig flags
+    product: str | None = None  # config.xml: pfsense | opnsense (its root element)
 
 
 def guess_kind(path: str) -> str:
@@ -119,12 +120,20 @@ def parse_config_xml(text: str, path: str) -> list[Setting]:
     if root.tag not in ("pfsense", "opnsense"):
         raise ConfigError(path, f"root element <{root.tag}> is not <pfsense> or <opnsense>; is this a config.xml?")
     lines = text.splitlines()
+    # one pass over the lines (linear in the file): where each tag and each tunable's text appear
+    first_line: dict[str, int] = {}
+    tunable_lines: dict[str, list[int]] = {}
+    for number, line in enumerate(lines, 1):
+        for name in re.findall(r">\s*([^<>\s]+)\s*</tunable", line):
+            tunable_lines.setdefault(name, []).append(number)
+        for tag in re.findall(r"<([A-Za-z]+)", line):
+            first_line.setdefault(tag, number)
+    taken: dict[str, int] = {}
 
-    def line_of(needle: str) -> int:
-        for number, line in enumerate(lines, 1):
-            if needle in line:
-                return number
-        return 0
+    def tunable_line(name: str) -> int:  # the n-th item of a name is on the n-th line that holds it
+        found = tunable_lines.get(name, [0])
+        taken[name] = taken.get(name, -1) + 1
+        return found[min(taken[name], len(found) - 1)]
 
     settings = []
     for item in root.iter("item"):
@@ -132,14 +141,14 @@ def parse_config_xml(text: str, path: str) -> list[Setting]:
         if not tunable:
             continue
         value = (item.findtext("value") or "").strip()
-        settings.append(Setting(path, line_of(f">{tunable}<"), "config_xml", tunable, value,
-                                f"<tunable>{tunable}</tunable><value>{value}</value>"))
+        settings.append(Setting(path, tunable_line(tunable), "config_xml", tunable, value,
+                                f"<tunable>{tunable}</tunable><value>{value}</value>", product=root.tag))
     system = root.find("system")
     for switch in GUI_SWITCHES:
         present = system is not None and system.find(switch) is not None
-        settings.append(Setting(path, line_of(f"<{switch}") if present else line_of("<system"), "config_xml", switch,
+        settings.append(Setting(path, first_line.get(switch, 0) if present else first_line.get("system", 0), "config_xml", switch,
                                 "present" if present else "absent",
-                                f"<{switch}/>" if present else f"<system> has no <{switch}/>"))
+                                f"<{switch}/>" if present else f"<system> has no <{switch}/>", product=root.tag))
     return settings
 
 

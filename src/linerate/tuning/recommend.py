@@ -53,33 +53,33 @@ def _freebsd(advice: Advice, os_name: str, base, role, nic, cores, pppoe, virtua
     tunables = "System > Advanced > System Tunables" if os_name in ("pfsense", "opnsense") else "/etc/sysctl.conf"
     if nic == "igb" and base >= (12, 0):
         advice.notes.append("igb on FreeBSD 12+ (pfSense >= 2.5.0) uses all NIC queues by default: no loader "
-                            "tweaks are needed (seed 000: 'pfSense 2.5.0 does not need any special tweaks'; "
+                            "tweaks are needed (TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/): 'pfSense 2.5.0 does not need any special tweaks'; "
                             "2.6.0 behaves the same). Do NOT apply the old 2.4.5 lines: their hw.igb.* "
                             "tunables were removed in FreeBSD 12.")
     elif nic == "igb":
-        advice.add(loader, 'legal.intel_igb.license_ack="1"', "seed 000: agree with the Intel licence terms")
-        advice.add(loader, 'hw.igb.rx_process_limit="-1"', "seed 000: lets all igb queues process traffic "
+        advice.add(loader, 'legal.intel_igb.license_ack="1"', "TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/): agree with the Intel licence terms")
+        advice.add(loader, 'hw.igb.rx_process_limit="-1"', "TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/): lets all igb queues process traffic "
                    "(pre-FreeBSD 12 driver); 750-800 Mbit/s single stream, 1 Gbit/s with several")
-        advice.add(loader, 'hw.igb.tx_process_limit="-1"', "seed 000: same, transmit side")
-        advice.add(tunables, "net.inet.ip.redirect=0", "seed 000: change between pfSense 2.4.4 and 2.4.5 "
+        advice.add(loader, 'hw.igb.tx_process_limit="-1"', "TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/): same, transmit side")
+        advice.add(tunables, "net.inet.ip.redirect=0", "TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/): change between pfSense 2.4.4 and 2.4.5 "
                    "(redmine.pfsense.org/issues/10465)")
-        advice.add(tunables, "net.inet6.ip6.redirect=0", "seed 000: same, IPv6")
+        advice.add(tunables, "net.inet6.ip6.redirect=0", "TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/): same, IPv6")
     if pppoe:
         advice.notes.append("PPPoE is structural: RSS cannot hash PPPoE, so the NIC delivers all WAN traffic "
-                            "to one queue and one core (seed 000: one APU2 core at 100%, three idle). "
+                            "to one queue and one core (TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/): one APU2 core at 100%, three idle). "
                             "No tweak reaches gigabit on APU2/3/4 with BSD; expect ~450 Mbit/s at best.")
-        advice.add(tunables, "net.isr.dispatch=deferred", "seed 000: PPPoE 340 -> 420 Mbit/s (pfSense 2.4.5-p1)")
-        advice.add(tunables, "net.inet.ip.intr_queue_maxlen=3000", "seed 000: with deferred dispatch ~450 Mbit/s")
+        advice.add(tunables, "net.isr.dispatch=deferred", "TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/): PPPoE 340 -> 420 Mbit/s (pfSense 2.4.5-p1)")
+        advice.add(tunables, "net.inet.ip.intr_queue_maxlen=3000", "TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/): with deferred dispatch ~450 Mbit/s")
     if virtual or nic == "vtnet":
         advice.add("pfSense/OPNsense: System > Advanced > Networking", "[x] Disable hardware checksum offload",
-                   "seed 004: virtio + pf forwarded 5.18 ± 3.26 Mbit/s with it on, ~300 with it off")
-        advice.add("/etc/rc.conf (plain FreeBSD)", 'ifconfig_vtnet0="... -rxcsum -txcsum"', "seed 004, same reason")
+                   "Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' (https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated): virtio + pf forwarded 5.18 ± 3.26 Mbit/s with it on, ~300 with it off")
+        advice.add("/etc/rc.conf (plain FreeBSD)", 'ifconfig_vtnet0="... -rxcsum -txcsum"', "Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' (https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated), same reason")
     if role == "nat-firewall" and not virtual and nic != "vtnet":
-        advice.notes.append("TSO/LRO on a NAT firewall: seed 003 disables them (-tso -lro); seed 000 saw no "
+        advice.notes.append("TSO/LRO on a NAT firewall: Calomel.org, 'FreeBSD Tuning and Optimization' (https://calomel.org/freebsd_network_tuning.html) disables them (-tso -lro); TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/) saw no "
                             "loss with them on pfSense. Measure both with `linerate run` and an offloads axis.")
     if cores and cores > 1 and nic in MULTIQUEUE_NICS and MULTIQUEUE_NICS[nic] == 1:
         advice.notes.append(f"{nic} has a single queue: one core receives everything; more cores help only "
-                            "with several flows after netisr (net.isr.maxthreads=-1, seed 003).")
+                            "with several flows after netisr (net.isr.maxthreads=-1, Calomel.org, 'FreeBSD Tuning and Optimization' (https://calomel.org/freebsd_network_tuning.html)).")
 
 
 def _linux(advice: Advice, role, nic, cores, pppoe, virtual) -> None:
@@ -95,14 +95,14 @@ def _linux(advice: Advice, role, nic, cores, pppoe, virtual) -> None:
                    "RPS spreads one receive queue (or a PPPoE stream) over cores in software")
         if pppoe:
             advice.notes.append("PPPoE hides flows from the NIC's RSS hash; on Linux, RPS can still spread "
-                                "them after decapsulation (OpenWRT reaches 1 Gbit/s on APU2, seed 000).")
+                                "them after decapsulation (OpenWRT reaches 1 Gbit/s on APU2, TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/)).")
     advice.add("ethtool -K IF", "gro on", "GRO is resegmented exactly on forward; keep it on")
 
 
 def _openbsd(advice: Advice, role) -> None:
-    advice.add("/etc/sysctl.conf", "hw.perfpolicy=high", "seed 002: full CPU speed (hw.setperf 100): "
+    advice.add("/etc/sysctl.conf", "hw.perfpolicy=high", "Darren Tucker, 'Network performance tuning on pcengines APU2' (http://dtucker.freeshell.org/apu2/): full CPU speed (hw.setperf 100): "
                "30.0 -> 46.8 MB/s at MTU 1500 on APU2 (pass in quick)")
-    advice.add("/etc/pf.conf", "set skip on <trusted internal interface>", "seed 002: 46.8 -> 55.7 MB/s; only "
+    advice.add("/etc/pf.conf", "set skip on <trusted internal interface>", "Darren Tucker, 'Network performance tuning on pcengines APU2' (http://dtucker.freeshell.org/apu2/): 46.8 -> 55.7 MB/s; only "
                "where you do not need filtering")
-    advice.notes.append("Per-packet cost dominates: MTU 9000 reached 107-111 MB/s on the same APU2 (seed 002); "
+    advice.notes.append("Per-packet cost dominates: MTU 9000 reached 107-111 MB/s on the same APU2 (Darren Tucker, 'Network performance tuning on pcengines APU2' (http://dtucker.freeshell.org/apu2/)); "
                         "also enable Core Performance Boost and disable PCIe power management in the BIOS.")

@@ -17,7 +17,7 @@ PFSENSE_BASE = {"2.3.0": "10.3", "2.3.1": "10.3", "2.3.2": "10.3", "2.3.3": "10.
                 "2.5.0": "12.2", "2.5.1": "12.2", "2.5.2": "12.2", "2.6.0": "12.3",
                 "2.7.0": "14.0", "2.7.1": "14.0", "2.7.2": "14.0", "2.8.0": "15.0"}
 # OPNsense major releases (minor updates keep the base) and their FreeBSD/HardenedBSD base
-# (seed 001 and the OPNsense release announcements).
+# (René Mayrhofer, 'Firewall throughput measurements: OPNsense on APU4d4, OPNsense in a Proxmox VM, and OpenWRT on Turris Omnia' (https://www.mayrhofer.eu.org/post/firewall-throughput-opnsense-openwrt/) and the OPNsense release announcements).
 OPNSENSE_BASE = {"20.1": "11.2", "20.7": "12.1", "21.1": "12.1", "21.7": "12.1", "22.1": "13.0", "22.7": "13.1",
                  "23.1": "13.1", "23.7": "13.2", "24.1": "13.2", "24.7": "14.1", "25.1": "14.2", "25.7": "14.3"}
 # OpenWrt releases (minor updates keep the kernel series) and their Linux kernel (OpenWrt release notes).
@@ -59,3 +59,25 @@ def base_version(os_name: str, version: str) -> tuple[str, tuple[int, ...]]:
 
 def fmt(version: tuple[int, ...]) -> str:
     return ".".join(map(str, version))
+
+
+# A family's releases linerate supports, for --os without --os-version: the bases of the products' maps.
+FAMILY_RANGE = {"freebsd": ("10.3", "15.0"), "linux": ("4.14", "6.6"), "openbsd": ("7.3", "7.7")}
+
+
+def product_span(os_name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(oldest, newest) base release of every release of this product linerate knows: OPNsense 20.1..25.7
+    -> FreeBSD 11.2..14.3. Without --os-version the audit judges the whole span."""
+    if os_name in BASES:
+        bases = [parse_version(base) for base in BASES[os_name][0].values()]
+        return min(bases), max(bases)
+    low, high = FAMILY_RANGE[OS_FAMILIES[os_name]]
+    return parse_version(low), parse_version(high)
+
+
+def product_releases(os_name: str) -> str:
+    """'OPNsense 20.1..25.7' for messages about a span."""
+    if os_name in BASES:
+        releases = list(BASES[os_name][0])
+        return f"{os_name} {releases[0]}..{releases[-1]}"
+    return f"{os_name} {'..'.join(FAMILY_RANGE[OS_FAMILIES[os_name]])}"

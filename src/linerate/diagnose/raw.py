@@ -1,0 +1,248 @@
+"""Recognise DUT outputs pasted raw — no `### linerate:` headers — by their content.
+
+Users paste what a forum thread asked for: `cat /proc/interrupts` (or a `grep eth` of it, which
+drops the CPU header row), `/proc/net/softnet_stat`, `/proc/softirqs`, Linux `top`/BusyBox `top`,
+`mpstat -P ALL`, FreeBSD `top -P`/`top -aSH`, `vmstat -i` (or `vmstat -i | grep igb`),
+`sysctl hw.intrs`, `netstat -Q`, `netstat -i`, often several concatenated, with or without the
+shell prompt lines that ran them, sometimes the same command twice (before and after). The text is
+cut into blocks by the lines that can only start one kind of output (a CPU header row, a hex
+softnet row, 'last pid:', '%Cpu0 :', 'interrupt  total  rate', 'WSID CPU' ...) and by prompt
+lines; each block goes to the parser of its kind. A block no recogniser claims is reported as
+"section present but not understood: <its first line>", never dropped.
+
+When one kind of counter table appears twice, the first is read as the before and the last as
+the after, so the figures are a window; a single table is a total since boot and says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from linerate.diagnose import screens
+from linerate.dut import parsers
+from linerate.errors import ParseError
+
+FAMILY = {"interrupts": "linux", "softirqs": "linux", "softnet": "linux", "linux-top": "linux",
+          "mpstat": "linux", "proc-stat": "linux", "freebsd-top": "freebsd", "vmstat": "bsd",
+          "intrs": "freebsd", "netstat-Q": "freebsd", "netstat-i": "bsd"}
+STRICT = {"cpu-table", "softnet", "vmstat", "intrs", "proc-stat"}  # end at the first line not of their grammar
+
+_COMMANDS = (r"(?:sudo\s+)?(?:cat|grep|egrep|top|htop|vmstat|netstat|mpstat|sar|sysctl|ethtool|head|tail|watch|ps|"
+             r"ifconfig|ip|for|while|sh|busybox|awk|sed|sleep)\b")
+PROMPT = re.compile(rf"^(?:\[[^\]]*\])*\S*?\s?[#$%>]\s*(?P<command>{_COMMANDS}.*)$")
+_SOFTNET = re.compile(r"^\s*[0-9a-f]{8}(\s+[0-9a-f]{8}){2,}\s*$")
+_IRQ_ROW = re.compile(r"^\s*([0-9]+|[A-Z][A-Z0-9_]*):\s+[0-9]+(\s|$)")
+_VMSTAT_ROW = re.compile(r"^(irq[0-9]+:|cpu[0-9]+:|swi[0-9]+:|stray |[Tt]otal\s).*\s[0-9]+\s+[0-9]+\s*$")
+_INTRS_ROW = re.compile(r"^\s*(hw\.intrs:\s*)?irq[0-9]+:.*@cpu[0-9]+.*:\s*[0-9]+\s*$")
+_PROC_STAT = re.compile(r"^cpu[0-9]*\s+[0-9]+\s+[0-9]+\s+[0-9]+")
+
+
+def _start(line: str) -> str | None:
+    """The kind of output a line can only begin (or belong to), if any."""
+    text = line.rstrip()
+    words = text.split()
+    if re.match(r"^\s*CPU0(\s+CPU[0-9]+)*\s*$", text) or _IRQ_ROW.match(text):
+        return "cpu-table"
+    if _SOFTNET.match(text):
+        return "softnet"
+    if _INTRS_ROW.match(text):
+        return "intrs"
+    if re.match(r"^interrupt\s+total\s+rate", text) or _VMSTAT_ROW.match(text):
+        return "vmstat"
+    if _PROC_STAT.match(text):
+        return "proc-stat"
+    if re.match(r"^last pid:", text) or re.match(r"^CPU\s*[0-9]*:\s+[0-9.]+% user", text):
+        return "freebsd-top"
+    if re.match(r"^(top - |%Cpu|Cpu\(s\)|Tasks:|Threads:|Load average:)", text) or \
+            re.match(r"^Mem: .* used,", text) or screens.parse_busybox_cpu_line(text):
+        return "linux-top"
+    if "CPU" in words and "%idle" in words:
+        return "mpstat"
+    if re.match(r"^(Configuration:|Protocols:|Workstreams:|WSID\s+CPU|Setting\s+Current\s+Limit|Thread count\s|"
+                r"Default queue limit\s|Dispatch policy\s|Threads bound to CPUs\s|Name\s+Proto\s+QLimit)", text):
+        return "netstat-Q"
+    if re.match(r"^Name\s+Mtu\s+Network", text):
+        return "netstat-i"
+    if words[:1] == ["PID"] and words[-1:] == ["COMMAND"]:
+        return "freebsd-top" if ("WCPU" in words or "PRI" in words) else "linux-top"
+    return None
+
+
+def _fits(kind: str, line: str) -> bool:
+    """Does a line belong to a strict block already open?"""
+    text = line.rstrip()
+    return {"cpu-table": bool(_IRQ_ROW.match(text)) or re.match(r"^\s*[A-Z]{2,}[A-Z0-9_]*:", text) is not None,
+            "softnet": bool(_SOFTNET.match(text)), "intrs": bool(_INTRS_ROW.match(text)),
+            "vmstat": bool(_VMSTAT_ROW.match(text)),
+            "proc-stat": bool(re.match(r"^(cpu|intr|ctxt|btime|processes|procs_|softirq)", text))
+            }.get(kind, False)
+
+
+@dataclass
+class Block:
+    kind: str | None  # None: not recognised
+    lines: list[str]
+    command: str | None = None  # the prompt line that ran it
+
+    @property
+    def first_line(self) -> str:
+        if self.command:
+            return self.command
+        return next((line.strip() for line in self.lines if line.strip()), "")
+
+
+def blocks(text: str) -> list[Block]:
+    """Cut raw text into blocks of one kind each (None: not recognised). A prompt line closes the
+    block before it and names the command of the block after it."""
+    out: list[Block] = []
+    current: Block | None = None
+    for line in text.splitlines():
+        if line.startswith(("# source:", "### linerate")) or re.match(r"^\s*(```|~~~)\S*\s*$", line):
+            continue  # the corpus' source line, snapshot headers, markdown code fences around a paste
+        if PROMPT.match(line.strip()):
+            current = Block(None, [], line.strip())
+            out.append(current)
+            continue
+        kind = _start(line)
+        if current is not None and current.kind in STRICT:
+            if _fits(current.kind, line):
+                current.lines.append(line)
+                continue
+            current = None
+        if current is not None and current.kind is None:
+            if kind is None:
+                current.lines.append(line)
+                continue
+            if current.command and not any(text.strip() for text in current.lines):
+                current.kind = kind  # the output of the prompt line above
+                current.lines = [line]
+                continue
+        elif current is not None and (kind is None or kind == current.kind):
+            current.lines.append(line)
+            continue
+        if kind is None and not line.strip():
+            current = None
+            continue
+        current = Block(kind, [line])
+        out.append(current)
+    return [b for b in out if any(line.strip() for line in b.lines)]
+
+
+@dataclass
+class Reading:
+    """What raw outputs said, by kind. Lists hold one entry per display, in the order pasted."""
+
+    irq_tables: list[tuple[int, bool, dict[str, list[int]]]] = field(default_factory=list)  # (CPUs, header, per-CPU)
+    net_rx: list[list[int]] = field(default_factory=list)  # /proc/softirqs NET_RX per CPU
+    softnet: list[list[dict[str, int]]] = field(default_factory=list)
+    vmstat: list[dict[str, int]] = field(default_factory=list)
+    intr_bindings: dict[str, tuple[int, int]] = field(default_factory=dict)
+    proc_stat: list[list[dict[str, int]]] = field(default_factory=list)
+    top_cpu: list[dict[str, float]] = field(default_factory=list)
+    threads: list[dict] = field(default_factory=list)
+    cpu_source: str = ""
+    counters: dict[str, int] = field(default_factory=dict)
+    families: set[str] = field(default_factory=set)
+    read: list[str] = field(default_factory=list)  # one line per output understood
+    not_understood: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.read)
+
+    def merge(self, other: Reading) -> None:
+        """Add another reading's outputs after this one's (displays keep their order)."""
+        for name in ("irq_tables", "net_rx", "softnet", "vmstat", "proc_stat", "read", "not_understood"):
+            getattr(self, name).extend(getattr(other, name))
+        self.intr_bindings.update(other.intr_bindings)
+        self.counters.update(other.counters)
+        self.families |= other.families
+        if other.top_cpu:
+            self.top_cpu, self.cpu_source = other.top_cpu, other.cpu_source
+        if other.threads:
+            self.threads = other.threads
+
+
+def _parse_cpu_table(block: Block, reading: Reading) -> None:
+    text = "\n".join(block.lines)
+    displays = parsers.parse_interrupt_displays(text)
+    for ncpu, header, rows in displays:
+        net_rx = next((counts for label, _, counts in rows if label == "NET_RX"), None)
+        if net_rx is not None:
+            reading.net_rx.append(net_rx)
+            reading.families.add("linux")
+            reading.read.append(f"/proc/softirqs ({ncpu} CPUs)")
+            continue
+        per_cpu = parsers.interrupts_per_cpu(rows)
+        if not per_cpu:
+            raise ParseError("no numbered IRQ rows")
+        reading.irq_tables.append((ncpu, header, per_cpu))
+        reading.families.add("linux")
+        how = "" if header else f", no CPU header row: {ncpu} CPUs counted from its columns"
+        reading.read.append(f"/proc/interrupts ({_count(len(per_cpu), 'source')}{how})")
+
+
+def _parse_block(block: Block, reading: Reading) -> None:
+    text = "\n".join(block.lines)
+    kind = block.kind
+    if kind == "cpu-table":
+        _parse_cpu_table(block, reading)
+        return
+    if kind == "softnet":
+        rows = parsers.parse_softnet_rows(text)
+        reading.softnet.append(rows)
+        reading.read.append(f"/proc/net/softnet_stat ({len(rows)} CPUs)")
+    elif kind == "vmstat":
+        reading.vmstat.append(parsers.parse_vmstat_i(text))
+        reading.read.append(f"vmstat -i ({_count(len(reading.vmstat[-1]), 'source')})")
+    elif kind == "intrs":
+        reading.intr_bindings.update(parsers.parse_freebsd_intr_bindings(text))
+        reading.read.append(f"hw.intrs ({len(reading.intr_bindings)} sources with their CPU)")
+    elif kind == "proc-stat":
+        reading.proc_stat.append(parsers.parse_proc_stat(text))
+        reading.read.append(f"/proc/stat ({len(reading.proc_stat[-1])} CPUs)")
+    elif kind == "freebsd-top":
+        cpus, threads = parsers.parse_top(text)
+        _set_top(reading, cpus, threads, "FreeBSD top")
+    elif kind == "linux-top":
+        cpus, threads = screens.parse_linux_top(text)
+        _set_top(reading, cpus, threads, "top")
+    elif kind == "mpstat":
+        _set_top(reading, screens.parse_mpstat(text), [], "mpstat")
+    elif kind == "netstat-Q":
+        reading.counters.update(parsers.parse_netstat_q(text))
+        reading.read.append("netstat -Q")
+    elif kind == "netstat-i":
+        reading.counters.update(parsers.parse_netstat_i(text))
+        reading.read.append("netstat -i")
+    else:
+        raise ParseError("not a kind linerate reads")
+    reading.families.add(FAMILY[kind])
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _set_top(reading: Reading, cpus: list[dict[str, float]], threads: list[dict], what: str) -> None:
+    if cpus:
+        reading.top_cpu, reading.cpu_source = cpus, f"{what}'s per-CPU lines"
+    if threads:
+        reading.threads = threads
+    detail = f"{len(cpus)} CPU lines" if cpus else "no per-CPU lines"
+    reading.read.append(f"{what} ({detail}, {len(threads)} threads)")
+
+
+def recognise(text: str) -> Reading:
+    """Raw text -> Reading; every block either read or listed as not understood."""
+    reading = Reading()
+    for block in blocks(text):
+        if block.kind is None:
+            if block.first_line:
+                reading.not_understood.append(block.first_line[:100])
+            continue
+        try:
+            _parse_block(block, reading)
+        except (ParseError, ValueError, IndexError):
+            reading.not_understood.append(block.first_line[:100])
+    return reading

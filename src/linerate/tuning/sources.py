@@ -1,0 +1,201 @@
+"""Names declared in snapshots of an OS's source tree (tuning/names/<os>-src.tsv), and what they say about
+one release or a range of releases.
+
+A release between two snapshots is judged by both: declared (and read) in both -> it exists; in neither
+-> it does not (removed after the last snapshot that had it, or never declared); in one only -> linerate
+cannot tell. A range (a product such as OPNsense without --os-version: every release linerate knows)
+is judged over the snapshots that cover it, so a name removed inside the range "does nothing from X on".
+A snapshot marked inert for a name declares it but reads it nowhere (a driver generation that kept
+the sysctl and dropped its use): that counts as gone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from linerate.tuning.versions import fmt, parse_version
+
+# Branches whose children also come from drivers outside the tree (vendor kmods from ports: realtek-re,
+# the Intel ix/ixl/ice packages) or from devices at attach time: silence of the source about a name
+# there means nothing.
+OPEN_TOP = ("dev.", "hw.", "hint.", "compat.", "debug.", "machdep.", "user.", "security.mac.")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    version: tuple[int, ...]
+    label: str  # 14.2-BETA1
+    where: str  # repository@commit
+
+
+@dataclass(frozen=True)
+class Row:
+    where: str
+    seen: frozenset[int]
+    origin: str
+    inert: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class Presence:
+    """What the snapshots say about a name over [low, high]. state: exists | removed (every release of the
+    range is past its removal) | straddles (removed inside the range) | added (not yet there) | absent
+    (never declared) | unsure."""
+    state: str
+    where: str | None = None
+    origin: str | None = None
+    last: str | None = None  # the newest snapshot that declared it and read it
+    gone: str | None = None  # the first snapshot after `last` without it (or with it inert)
+    inert: bool = False  # gone because it is declared but read nowhere
+
+
+@dataclass
+class SourceList:
+    os: str
+    snapshots: list[Snapshot]
+    sources: list[str]
+    rows: dict[str, list[Row]] = field(default_factory=dict)
+    nodes: dict[str, bool] = field(default_factory=dict)  # branch -> open (children added at run time)
+
+    def label(self) -> str:
+        first, last = self.snapshots[0], self.snapshots[-1]
+        return f"{self.os} source ({first.label} .. {last.label})"
+
+    def resolve(self, name: str) -> str:
+        """The row key of a name: itself, or with one part replaced by '*' where a branch of that name is
+        computed at run time (the TCP stacks' net.inet.tcp.<stack>)."""
+        if name in self.rows or name in self.nodes:
+            return name
+        parts = name.split(".")
+        for index in range(1, len(parts)):
+            if ".".join(parts[:index]) + ".*" in self.nodes:
+                wild = ".".join(parts[:index] + ["*"] + parts[index + 1:])
+                if wild in self.rows or wild in self.nodes:
+                    return wild
+        return name
+
+    def alive(self, name: str, index: int) -> Row | None:
+        name = self.resolve(name)
+        for row in self.rows.get(name, ()):
+            if index in row.seen and index not in row.inert:
+                return row
+        return None
+
+    def declared(self, name: str) -> bool:
+        return self.resolve(name) in self.rows
+
+    def _bounds(self, low: tuple[int, ...], high: tuple[int, ...]) -> tuple[int | None, int | None]:
+        below = [i for i, s in enumerate(self.snapshots) if s.version <= low]
+        above = [i for i, s in enumerate(self.snapshots) if s.version >= high]
+        return (below[-1] if below else None), (above[0] if above else None)
+
+    def presence(self, name: str, low: tuple[int, ...], high: tuple[int, ...]) -> Presence:
+        lower, upper = self._bounds(low, high)
+        first = 0 if lower is None else lower
+        last = len(self.snapshots) - 1 if upper is None else upper
+        span = range(first, last + 1)
+        alive = [i for i in span if self.alive(name, i)]
+        if alive and len(alive) == len(span):
+            row = self.alive(name, alive[-1])
+            return Presence("exists", row.where, row.origin)
+        if alive:  # declared at one end of the span only
+            row = self.alive(name, alive[-1])
+            if alive[0] == first and low != high and lower is not None:
+                return Presence("straddles", row.where, row.origin, *self._gone_after(name, alive[-1]))
+            return Presence("unsure", row.where, row.origin, *self._gone_after(name, alive[-1]))
+        earlier = [i for i in range(0, first) if self.alive(name, i)]
+        later = [i for i in range(last + 1, len(self.snapshots)) if self.alive(name, i)]
+        if earlier:
+            row = self.alive(name, earlier[-1])
+            return Presence("removed", row.where, row.origin, *self._gone_after(name, earlier[-1]))
+        if later:
+            row = self.alive(name, later[0])
+            return Presence("added", row.where, row.origin, gone=self.snapshots[later[0]].label)
+        if upper is None and not self.declared(name):
+            return Presence("unsure")  # newer than the newest snapshot: it may be new
+        return Presence("absent")
+
+    def _gone_after(self, name: str, index: int) -> tuple[str | None, str | None, bool]:
+        if index + 1 >= len(self.snapshots):
+            return self.snapshots[index].label, None, False
+        declared = any(index + 1 in row.seen for row in self.rows.get(self.resolve(name), ()))
+        return self.snapshots[index].label, self.snapshots[index + 1].label, declared
+
+    def closed_parent(self, name: str) -> str | None:
+        """The deepest declared branch above `name` when the source declares every child of it statically
+        (not an open branch, not under a top level that drivers outside the tree extend), else None."""
+        if name.startswith(OPEN_TOP):
+            return None
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            parent = ".".join(parts[:cut])
+            if parent + ".*" in self.nodes and cut < len(parts) - 1:
+                wild = ".".join(parts[:cut] + ["*"])
+                if self.nodes[wild]:
+                    return None
+            if parent in self.nodes:
+                if self.nodes[parent] or any(self.nodes.get(".".join(parts[:c])) for c in range(1, cut)):
+                    return None
+                return parent
+        return None
+
+    def children(self, parent: str) -> list[str]:
+        prefix = parent + "."
+        return [n for n in self.rows if n.startswith(prefix) and "." not in n[len(prefix):]]
+
+
+def parse_source_list(text: str) -> SourceList:
+    snapshots, sources, os_name = [], [], ""
+    rows: dict[str, list[Row]] = {}
+    nodes: dict[str, bool] = {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            key, _, value = line[1:].strip().partition(": ")
+            if key == "os":
+                os_name = value
+            elif key == "snapshot":
+                version, label, where = value.split("\t")
+                snapshots.append(Snapshot(parse_version(version), label, where))
+            elif key == "source":
+                sources.append(value)
+            continue
+        if not line.strip():
+            continue
+        name, where, spans, origin, *extra = line.split("\t")
+        if where in ("node", "open-node"):
+            nodes[name] = nodes.get(name, False) or where == "open-node"
+            continue
+        inert = next((_indices(e[6:]) for e in extra if e.startswith("inert:")), frozenset())
+        rows.setdefault(name, []).append(Row(where, _indices(spans), origin, inert))
+    return SourceList(os_name, snapshots, sources, rows, nodes)
+
+
+def _indices(spans: str) -> frozenset[int]:
+    out: set[int] = set()
+    for part in spans.split(","):
+        start, _, end = part.partition("-")
+        out.update(range(int(start), int(end or start) + 1))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=4)
+def source_list(family: str) -> SourceList | None:
+    path = resources.files("linerate.tuning").joinpath("names", f"{family}-src.tsv")
+    if not path.is_file():
+        return None
+    return parse_source_list(path.read_text(encoding="utf-8"))
+
+
+def describe(presence: Presence) -> str:
+    """'declared in 10.4-RELEASE .. 11.0-RELEASE-p1 source, gone from 12.1-RELEASE' for messages."""
+    if presence.gone and presence.inert:
+        return f"the {presence.gone} source declares it but nothing reads it (read up to {presence.last})"
+    if presence.gone:
+        return f"declared up to the {presence.last} source, gone from {presence.gone}"
+    return f"declared up to the {presence.last} source" if presence.last else "never declared"
+
+
+def span_text(low: tuple[int, ...], high: tuple[int, ...]) -> str:
+    return fmt(low) if low == high else f"{fmt(low)}..{fmt(high)}"
