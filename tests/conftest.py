@@ -31,3 +31,9 @@ def _state_dir(tmp_path, monkeypatch):
 
 def is_root() -> bool:
     return os.geteuid() == 0
+
+
+@pytest.fixture(autouse=True)
+def _journal_dir(tmp_path, monkeypatch):
+    # The DUT journal of every test lives in that test's own directory, never in /var/lib/linerate.
+    monkeypatch.setenv("LINERATE_JOURNAL_DIR", str(tmp_path / "journal"))

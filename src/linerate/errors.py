@@ -44,9 +44,16 @@ class ExecError(LinerateError):
         self.host = host
         self.returncode = returncode
         self.stderr = stderr
-        what = "timed out" if returncode is None else f"exited {returncode}"
-        detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no error output"
-        super().__init__(f"on {host}: {' '.join(self.argv)} {what}: {detail}")
+        what = "did not finish" if returncode is None else f"exited {returncode}"
+        # bounded: a hostile host's 30 MB error line (or an argv carrying one) is not repeated whole
+        lines = stderr[-4096:].strip().splitlines()
+        detail = _clip(lines[-1], 200) if lines else "no error output"
+        command = " ".join(_clip(a, 80) for a in self.argv[:12]) + (" ..." if len(self.argv) > 12 else "")
+        super().__init__(f"on {host}: {command} {what}: {detail}")
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 class ParseError(LinerateError):

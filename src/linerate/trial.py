@@ -2,13 +2,21 @@
 Generator. Independent of how the testbed was built: namespace executors, SSH executors on real
 hosts, or the FakeExecutor in tests all look the same from here.
 
-Telemetry covers the measured window only. The generator runs on a worker thread; the DUT (and,
-on a testbed of separate machines, the client and server hosts' CPUs) is read once after iperf3's
-omit period has passed plus a setup margin, and once just before the run's end — two reads while
-traffic flows, no sampler on the DUT (a sampler on a saturated DUT is starved and perturbs it).
-Counter deltas go to dut_counters, the per-CPU busy split, interrupts per source and the window's
-length to telemetry["dut"], the raw outputs of both reads to telemetry_raw (table trial_raw). A DUT that cannot
-be read (a dropped SSH connection) fails the trial, which is stored and retried like any other.
+Telemetry never costs a measurement (issue #25). Two kinds of DUT read, so that what flows
+through the DUT during the measured window is disturbed as little as possible:
+- full reads (driver.snapshot: interface, forwarding, qdisc counters ...) just before the generator
+  starts and just after it ends, outside the window: their deltas are dut_counters, spanning the
+  whole run, warm-up included (cumulative counters lose nothing by being read late);
+- two cheap window reads (driver.window_snapshot: per-CPU time, interrupts, backlog — files only,
+  read without a fork where the executor can) once iperf3's omit period has passed plus a set-up
+  margin and once before the run's end; they give the per-CPU busy split and interrupts per
+  source over the window. Host observers (a VM DUT's qemu threads seen from the host, vm/observe.py)
+  are sampled at the same moments, and, on a testbed of separate machines, the client and server
+  hosts' CPUs.
+The second window read is placed by the read's measured cost (`read_cost_s`, measured once per
+testbed by measure_read_cost) so both fit. A read that fails or comes too late leaves the trial's
+telemetry partial — telemetry["dut"]["partial"] says what is missing and why — and never fails a
+trial whose generator measured a figure: the throughput is the measurement, telemetry explains it.
 
 Latency (params.latency): fping probes the server for one second before the load (idle) and
 through the same measured window while the load runs (traffic/latency.py); both sets of samples go
@@ -21,6 +29,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Mapping
+from typing import Any, Protocol
 
 from linerate import counters
 from linerate.dut.base import DutDriver, Snapshot, cpu_delta, telemetry_delta
@@ -33,14 +42,97 @@ from linerate.traffic.base import Generator
 from linerate.traffic.iperf3 import IPERF3
 
 SETUP_MARGIN_S = 0.3  # process start + connection set-up before iperf3's own clock starts
-END_MARGIN_S = 0.25  # the second read must finish while traffic still flows
+END_MARGIN_S = 0.1  # slack after the second read
+READ_COST_FACTOR = 1.5  # a read under load takes longer than the idle one measured ...
+READ_COST_FLOOR_S = 0.05  # ... and a cheap one can take this much more (VM agent: 2 ms idle, up to 37 ms loaded)
+DEFAULT_READ_COST_S = 0.02  # before a testbed has measured its own (a namespace DUT read: ~17 ms)
+MIN_WINDOW_S = 0.3  # shorter than this, CPU percentages are a handful of 10 ms ticks: no window reads
 
 
-def window_offsets(params: TrialParams) -> tuple[float, float]:
-    """(first read, second read) in seconds after the generator is launched."""
+class HostObserver(Protocol):
+    """Something the testbed sees of the DUT from outside it (a VM's qemu threads from the host):
+    `sample()` is cheap and taken with each window read, `delta()` turns two samples into what is
+    stored as telemetry[name]."""
+
+    name: str
+
+    def sample(self) -> Any: ...
+
+    def delta(self, before: Any, after: Any, window_s: float) -> dict: ...
+
+
+def _tail_s(read_cost_s: float | None) -> float:
+    """How long before the generator's end the second window read must start."""
+    cost = DEFAULT_READ_COST_S if read_cost_s is None else read_cost_s
+    return SETUP_MARGIN_S + END_MARGIN_S + max(READ_COST_FACTOR * cost, cost + READ_COST_FLOOR_S)
+
+
+def window_offsets(params: TrialParams, read_cost_s: float | None = None) -> tuple[float, float]:
+    """(first read, second read) in seconds after the generator is launched. The second starts
+    early enough that a read slower than the measured one (under load) still ends in time."""
     start = SETUP_MARGIN_S + params.omit_s
-    end = start + params.duration_s - min(END_MARGIN_S + SETUP_MARGIN_S, params.duration_s / 2)
+    end = start + params.duration_s - min(_tail_s(read_cost_s), params.duration_s / 2)
     return start, max(start, end)
+
+
+def needed_duration_s(read_cost_s: float) -> int:
+    """The shortest whole-second duration_s whose window fits two reads of this cost."""
+    needed = MIN_WINDOW_S + _tail_s(read_cost_s)
+    return max(1, int(needed) + (0 if needed == int(needed) else 1))
+
+
+def window_problem(params: TrialParams, read_cost_s: float | None) -> str | None:
+    """Why this trial length leaves no room for two window reads (None: it does)."""
+    cost = DEFAULT_READ_COST_S if read_cost_s is None else read_cost_s
+    room = params.duration_s - _tail_s(read_cost_s)
+    if room >= MIN_WINDOW_S:
+        return None
+    return (f"a {params.duration_s} s trial leaves {max(0.0, room):.2f} s between the two DUT reads "
+            f"(one read costs {cost * 1000:.0f} ms here); use duration_s >= {needed_duration_s(cost)} for DUT CPU "
+            "telemetry — throughput is measured either way")
+
+
+def measure_read_cost(driver: DutDriver | None, dut: Executor | None, rounds: int = 3,
+                      hosts: Mapping[str, tuple[Executor, DutDriver]] | None = None) -> float:
+    """The slowest of a few window reads (the DUT's, and the generator hosts' CPUs where they are
+    read too, in parallel as in a trial), idle, in seconds, after one untimed read. Raises
+    LinerateError when they cannot be read at all."""
+    _read_window(driver, dut, hosts or {})  # warm-up, not timed: opens what later reads reuse (SSH shells)
+    costs = []
+    for _ in range(rounds):
+        began = time.monotonic()
+        _read_window(driver, dut, hosts or {})
+        costs.append(time.monotonic() - began)
+    return max(costs)
+
+
+def _read_window(driver: DutDriver | None, dut: Executor | None,
+                 hosts: Mapping[str, tuple[Executor, DutDriver]]) -> tuple[Snapshot | None, dict[str, Snapshot]]:
+    """The DUT's window snapshot and each generator host's CPU snapshot, read at the same moment:
+    each on its own thread when there are several (an SSH command costs ~0.1 s: in turn, three hosts
+    would take 0.3 s of a 1 s trial). Raises the first LinerateError."""
+    jobs: dict[str, Any] = {role: (lambda h=host, d=d: d.cpu_snapshot(h)) for role, (host, d) in hosts.items()}
+    if dut is not None and driver is not None:
+        jobs["dut"] = lambda: driver.window_snapshot(dut)
+    results: dict[str, Any] = {}
+    if len(jobs) == 1:
+        (role, job), = jobs.items()
+        results[role] = job()
+    elif jobs:
+        def work(role: str, job) -> None:
+            try:
+                results[role] = job()
+            except LinerateError as exc:
+                results[role] = exc
+        threads = [threading.Thread(target=work, args=item, daemon=True) for item in jobs.items()]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for value in results.values():
+            if isinstance(value, LinerateError):
+                raise value
+    return results.pop("dut", None), results
 
 
 class _Command(threading.Thread):
@@ -65,19 +157,68 @@ def _sleep_until(deadline: float, generator: _Command) -> bool:
     return generator.is_alive()
 
 
+@dataclasses.dataclass
+class _WindowRead:
+    at: float  # monotonic midpoint of the read
+    cost_s: float
+    dut: Snapshot | None
+    hosts: dict[str, Snapshot]
+    observed: dict[str, Any]
+
+
+class _Telemetry:
+    """The reads of one trial and what went missing; never raises for a read that failed."""
+
+    def __init__(self, dut: Executor | None, driver: DutDriver | None, hosts: Mapping[str, tuple[Executor, DutDriver]],
+                 observers: list[HostObserver]):
+        self.dut, self.driver, self.hosts, self.observers = dut, driver, dict(hosts), observers
+        self.full: list[Snapshot | None] = []
+        self.window: list[_WindowRead] = []
+        self.missing: list[str] = []
+
+    @property
+    def wanted(self) -> bool:
+        return self.dut is not None or bool(self.hosts) or bool(self.observers)
+
+    def full_read(self, when: str) -> None:
+        if self.dut is None:
+            return
+        try:
+            self.full.append(self.driver.snapshot(self.dut))
+        except LinerateError as exc:
+            self.full.append(None)
+            self.missing.append(f"DUT counters {when} the run: {exc}")
+
+    def window_read(self) -> bool:
+        began = time.monotonic()
+        try:
+            shot, others = _read_window(self.driver, self.dut, self.hosts)
+        except LinerateError as exc:
+            self.missing.append(f"window read {len(self.window) + 1}: {exc}")
+            return False
+        observed = {o.name: o.sample() for o in self.observers}
+        ended = time.monotonic()
+        self.window.append(_WindowRead((began + ended) / 2, ended - began, shot, others, observed))
+        return True
+
+
 def run_trial(client: Executor, dut: Executor | None, params: TrialParams, server_address: str,
               driver: DutDriver | None = None, generator: Generator = IPERF3,
               generator_hosts: Mapping[str, tuple[Executor, DutDriver]] | None = None,
-              shared_kernel: bool = False) -> Trial:
+              shared_kernel: bool = False, observers: list[HostObserver] | None = None,
+              read_cost_s: float | None = None) -> Trial:
     """generator_hosts: {"client": (executor, driver), "server": ...} whose CPUs are read with the
-    DUT's (SSH testbeds); shared_kernel: the DUT is the generator's own kernel (namespace lab)."""
+    DUT's (SSH testbeds); shared_kernel: the DUT is the generator's own kernel (namespace lab);
+    observers: what the testbed sees of the DUT from outside (a VM's threads); read_cost_s: one
+    window read's measured cost on this DUT (measure_read_cost)."""
     argv = generator.client_argv(params, server_address)
     if dut is not None and driver is None:
         from linerate.dut.linux import LinuxDriver
 
         driver = LinuxDriver()
-    hosts = dict(generator_hosts or {})
-    first_at, second_at = window_offsets(params)
+    telemetry = _Telemetry(dut, driver, generator_hosts or {}, list(observers or []))
+    first_at, second_at = window_offsets(params, read_cost_s)
+    too_short = window_problem(params, read_cost_s)
     idle: list[float | None] | None = None
     prober = None
     if params.latency:  # idle RTT first, on a quiet path; no load is sent when the probe cannot run
@@ -88,24 +229,21 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
         except LinerateError as exc:
             return Trial(status="failed", params=params, argv=tuple(argv), error=f"latency probe (idle): {exc}")
         prober = _rtt_probe(client, params.family, server_address, latency.probe_count(second_at - first_at))
+    telemetry.full_read("before")
     worker = _Command(client, argv, generator.timeout_s(params))
     launched = time.monotonic()
     worker.start()
     if prober is not None and _sleep_until(launched + first_at, worker):
         prober.start()  # the loaded probes span the measured window, as the DUT reads do
-    reads: list[tuple[float, Snapshot, dict[str, Snapshot]]] = []
-    telemetry_error = None
-    if dut is not None:
+    if telemetry.wanted and too_short:
+        telemetry.missing.append(too_short)
+    elif telemetry.wanted:
         for offset in (first_at, second_at):
             if not _sleep_until(launched + offset, worker):
+                telemetry.missing.append(f"{generator.name} ended before window read {len(telemetry.window) + 1} "
+                                         f"(planned {offset:.2f} s after start)")
                 break
-            try:
-                taken = time.monotonic()
-                shot = driver.snapshot(dut)
-                others = {role: d.cpu_snapshot(host) for role, (host, d) in hosts.items()}
-                reads.append(((taken + time.monotonic()) / 2, shot, others))
-            except LinerateError as exc:
-                telemetry_error = f"DUT telemetry: {exc}"
+            if not telemetry.window_read():
                 break
     worker.join()
     if worker.error is not None:
@@ -113,24 +251,50 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
     trial = _parse(worker.result, params, argv, generator)
     if prober is not None:
         trial = _with_latency(trial, server_address, idle, prober)
-    if dut is None:
+    if not telemetry.wanted:
         return trial
-    if telemetry_error:
-        return dataclasses.replace(trial, status="failed", error=telemetry_error)
-    if len(reads) < 2:
-        message = f"{generator.name} ended before the measured window was read ({len(reads)} of 2 DUT reads)"
-        return trial if not trial.ok else dataclasses.replace(trial, status="failed", error=message)
-    (t0, before, others0), (t1, after, others1) = reads
-    dut_telemetry = telemetry_delta(before, after)
-    dut_telemetry.pop("counters")
-    dut_telemetry.update(window_s=round(t1 - t0, 3), shared_kernel=shared_kernel)
-    telemetry = {**trial.telemetry, "dut": dut_telemetry}
-    raw = {"dut": {"before": before.raw, "after": after.raw}}
-    for role in others1:
-        telemetry[role] = {"cpu": cpu_delta(others0[role].cpu, others1[role].cpu)}
-        raw[role] = {"before": others0[role].raw, "after": others1[role].raw}
-    return dataclasses.replace(trial, dut_counters=counters.delta(before.counters, after.counters),
-                               telemetry=telemetry, telemetry_raw=raw)
+    telemetry.full_read("after")
+    return _with_telemetry(trial, telemetry, shared_kernel)
+
+
+def _with_telemetry(trial: Trial, t: _Telemetry, shared_kernel: bool) -> Trial:
+    """The trial with what its reads gave: counter deltas from the full reads, the window's CPU
+    split and interrupts, observers' deltas; `partial` names whatever is missing."""
+    stored = dict(trial.telemetry)
+    raw: dict[str, dict[str, str]] = {}
+    dut_counters: dict[str, int] = {}
+    dut: dict[str, Any] = {"shared_kernel": shared_kernel, "window_reads": len(t.window)}
+    before, after = (t.full + [None, None])[:2]
+    if before is not None and after is not None:
+        delta = telemetry_delta(before, after)
+        dut_counters = counters.delta(before.counters, after.counters)
+        if delta.get("unavailable"):
+            dut["unavailable"] = delta["unavailable"]
+        raw["dut"] = {"before": before.raw, "after": after.raw}
+    if len(t.window) == 2:
+        first, second = t.window
+        window_s = round(second.at - first.at, 3)
+        dut["window_s"] = window_s
+        dut["read_ms"] = [round(r.cost_s * 1000, 1) for r in t.window]
+        if first.dut is not None and second.dut is not None:
+            window = telemetry_delta(first.dut, second.dut)
+            dut["cpu"], dut["interrupts"] = window["cpu"], window["interrupts"]
+            dut["window_counters"] = {k: v for k, v in window["counters"].items() if v}
+            if window.get("unavailable"):
+                dut["unavailable"] = sorted(set(dut.get("unavailable", [])) | set(window["unavailable"]))
+            raw["dut_window"] = {"before": first.dut.raw, "after": second.dut.raw}
+        for role in second.hosts:
+            stored[role] = {"cpu": cpu_delta(first.hosts[role].cpu, second.hosts[role].cpu)}
+            raw[role] = {"before": first.hosts[role].raw, "after": second.hosts[role].raw}
+        for observer in t.observers:
+            stored[observer.name] = observer.delta(first.observed[observer.name], second.observed[observer.name],
+                                                   window_s)
+    if t.missing:
+        dut["partial"] = "; ".join(t.missing)
+    if t.dut is not None or t.missing:
+        stored["dut"] = dut
+    return dataclasses.replace(trial, dut_counters=dut_counters or trial.dut_counters, telemetry=stored,
+                               telemetry_raw={**trial.telemetry_raw, **raw})
 
 
 def _rtt_probe(client: Executor, family: int, address: str, count: int) -> _Command:

@@ -9,6 +9,10 @@ fourth link client <-> server exists only to build a testbed that bypasses the D
 
 Everything created is recorded as it is made and removed in reverse order, even on failure:
 sshd processes by pid, namespaces by name (their veths go with them).
+
+`overlays` gives a host other binaries than this machine's (a hostile DUT): {role: {real path:
+replacement}} is bind-mounted in a private mount namespace of that host's sshd only (the mounts
+go away with it; the machine's own /usr/sbin/sysctl is never touched).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class SshBed:
     sshd: list[subprocess.Popen] = field(default_factory=list)
     user_key: Path | None = None
     known_hosts: Path | None = None
+    overlays: dict[str, dict[str, Path]] = field(default_factory=dict)
 
     def ns(self, role: str) -> str:
         return f"lrt-{self.tag}-{role}"
@@ -85,7 +90,13 @@ class SshBed:
                           f"AuthorizedKeysFile {authorized}\nPermitRootLogin prohibit-password\nStrictModes no\n"
                           "UsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
                           "MaxSessions 50\nMaxStartups 50\n")
-        proc = subprocess.Popen(["ip", "netns", "exec", self.ns(role), "/usr/sbin/sshd", "-D", "-e", "-f", str(config)],
+        command = ["/usr/sbin/sshd", "-D", "-e", "-f", str(config)]
+        if self.overlays.get(role):
+            binds = [str(p) for real, fake in self.overlays[role].items() for p in (fake, real)]
+            script = ('conf=$1; shift; while [ $# -gt 1 ]; do mount --bind "$1" "$2" || exit 1; shift 2; done; '
+                      'exec /usr/sbin/sshd -D -e -f "$conf"')
+            command = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(config), *binds]
+        proc = subprocess.Popen(["ip", "netns", "exec", self.ns(role), *command],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         self.sshd.append(proc)
         deadline = time.monotonic() + 10

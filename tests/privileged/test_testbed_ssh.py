@@ -193,3 +193,25 @@ def test_rfc2544_killed_mid_search_leaves_a_table_restore_removes(bed, tmp_path)
     while [pid for pid in bed.pids_in("client") if bed.comm(pid) == "trafgen"] and time.monotonic() < deadline:
         time.sleep(0.2)  # the killed run's last trafgen finishes its 5 s of frames
     assert not [pid for pid in bed.pids_in("client") if bed.comm(pid) == "trafgen"]
+
+
+ONE_SECOND = """name = "sshfast"
+duration_s = 1
+omit_s = 0
+repetitions = 6
+seed = 3
+"""
+
+
+def test_one_second_trials_lose_nothing_to_telemetry(bed, tmp_path):
+    """Issue #25: with 1 s trials about half failed 'iperf3 ended before the measured window was read'.
+    The window is placed by the measured read cost: every trial keeps its figure and both window reads."""
+    exp, db = tmp_path / "fast.toml", tmp_path / "f.db"
+    exp.write_text(ONE_SECOND)
+    linerate("run", str(exp), "--testbed", str(bed.inventory()), "--db", str(db))
+    rows = sqlite3.connect(db).execute("SELECT status, final, telemetry FROM trials").fetchall()
+    assert len(rows) == 6 and all(status == "ok" and final for status, final, _ in rows), rows
+    for _, _, telemetry in rows:
+        dut = json.loads(telemetry)["dut"]
+        assert dut["window_reads"] == 2 and "partial" not in dut and dut["cpu"], dut
+        assert set(json.loads(telemetry)) >= {"client", "server"}  # the generator hosts' CPUs too

@@ -22,7 +22,9 @@ retry_backoff_s = 1
 calibrate = false
 [axes]
 family = [4, 6]
-congestion = ["default", "nosuchcc"]   # the second always fails: every repetition retries, with backoffs
+# IPv6 through a DUT that does not forward it always fails: every repetition retries, with backoffs
+# (an unknown congestion control did this before; preflight refuses one now, issue #26)
+dut_sysctls = ["default", "net.ipv6.conf.all.forwarding=0"]
 """
 
 
@@ -91,8 +93,8 @@ def test_killed_at_random_moments_then_clean_and_resume(tmp_path):
     assert conn.execute("SELECT COUNT(*) FROM experiments").fetchone()[0] == 1
     assert conn.execute("SELECT COUNT(*) FROM run_locks").fetchone()[0] == 0
     ok = conn.execute("SELECT COUNT(*) FROM trials t JOIN cells c ON c.id=t.cell_id "
-                      "WHERE t.status='ok' AND c.params NOT LIKE '%nosuchcc%'").fetchone()[0]
-    assert ok == 4
+                      "WHERE t.status='ok'").fetchone()[0]
+    assert ok == 6  # 3 cells forward, 2 repetitions each; IPv6 without forwarding never does
     assert netns_names() == before
     assert json.loads(linerate("lab", "status", "--json").stdout) == {"labs": [], "unreadable": []}
 

@@ -87,7 +87,12 @@ def test_open_branches_stay_notes(tmp_path):
 def test_advice_fits_the_os_and_the_kind_of_line(tmp_path):
     assert "sysctl -d" not in check_advice("linux", "sysctl", "net.foo") and "-h" in check_advice("linux", "sysctl", "x")
     assert "sysctl -d" not in check_advice("openbsd", "sysctl", "net.foo")
-    assert "kenv" in check_advice("freebsd", "loader", "if_igb_load")
+    # a *_load line loads a module: kldstat shows it; a loader variable (no dot, or hint.*): kenv shows it
+    assert "kldstat -n if_igb" in check_advice("freebsd", "loader", "if_igb_load")
+    assert "kldstat -n intel-isa-aes" in check_advice("freebsd", "loader", "intel-isa-aes_load")
+    for name in ("loader_menu_title", "hint.uart.0.disabled", "cpu_microcode_name"):
+        assert "kenv " + name in check_advice("freebsd", "loader", name) and "sysctl" not in check_advice(
+            "freebsd", "loader", name).split("(")[0]
     loader = findings(tmp_path, 'if_igb_load="YES"\nhint.uart.0.flags="0x10"\nconsole="comconsole"\n',
                       "freebsd", "14.0", "loader.conf")
     assert not [f for f in loader if "sysctl -d" in f.fix], loader

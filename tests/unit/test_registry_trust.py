@@ -22,7 +22,8 @@ def dead_ref() -> ProcessRef:
 
 
 def write_record(state_dir, name, doc):
-    state_dir.mkdir(parents=True, exist_ok=True)
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    state_dir.chmod(0o700)
     (state_dir / f"{name}.json").write_text(json.dumps(doc))
 
 
@@ -91,21 +92,25 @@ def test_files_are_private_and_links_are_not_followed(state_dir, tmp_path):
     target = tmp_path / "target"
     target.write_text("keep")
     # a planted link where a temp file could be written is never written through
-    os.symlink(target, state_dir / ".p1.99999.deadbeef.tmp")
+    os.symlink(target, state_dir / ".linerate-p1.99999.deadbeef.tmp")
     registry.save(LabRecord("p1", owner=ProcessRef.me()))
     assert target.read_text() == "keep"
 
 
-def test_stale_temp_files_of_dead_writers_are_removed(state_dir):
+def test_stale_temp_files_of_dead_writers_are_removed_by_writes_only(state_dir):
     registry = Registry()
     registry.create(LabRecord("t1", owner=ProcessRef.me()))
     dead = dead_ref()
-    stale = state_dir / f".t1.{dead.pid}.0123abcd.tmp"
-    live = state_dir / f".t1.{os.getpid()}.0123abcd.tmp"
+    stale = state_dir / f".linerate-t1.{dead.pid}.0123abcd.tmp"
+    live = state_dir / f".linerate-t1.{os.getpid()}.0123abcd.tmp"
+    foreign = state_dir / f".foo.{dead.pid}.abcdef12.tmp"  # not linerate's name pattern
     stale.write_text("half")
     live.write_text("being written")
-    registry.all()
-    assert not stale.exists() and live.exists()
+    foreign.write_text("someone else's")
+    registry.all()  # reading (lab status) deletes nothing
+    assert stale.exists() and live.exists() and foreign.exists()
+    registry.create(LabRecord("t2", owner=ProcessRef.me()))  # a write sweeps linerate's own stale temps
+    assert not stale.exists() and live.exists() and foreign.exists()
 
 
 @pytest.mark.parametrize("argv", [["lab", "down", "../x"], ["lab", "down", "a" * 300],

@@ -33,6 +33,8 @@ firewall = ["none", "stateful"]
 class FakeLab:
     """Synthetic trials: throughput depends on the cell, with seeded noise; can fail on demand."""
 
+    read_cost_s = None
+
     def __init__(self, lab_params, rng, fail_every=0, noise=0.01, calls=None):
         self.lab_params = lab_params
         self.rng = rng

@@ -33,6 +33,8 @@ streams = [1, 4]
 
 
 class Lab:
+    read_cost_s = None
+
     def __init__(self, script):
         self.script = script  # list of "ok" | "fail", consumed per trial
 
@@ -199,6 +201,8 @@ def test_resume_survives_an_upgrade_that_registers_a_new_axis(tmp_path, monkeypa
     @contextlib.contextmanager
     def stopping(lab_params):
         class L:
+            read_cost_s = None
+
             def run_trial(self, params):
                 if len(calls) == 2:
                     raise Stop()

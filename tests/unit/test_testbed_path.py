@@ -15,11 +15,13 @@ from linerate.search.testbed_path import JOURNAL_KIND, TestbedPath, parse_neighb
 from linerate.search.frame_path import COUNT_TABLE
 from linerate.store import Store
 from linerate.testbed.inventory import parse_inventory
+from linerate.testbed.journal import Journal
 from linerate.testbed.ssh import restore_journal
 from tests.conftest import DATA, capture
 
 INVENTORY = parse_inventory('[client]\nssh = "root@192.0.2.5"\ntest_address = "198.18.1.10"\n'
                             '[server]\nssh = "root@192.0.2.6"\ntest_address = "198.18.2.10"\n')
+KEY = "0123456789abcdef"
 LAN0 = [entry for entry in json.loads((DATA / "ip" / "dut_link_stats.json").read_text()) if entry["ifname"] == "lan0"]
 
 
@@ -60,7 +62,8 @@ def make_testbed(tmp_path, client_host, server_os="Linux", server_rc=0):
     activated = []
     bed = SimpleNamespace(executors={"client": client_host, "server": server}, inventory=INVENTORY, port=5201,
                           environment={"client": {"os": "Linux"}, "server": {"os": server_os}},
-                          line_rate={"bps": 1e9, "source": "inventory link = 1g"}, store=Store(tmp_path / "s.db"), key="bed1", driver=None,
+                          line_rate={"bps": 1e9, "source": "inventory link = 1g"}, store=Store(tmp_path / "s.db"),
+                          journal=Journal(KEY, tmp_path / "journal"), key=KEY, driver=None,
                           activate=activated.append)
     return SimpleNamespace(testbed=bed, lab_params={"dut_sysctls": "default"}), activated
 
@@ -73,13 +76,13 @@ def test_path_finds_gateway_mac_and_journals_the_counting_table(tmp_path):
     assert (path.flow.dst_mac, path.flow.src_mac) == ("ea:83:44:7c:30:86", "fe:41:72:6e:6a:98")
     assert (path.flow.src_ip, path.flow.dst_ip, path.flow.dst_port) == ("198.18.1.10", "198.18.2.10", 5201)
     assert ("ping", "-4", "-c", "1", "-W", "1", "198.18.1.1") in view.testbed.executors["client"].calls
-    store, server = view.testbed.store, view.testbed.executors["server"]
+    journal, server = view.testbed.journal, view.testbed.executors["server"]
     with path:
         assert activated == [{"dut_sysctls": "default"}]  # the cell's knobs before its frames
-        [entry] = store.journal_open("bed1")
+        [entry] = journal.open_entries()
         assert (entry["role"], entry["kind"], entry["name"]) == ("server", JOURNAL_KIND, COUNT_TABLE)
         assert server.calls[0] == ("nft", "create", "table", "inet", COUNT_TABLE)
-    assert server.calls[-1] == ("nft", "delete", "table", "inet", COUNT_TABLE) and store.journal_open("bed1") == []
+    assert server.calls[-1] == ("nft", "delete", "table", "inet", COUNT_TABLE) and journal.open_entries() == []
 
 
 def test_without_trafgen_iperf3_sends_and_the_server_lets_its_datagrams_through(tmp_path):
@@ -99,19 +102,35 @@ def test_without_trafgen_iperf3_sends_and_the_server_lets_its_datagrams_through(
 def test_a_table_that_could_not_be_removed_stays_journaled_and_restore_removes_it(tmp_path):
     view, _ = make_testbed(tmp_path, client())
     path = TestbedPath(view, 4)
-    server = view.testbed.executors["server"]
+    server, journal = view.testbed.executors["server"], view.testbed.journal
     with path:
         server.respond(["nft", "delete"], returncode=1, stderr="Error: Could not process rule")
-    assert len(view.testbed.store.journal_open("bed1")) == 1
-    inventory = SimpleNamespace(identity_key=lambda: "bed1")
-    server.respond(["nft", "list", "table"], "table inet linerate_rfc2544 {\n}\n")  # still there: not done
-    with pytest.raises(LinerateError, match="could not remove the counting table"):
-        restore_journal(inventory, view.testbed.store, {"server": server}, None)
-    assert len(view.testbed.store.journal_open("bed1")) == 1
+    assert len(journal.open_entries()) == 1  # kept for the next run or `testbed restore`
+    inventory = SimpleNamespace(identity_key=lambda: KEY)
     server.respond(["nft", "delete"])  # the host answers again: the next run (or testbed restore) cleans up
     server.respond(["nft", "list", "table"], returncode=1, stderr="Error: No such file or directory")
-    done = restore_journal(inventory, view.testbed.store, {"server": server}, None)
-    assert done == [f"server: nftables table inet {COUNT_TABLE} removed"] and view.testbed.store.journal_open("bed1") == []
+    done = restore_journal(inventory, journal, {"server": server}, None)
+    assert done == [f"server: nftables table inet {COUNT_TABLE} removed"] and journal.open_entries() == []
+
+
+def test_a_restore_that_fails_is_reported_once_with_the_manual_command_and_blocks_nothing(tmp_path):
+    journal = Journal(KEY, tmp_path / "journal")
+    first = journal.add("server", JOURNAL_KIND, COUNT_TABLE, "", None)
+    journal.add("server", "process", "/tmp/linerate-x.pid", "", None)
+    server = FakeExecutor("server")
+    server.respond(["nft", "delete"], returncode=1, stderr="Error: Could not process rule")
+    server.respond(["nft", "list", "table"], "table inet linerate_rfc2544 {\n}\n")  # still there
+    server.respond(["cat"], returncode=1)
+    inventory = SimpleNamespace(identity_key=lambda: KEY)
+    problems: list[str] = []
+    done = restore_journal(inventory, journal, {"server": server}, None, problems=problems)
+    assert done == ["server: iperf3 server not running (no pid file)"]  # the other entry was not blocked
+    assert len(problems) == 1 and f"nft delete table inet {COUNT_TABLE}" in problems[0]
+    assert f"--resolve {first}" in problems[0]
+    again: list[str] = []
+    assert restore_journal(inventory, journal, {"server": server}, None, problems=again) == [] and again == []
+    assert [e["id"] for e in journal.hand_entries()] == [first]  # kept visible until resolved
+    assert journal.resolve(first) == 1 and journal.hand_entries() == []
 
 
 def test_an_existing_table_is_not_merged_into(tmp_path):

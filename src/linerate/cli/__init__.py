@@ -63,6 +63,15 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; everything it prints goes through the one printing path (cli/printing.py),
+    which shows control characters from outside (a DUT's output, a file, a name) as \\xNN."""
+    from linerate.cli.printing import guarded
+
+    with guarded():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:  # Ctrl-C during start-up (imports, parsing) is an interruption too, not a traceback
         words = sys.argv[1:] if argv is None else list(argv)
         args = build_parser(words).parse_args(words)

@@ -91,12 +91,12 @@ def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, 
     from linerate.experiment.scheduler import (cell_states, estimate_seconds, first_round, learned_overhead_s,
                                                missing_trials, planned_trials)
 
-    store = None
-    try:
-        store = open_store(args, create=False)
-    except ConfigError:
-        if args.resume:
-            raise
+    from linerate.store import default_db_path
+    from linerate.store.db import check_db
+
+    # --db is checked as the run would check it (a directory, FIFO, device, another program's or a
+    # newer database: exit 2); a missing one is fine, the run would create it (not with --resume)
+    store = open_store(args, create=False) if check_db(args.db or default_db_path(), not args.resume) else None
     overhead = learned_overhead_s(store.recent_trial_timings()) if store else None
     states = None
     how = "--seed" if args.seed is not None else "the file's seed"
@@ -122,11 +122,23 @@ def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, 
         varying = {k: cell[k] for k in experiment.axes}
         print(f"  {index:3}. {json.dumps(varying)}")
     if inventory is None:
+        require_local(experiment.cells())
         preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()))
         print("preflight: ok")
     else:
         print(f"testbed {inventory.name}: axes ok; `linerate testbed check {args.testbed}` checks the hosts")
     return 0
+
+
+def require_local(cells: list[dict]) -> None:
+    """PreflightError (exit 2) listing what this machine lacks for these lab cells (congestion
+    controls, own DUT images)."""
+    from linerate.errors import PreflightError
+    from linerate.experiment.axes import local_problems
+
+    problems = local_problems(cells)
+    if problems:
+        raise PreflightError(problems)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -154,6 +166,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from linerate.report.data import build_report
     from linerate.report.exporters import serializer
 
+    if inventory is None:
+        require_local(experiment.cells())
     store = open_store(args)
     factory, environment = namespace_lab, None
     if inventory is None:
@@ -173,31 +187,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_output(path: str | None) -> None:
-    """Before any work: the output's directory must exist and the path must not be a directory."""
+def check_output(path: str | None, option: str = "--output") -> None:
+    """Before any work: the same rule report/output.py writes by (devices and FIFOs are written
+    into, never replaced; directories, disks, sockets and links to nothing are refused)."""
     if path is None:
         return
-    target = Path(path)
-    if target.is_dir():
-        raise ConfigError("--output", f"{path!r} is a directory; give a file name such as report.html")
-    if not target.parent.is_dir():
-        raise ConfigError("--output", f"directory {str(target.parent)!r} does not exist; create it first")
+    from linerate.report import output
+
+    output.check(path, option)
 
 
 def emit(text: str, path: str | None) -> None:
     if path is None:
         sys.stdout.write(text)
         return
-    from linerate.report.exporters import write_file
+    from linerate.report import output
 
-    write_file(path, text)
-    print(f"written to {path} ({len(text.encode()):,} bytes)", file=sys.stderr)
+    size = output.write(path, text, "--output")
+    print(f"written to {path} ({size:,} bytes)", file=sys.stderr)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from linerate.report.data import build_report
 
     check_output(args.output)
+    check_output(args.plot, "--plot")
     store = open_store(args, create=False)
     from linerate.search.experiment import is_search_experiment
 

@@ -70,12 +70,15 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
 
     name = as_option(lambda: validate_lab_name(args.name)) if args.name is not None else new_lab_id()
     params = lab_params_from_args(args)
-    lab = as_option(lambda: make_lab(name, params, keep=True))
+    # Owned by this process until it is complete: a `lab up` killed halfway (a VM still booting)
+    # leaves an orphan that `lab clean` removes, never a lab recorded as kept.
+    lab = as_option(lambda: make_lab(name, params, keep=False))
     if args.dry_run:
         print(lab.describe_plan())
         return 0
     preflight.require(preflight.run_checks(), extra_required=required_features([params]))
     with_cleanup_on_error(lab)
+    lab.registry.keep(lab.record)
     spec = lab.spec
     vm = f"; VM DUT: {vm_summary(lab.record.vm)}" if lab.record.vm else ""
     print(f"lab {name} is up (firewall {spec.firewall}, MTU {spec.mtu}{vm}); "
@@ -104,13 +107,14 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
     registry = Registry()
     rows = []
     for record in registry.all():
-        problems = vet(record)
+        problems = vet(record, registry.state_dir)
         state = "orphaned" if record.orphaned() else ("kept" if record.owner is None else "in use")
         server_ns = [ns for ns in record.namespaces if ns.endswith("-server")] if not problems else []
         rows.append({
             "name": record.lab_id, "kind": record.kind, "firewall": record.firewall, "mtu": record.mtu,
             "state": state, "namespaces": record.namespaces, "server_pids": pids_in_netns(*server_ns),
-            "age_s": round(time.time() - record.created, 1), "problems": problems, "params": record.params,
+            "age_s": None if record.created is None else round(time.time() - record.created, 1),
+            "problems": problems, "params": record.params,
             "vm": record.vm,
         })
     unreadable = [{"file": name, "problem": why} for name, why in registry.unreadable]
@@ -122,7 +126,8 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
     for row in rows:
         servers = ",".join(map(str, row["server_pids"])) or "none"
         what = "probe" if row["kind"] == "probe" else f"firewall={row['firewall']:10}  mtu={row['mtu']}"
-        print(f"{row['name']:8}  {row['state']:8}  {what}  iperf3 server pid(s)={servers}  age={row['age_s']}s")
+        age = "unknown (the record has no creation time)" if row["age_s"] is None else f"{row['age_s']}s"
+        print(f"{row['name']:8}  {row['state']:8}  {what}  iperf3 server pid(s)={servers}  age={age}")
         if row["vm"]:
             print(f"          VM DUT: {vm_summary(row['vm'])}")
         for problem in row["problems"]:
@@ -142,8 +147,10 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
 
 
 def cmd_lab_clean(args: argparse.Namespace) -> int:
-    """Remove labs and probes whose owner died (and, with --all, kept labs) — only those whose
-    records pass vet(); the rest are reported and left as they are."""
+    """Remove labs and probes whose owner died (a `lab up` killed before it finished included) and,
+    with --all, kept labs — only those whose records pass vet(); the rest are reported and left as
+    they are. One bad record never stops the others: it is reported and the exit code is 1."""
+    from linerate.errors import LinerateError
     from linerate.lab.apply import remove_namespaces
     from linerate.lab.registry import Registry, vet
 
@@ -152,14 +159,19 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     for record in registry.all():
         if not (record.orphaned() or (args.all and record.owner is None)):
             continue
-        problems = vet(record)
+        problems = vet(record, registry.state_dir)
         if problems:
             refused += 1
             print(f"left {record.kind} {record.lab_id} untouched: {'; '.join(problems)}")
             continue
-        remove_namespaces(record.namespaces)  # a VM DUT's qemu runs inside the dut namespace
-        registry.remove_vm_dir(record.lab_id)
-        registry.remove(record.lab_id)
+        try:
+            remove_namespaces(record.namespaces)  # a VM DUT's qemu runs inside the dut namespace
+            registry.remove_vm_dir(record.lab_id)
+            registry.remove(record.lab_id)
+        except (LinerateError, OSError) as exc:
+            refused += 1
+            print(f"could not finish removing {record.kind} {record.lab_id}: {exc}; its record is kept")
+            continue
         print(f"removed {record.kind} {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
         cleaned += 1
     for name, why in registry.unreadable:

@@ -7,8 +7,16 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from linerate.cli.printing import escape_controls, raw_stderr
 from linerate.experiment.scheduler import Event
 from linerate.report.layout import format_mbps
+
+
+def _text(value: object) -> str:
+    """Outside text for rich: control characters escaped, and no rich markup in it obeyed."""
+    from rich.markup import escape
+
+    return escape(escape_controls(str(value)))
 
 
 def describe_cell(cell: dict) -> str:
@@ -24,7 +32,9 @@ def _duration(seconds: float) -> str:
 
 class ProgressReporter:
     def __init__(self, console: Console | None = None):
-        self.console = console or Console(stderr=True, soft_wrap=True)
+        # rich draws its bar with escapes of its own: it gets the raw stream, and _text() escapes
+        # what it is given from outside
+        self.console = console or Console(file=raw_stderr(), soft_wrap=True)
         self.progress: Progress | None = None
         self.task = None
 
@@ -45,19 +55,21 @@ class ProgressReporter:
             if self.progress:
                 self.task = self.progress.add_task("starting", total=event.planned)
             else:
-                self.console.print(f"running {event.planned} trials ({event.message})")
+                self.console.print(f"running {event.planned} trials ({_text(event.message)})", highlight=False)
         elif event.kind == "trial" and event.trial is not None:
             result = (f"{format_mbps(event.trial.throughput_bps)} Mbit/s" if event.trial.ok
-                      else f"FAILED: {event.trial.error}")
-            line = f"{describe_cell(event.cell)} #{event.repetition}: {result}"
+                      else f"FAILED: {_text(event.trial.error)}")
+            line = f"{_text(describe_cell(event.cell))} #{event.repetition}: {result}"
             if self.progress and self.task is not None:
                 self.progress.update(self.task, completed=event.done, total=event.planned,
-                                     description=describe_cell(event.cell))
+                                     description=_text(describe_cell(event.cell)))
             else:
                 eta = "" if event.eta_s is None else f" (ETA {_duration(event.eta_s)})"
                 self.console.print(f"[{event.done}/{event.planned}] {line}{eta}", highlight=False)
         elif event.kind == "calibrate":
-            self.console.print(f"calibration: {event.message}", highlight=False)
+            self.console.print(f"calibration: {_text(event.message)}", highlight=False)
+        elif event.kind == "telemetry":
+            self.console.print(f"telemetry: {_text(event.message)}", highlight=False)
         elif event.kind == "retry":
-            self.console.print(f"retrying {describe_cell(event.cell)} (attempt {event.attempt} failed: "
-                               f"{event.message})", highlight=False)
+            self.console.print(f"retrying {_text(describe_cell(event.cell))} (attempt {event.attempt} failed: "
+                               f"{_text(event.message)})", highlight=False)

@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import functools
 import json
+import re
 import sys
 
 from linerate.cli.options import add_json_flag, add_lab_options
@@ -14,6 +15,8 @@ from linerate.cli.testbed_cmds import add_accept_new
 from linerate.errors import ConfigError
 from linerate.search.frame_path import GENERATORS
 from linerate.traffic.frames import label as frame_label
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # as experiment file names: safe in any report
 
 
 def frame_sizes_type(text: str) -> list[int | str]:
@@ -70,8 +73,9 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     for size in args.frame_sizes or []:
         check_frame_for(size, args.family, args.generator)
     settings = SearchSettings(args.trial_duration, args.pdr_loss)
-    if not args.name or len(args.name) > 64 or not args.name.isprintable():
-        raise ConfigError("--name", "use 1 to 64 printable characters")
+    if not NAME_RE.fullmatch(args.name or ""):
+        raise ConfigError("--name", f"{(args.name or '')[:40]!r} is not a name; use letters, digits, '.', '_' or '-' "
+                          "(up to 64, starting with a letter or digit)")
     from linerate import __version__
     from linerate.cli.experiment_cmds import open_store
     from linerate.search.rfc2544 import library_version, search_frame_size
@@ -160,7 +164,15 @@ def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed:
 
     plan = search_plan(experiment)
     searches = len(plan) * experiment.repetitions
+    if inventory is None:
+        from linerate.cli.experiment_cmds import require_local
+
+        require_local(experiment.cells())
     if args.dry_run:
+        from linerate.store import default_db_path
+        from linerate.store.db import check_db
+
+        check_db(args.db or default_db_path(), not args.resume)
         print(f"experiment '{experiment.name}' (rfc2544): {len(plan)} searches per repetition x "
               f"{experiment.repetitions} = {searches} searches of {experiment.duration_s} s trials")
         shown = [name for name in experiment.declared_axes() if name != "family"]

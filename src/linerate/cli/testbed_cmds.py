@@ -24,7 +24,6 @@ def ssh_testbed(args: argparse.Namespace, inventory, store):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from linerate.cli.experiment_cmds import add_db
 
     testbed = sub.add_parser("testbed", help="real client/DUT/server hosts over SSH: check, restore",
                              description="Example: linerate testbed check lab.toml")
@@ -36,11 +35,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--json", action="store_true", help="print machine-readable JSON")
     check.set_defaults(handler=cmd_check)
     restore = tsub.add_parser("restore", help="put back every DUT knob a run changed and stop its servers "
-                              "(after a crash or a lost connection)",
-                              description="Example: linerate testbed restore lab.toml --db results.db")
+                              "(after a crash or a lost connection), from the testbed's journal in linerate's "
+                              "state directory (found by the inventory's hosts, from any directory)",
+                              description="Example: linerate testbed restore lab.toml")
     restore.add_argument("inventory", help="inventory file (TOML)")
     add_accept_new(restore)
-    add_db(restore)
+    restore.add_argument("--db", default=None, help="also take over the journal an older linerate kept in this "
+                         "results database")
+    restore.add_argument("--resolve", metavar="ID|all", help="mark a change that needed restoring by hand as done "
+                         "(after you ran the command it names)")
     restore.set_defaults(handler=cmd_restore)
 
 
@@ -64,26 +67,54 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from linerate.cli.experiment_cmds import open_store
+    from linerate.errors import ConfigError
     from linerate.testbed.inventory import load_inventory
+    from linerate.testbed.journal import Journal
     from linerate.testbed.ssh import close_hosts, connect_hosts, detect_driver, restore_journal
 
     inventory = load_inventory(args.inventory)
-    store = open_store(args, create=False)
-    open_entries = store.journal_open(inventory.identity_key())
-    if not open_entries:
-        print(f"testbed {inventory.name}: nothing to restore in {store.path}")
+    key = inventory.identity_key()
+    journal = Journal(key, create=False)  # looks only: makes nothing when there is no journal
+    looked = [str(journal.path)]
+    if args.db is not None:  # an older linerate's journal, in a results database
+        from linerate.cli.experiment_cmds import open_store
+
+        store = open_store(args, create=False)
+        looked.append(f"{store.path} (older journal)")
+        if store.journal_open(key):
+            journal = Journal(key)
+            journal.adopt(store, inventory.dut.os if inventory.dut else None)
+    if args.resolve is not None:
+        if args.resolve != "all" and not args.resolve.isdigit():
+            raise ConfigError("--resolve", f"{args.resolve[:20]!r} is not an entry id; give the id restore printed, or all")
+        count = journal.resolve(None if args.resolve == "all" else int(args.resolve)) if journal.exists else 0
+        if not count:
+            raise ConfigError("--resolve", f"no change {args.resolve} waits for a hand restore in {journal.path}")
+        print(f"testbed {inventory.name}: {count} change(s) marked restored by hand")
         return 0
-    executors = connect_hosts(inventory, accept_new=args.accept_new_host_keys,
-                              on_message=lambda m: print(m, file=sys.stderr))
-    try:
-        driver = detect_driver(executors["dut"], inventory.dut.os) if "dut" in executors else None
-        for line in restore_journal(inventory, store, executors, driver):
-            print(f"restored {line}")
-    finally:
-        close_hosts(executors)
-    left = store.journal_open(inventory.identity_key())
+    if not journal.open_entries() and not journal.hand_entries():
+        print(f"testbed {inventory.name}: nothing to restore (looked in {' and '.join(looked)})")
+        return 0
+    problems: list[str] = []
+    if journal.open_entries():
+        executors = connect_hosts(inventory, accept_new=args.accept_new_host_keys,
+                                  on_message=lambda m: print(m, file=sys.stderr))
+        try:
+            driver = detect_driver(executors["dut"], inventory.dut.os) if "dut" in executors else None
+            for line in restore_journal(inventory, journal, executors, driver, problems=problems):
+                print(f"restored {line}")
+        finally:
+            close_hosts(executors)
+    for line in problems:
+        print(f"not restored: {line}", file=sys.stderr)
+    hand = journal.hand_entries()
+    for entry in hand:
+        if not any(f"--resolve {entry['id']}`" in line for line in problems):  # reported just now already
+            print(f"needs restoring by hand: {entry['role']}: {entry['kind']} {entry['name']} ({entry['problem']}); "
+                  f"run: {entry['manual']}; then: linerate testbed restore {args.inventory} --resolve {entry['id']}",
+                  file=sys.stderr)
+    left = journal.open_entries()
     if left:
-        print(f"{len(left)} change(s) could not be restored (their host is not in this inventory)", file=sys.stderr)
-        return 1
-    return 0
+        print(f"{len(left)} change(s) are still open in {journal.path} (a host unreachable, or not in this "
+              "inventory); run restore again", file=sys.stderr)
+    return 1 if left or hand else 0

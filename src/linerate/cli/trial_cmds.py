@@ -57,9 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Example: linerate demo --repetitions 3 --duration 2")
     demo.add_argument("--dut", choices=("auto", "vm", "namespace"), default="auto",
                       help="auto (default: vm when qemu is installed), vm or namespace")
-    demo.add_argument("--repetitions", type=int, default=3, help="trials per cell (default 3)")
-    demo.add_argument("--duration", type=int, default=None, help="seconds per trial (default 3 with a VM DUT, whose "
-                      "telemetry reads take ~0.3 s each; 2 in the namespace lab)")
+    demo.add_argument("--repetitions", type=int, default=3, help="trials per cell (default 3); with a VM DUT the "
+                      "least per cell, more until the 95%% CI is within 10%% of the mean (at most 10)")
+    demo.add_argument("--duration", type=int, default=None, help="seconds per trial (default 3 with a VM DUT, "
+                      "2 in the namespace lab)")
     demo.add_argument("--omit", type=int, default=1, help="warm-up seconds per trial (default 1)")
     demo.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
     demo.set_defaults(handler=cmd_demo)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from linerate.errors import ConfigError
 from linerate.tuning.parsers import KINDS
-from linerate.tuning.versions import OS_FAMILIES, ROLES, base_version
+from linerate.tuning.versions import OS_FAMILIES, ROLES, base_version, resolve_release
 
 # The catalog (pydantic models over ~1,500 entries) loads only in the handlers that use it.
 
@@ -52,9 +53,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from linerate.tuning.catalog import load_catalog
     from linerate.tuning.parsers import parse_file
 
-    family, version = base_version(args.os, args.os_version) if args.os_version else (OS_FAMILIES[args.os], None)
+    release = resolve_release(args.os, args.os_version) if args.os_version else None
+    family, version = (release.family, release.version) if release else (OS_FAMILIES[args.os], None)
     settings = [s for path in args.files for s in parse_file(path, args.kind)]  # every file read before any output
-    ctx = Context(args.os, family, version, args.role, args.virtual, args.os_version)
+    ctx = Context(args.os, family, version, args.role, args.virtual, args.os_version, release and release.high)
+    if release and release.note:
+        print(f"linerate: note: {release.note}", file=sys.stderr)
     findings = audit(load_catalog(), settings, ctx)
     if args.json:
         print(json.dumps([f.to_dict() for f in findings], indent=2))

@@ -25,11 +25,10 @@ NEAR_PCT = 10.0  # a figure within this many points under a rule's threshold is 
 def host_contended(facts: Facts, verdict) -> object | None:
     if facts.vcpu_wait_pct is None or facts.vcpu_wait_pct < HOST_CONTENDED_WAIT_PCT:
         return None
-    shared = f"; {facts.host_placement}" if facts.host_placement else ""
     return verdict(
         "host-contended", "limit", "the VM DUT waited for host CPUs",
         f"its busiest vCPU thread was runnable but waiting for a host CPU {facts.vcpu_wait_pct:.0f}% of the "
-        f"measured window (mean over {facts.vm_host_trials} trial(s), host schedstat){shared}",
+        f"measured window (mean over {facts.vm_host_trials} trial(s), host schedstat)",
         "the figure is partly the host's: give the VM host CPUs of its own (fewer vCPUs, a host with more "
         "cores, generator elsewhere) before reading it as the DUT's capacity")
 
@@ -37,7 +36,8 @@ def host_contended(facts: Facts, verdict) -> object | None:
 def shared_host_cpus(facts: Facts, verdict) -> object | None:
     if not facts.host_placement or facts.host_disjoint:
         return None
-    return verdict("shared-host-cpus", "note", "generator and DUT share host CPUs", facts.host_placement,
+    evidence = facts.host_placement + (f": {facts.host_placement_detail}" if facts.host_placement_detail else "")
+    return verdict("shared-host-cpus", "note", "generator and DUT share host CPUs", evidence,
                    "read the figures as the DUT's on this host, contended; on a host with enough CPUs linerate "
                    "pins the VM's threads apart from the generator")
 

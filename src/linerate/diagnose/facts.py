@@ -61,6 +61,7 @@ class Facts:
     vcpu_wait_pct: float | None = None  # mean over trials of the busiest-waiting vCPU thread's run-queue wait
     vm_host_trials: int = 0
     host_placement: str | None = None  # vm/placement.py's note: where the VM's threads and the generator ran
+    host_placement_detail: str = ""
     host_disjoint: bool = False
 
     @property
@@ -178,5 +179,6 @@ def _measurement_facts(telemetry: dict[str, Any], facts: Facts) -> float | None:
     placement = host.get("placement") or {}
     if placement.get("note"):
         facts.host_placement, facts.host_disjoint = placement["note"], bool(placement.get("disjoint"))
+        facts.host_placement_detail = str(placement.get("detail") or "")
     wait = host.get("vcpu_wait_pct_max")
     return float(wait) if isinstance(wait, (int, float)) else None

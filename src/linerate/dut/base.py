@@ -58,7 +58,13 @@ def adds_counters(parse: Callable[[str], dict[str, int]]) -> Callable[[str, Snap
 class DutDriver(Protocol):
     family: str
 
-    def snapshot(self, host: Executor) -> Snapshot: ...
+    def snapshot(self, host: Executor) -> Snapshot:
+        """Every probe: counters, CPU, interrupts (read before and after a trial's run)."""
+        ...
+
+    def window_snapshot(self, host: Executor) -> Snapshot:
+        """The cheap part read inside the measured window: per-CPU time and interrupts."""
+        ...
 
     def read_sysctl(self, host: Executor, name: str) -> str: ...
 

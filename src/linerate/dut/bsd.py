@@ -75,6 +75,10 @@ class _BsdDriver:
     def snapshot(self, host: Executor) -> Snapshot:
         return take_snapshot(host, self.probes(), self.family, TIMEOUT_S)
 
+    def window_snapshot(self, host: Executor) -> Snapshot:
+        """Read inside the measured window: per-CPU time and interrupts (counters come before and after)."""
+        return take_snapshot(host, [self._cpu_probe(), VMSTAT_PROBE], self.family, TIMEOUT_S)
+
     def cpu_snapshot(self, host: Executor) -> Snapshot:
         return take_snapshot(host, [self._cpu_probe()], self.family, TIMEOUT_S)
 

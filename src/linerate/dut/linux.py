@@ -33,14 +33,19 @@ def _conntrack(text: str, shot: Snapshot) -> None:
 
 
 CPU_PROBE = Probe(tuple(PROC_STAT_ARGV), _set_cpu, "per-CPU time (/proc/stat)")
+INTERRUPTS_PROBE = Probe(tuple(INTERRUPTS_ARGV), _set_interrupts, "interrupts per queue (/proc/interrupts)")
+SOFTNET_PROBE = Probe(tuple(SOFTNET_ARGV), adds_counters(parsers.parse_softnet_stat),
+                      "backlog drops (/proc/net/softnet_stat)", required=False)
+# Read twice inside the measured window: files only, so that an executor that can read files
+# without a process (the VM agent) does, and no command competes with forwarding.
+WINDOW_PROBES = [CPU_PROBE, INTERRUPTS_PROBE, SOFTNET_PROBE]
 PROBES = [
     Probe(tuple(LINK_STATS_ARGV), adds_counters(counters.parse_link_stats), "interface counters (ip -j -s link)"),
     Probe(tuple(NSTAT_ARGV), adds_counters(counters.parse_nstat), "IP forwarding counters (nstat)"),
     Probe(tuple(QDISC_STATS_ARGV), adds_counters(counters.parse_qdisc_stats), "qdisc counters (tc -s qdisc)"),
     CPU_PROBE,
-    Probe(tuple(INTERRUPTS_ARGV), _set_interrupts, "interrupts per queue (/proc/interrupts)"),
-    Probe(tuple(SOFTNET_ARGV), adds_counters(parsers.parse_softnet_stat), "backlog drops (/proc/net/softnet_stat)",
-          required=False),
+    INTERRUPTS_PROBE,
+    SOFTNET_PROBE,
     Probe(tuple(CONNTRACK_ARGV), _conntrack, "conntrack count (nf_conntrack not loaded)", required=False),
 ]
 
@@ -56,6 +61,9 @@ class LinuxDriver:
 
     def snapshot(self, host: Executor) -> Snapshot:
         return take_snapshot(host, PROBES, self.family, TIMEOUT_S)
+
+    def window_snapshot(self, host: Executor) -> Snapshot:
+        return take_snapshot(host, WINDOW_PROBES, self.family, TIMEOUT_S)
 
     def cpu_snapshot(self, host: Executor) -> Snapshot:
         return take_snapshot(host, [CPU_PROBE], self.family, TIMEOUT_S)

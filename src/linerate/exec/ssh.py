@@ -26,6 +26,16 @@ from linerate.errors import ExecError, LinerateError
 from linerate.exec.base import Batch, CommandResult, SpawnedProcess
 
 CONNECT_TIMEOUT_S = 10.0
+MAX_OUTPUT_BYTES = 4 * 1024 * 1024  # per stream of one command: the largest telemetry read is ~100 KB
+
+
+class OutputTooLarge(Exception):
+    """A remote command printed more than MAX_OUTPUT_BYTES on one stream (the read stopped there)."""
+
+
+class OutputLimitError(ExecError):
+    """The ExecError of a command whose output passed MAX_OUTPUT_BYTES: the host answered (unlike a
+    timeout or a lost connection), with more than any command linerate runs prints."""
 
 
 class HostKeyError(LinerateError):
@@ -81,6 +91,58 @@ def _known_host_pattern(target: SshTarget) -> str:
     return target.host if target.port == 22 else f"[{target.host}]:{target.port}"
 
 
+MAX_KEY_FILE_BYTES = 1_000_000
+
+
+def _read_private(path: Path, field: str, what: str) -> str | None:
+    """A file of ours to parse (known_hosts, an identity): regular, bounded, UTF-8; None when it
+    does not exist. Errors never quote its content (it may be /etc/shadow)."""
+    from linerate.errors import ConfigError
+    from linerate.inputs import read_text
+
+    if str(path) in ("", ".") or path.is_dir():
+        raise ConfigError(field, f"{str(path)[:200]!r} is a directory, not {what}; give a file path")
+    if not os.path.lexists(path):
+        return None
+    try:
+        return read_text(path, MAX_KEY_FILE_BYTES, what)
+    except ConfigError as exc:
+        raise ConfigError(field, f"{str(path)[:200]}: {exc.problem}") from None
+
+
+def load_known_hosts(path: Path):
+    """The parsed known_hosts file (an empty one when it does not exist yet); ConfigError, naming
+    only the file, when it is not a known_hosts file."""
+    import asyncssh
+
+    from linerate.errors import ConfigError
+
+    text = _read_private(path, "known_hosts", "a known_hosts file")
+    try:
+        return asyncssh.import_known_hosts(text or "")
+    except (ValueError, asyncssh.Error, UnicodeError):  # its message would quote the offending line
+        raise ConfigError("known_hosts", f"{str(path)[:200]} is not a known_hosts file (a line does not parse); "
+                          "give the file ssh keeps host keys in, e.g. ~/.ssh/known_hosts") from None
+
+
+def load_identity(identity: str):
+    """The private key in the inventory's `identity` file; ConfigError (never quoting the file)
+    when it is not an unencrypted private key asyncssh can use."""
+    import asyncssh
+
+    from linerate.errors import ConfigError
+
+    path = Path(os.path.expanduser(identity))
+    text = _read_private(path, "identity", "a private key file")
+    if text is None:
+        raise ConfigError("identity", f"{identity[:200]} does not exist; give the private key file")
+    try:
+        return asyncssh.import_private_key(text)
+    except (ValueError, asyncssh.Error, UnicodeError, IndexError, TypeError):
+        raise ConfigError("identity", f"{identity[:200]} is not a private key linerate can use (an unencrypted "
+                          "OpenSSH or PEM private key, such as ~/.ssh/id_ed25519)") from None
+
+
 class SshSession:
     """A verified, persistent connection to one host (through an optional jump host)."""
 
@@ -92,6 +154,8 @@ class SshSession:
         self.on_message = on_message
         self.connect_timeout_s = connect_timeout_s
         self._conn = None
+        self._shell = None  # a persistent remote `sh` for batched telemetry reads (run_in_shell)
+        self._shell_lock: asyncio.Lock | None = None
         self._jump: SshSession | None = None
 
     # --- connecting -------------------------------------------------------------------------------
@@ -124,7 +188,7 @@ class SshSession:
 
     async def _open(self, asyncssh, tunnel):
         await self._verify_host_key(asyncssh, tunnel)
-        keys = {"client_keys": [os.path.expanduser(self.target.identity)], "agent_path": None} \
+        keys = {"client_keys": [load_identity(self.target.identity)], "agent_path": None} \
             if self.target.identity else {}
         try:
             return await asyncssh.connect(
@@ -137,10 +201,8 @@ class SshSession:
             raise SshError(f"{self.target}: cannot connect ({exc or type(exc).__name__})") from None
 
     async def _verify_host_key(self, asyncssh, tunnel) -> None:
-        known: list = []
-        if self.known_hosts.exists():
-            known = list(asyncssh.read_known_hosts(str(self.known_hosts)).match(
-                self.target.host, self.target.host, self.target.port)[0])
+        known = list(load_known_hosts(self.known_hosts).match(self.target.host, self.target.host,
+                                                              self.target.port)[0])
         algs = sorted({key.algorithm.decode() for key in known}) or ()
         try:
             presented = await asyncio.wait_for(asyncssh.get_server_host_key(
@@ -180,18 +242,84 @@ class SshSession:
         return result
 
     async def _run(self, command: str, stdin: str | None, timeout_s: float | None):
-        result = await self._conn.run(command, input=stdin, check=False, timeout=timeout_s)
-        out = result.stdout if isinstance(result.stdout, str) else (result.stdout or b"").decode(errors="replace")
-        err = result.stderr if isinstance(result.stderr, str) else (result.stderr or b"").decode(errors="replace")
-        return result.exit_status, out, err
+        """Run one command, reading at most MAX_OUTPUT_BYTES of each stream: what a host prints is
+        bounded before it is kept, parsed or stored (OutputTooLarge past it)."""
+        process = await self._conn.create_process(command, encoding=None)
+        try:
+            if stdin is not None:
+                process.stdin.write(stdin.encode())
+            process.stdin.write_eof()
+            out, err = await asyncio.wait_for(asyncio.gather(_drain(process.stdout), _drain(process.stderr)),
+                                              timeout_s)
+            await asyncio.wait_for(process.wait_closed(), 5 if timeout_s is None else timeout_s)
+        except BaseException:
+            process.close()
+            raise
+        return process.exit_status, out.decode(errors="replace"), err.decode(errors="replace")
+
+    def run_in_shell(self, script: str, *, timeout_s: float | None) -> bytes:
+        """Run `script` in this session's persistent remote shell (started on first use) and return
+        its stdout up to the sentinel the script ends with. One round trip, no new channel or remote
+        shell start (~0.1 s an exec on a small host, serialized by sshd here). The shell is dropped
+        on any failure; the next call starts a new one."""
+        self.connect()
+        try:
+            return _Loop.get().call(self._shell_exchange(script, timeout_s), None if timeout_s is None
+                                    else timeout_s + 5)
+        except Exception:
+            self._drop_shell()
+            raise
+
+    async def _shell_exchange(self, script: str, timeout_s: float | None) -> bytes:
+        import secrets
+
+        if self._shell_lock is None:
+            self._shell_lock = asyncio.Lock()  # one exchange at a time: two would interleave on the shell
+        async with self._shell_lock:
+            if self._shell is None:
+                self._shell = await self._conn.create_process("exec sh", encoding=None)
+            sentinel = f"@@linerate-end-{secrets.token_hex(8)}@@"
+            self._shell.stdin.write(f"{script}\nprintf '\\n{sentinel}\\n'\n".encode())
+            return await asyncio.wait_for(_read_until(self._shell.stdout, f"\n{sentinel}\n".encode()), timeout_s)
+
+    def _drop_shell(self) -> None:
+        shell, self._shell = self._shell, None
+        if shell is not None:
+            shell.close()
 
     def close(self) -> None:
+        self._drop_shell()
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
         if self._jump is not None:
             self._jump.close()
             self._jump = None
+
+
+async def _read_until(stream, sentinel: bytes) -> bytes:
+    """stdout of a persistent shell up to (without) the sentinel line, at most MAX_OUTPUT_BYTES."""
+    data = b""
+    while sentinel not in data:
+        chunk = await stream.read(65536)
+        if not chunk:
+            raise OSError("the remote shell ended")
+        data += chunk
+        if len(data) > MAX_OUTPUT_BYTES + len(sentinel):
+            raise OutputTooLarge()
+    return data[:data.index(sentinel)]
+
+
+async def _drain(stream) -> bytes:
+    chunks, size = [], 0
+    while True:
+        chunk = await stream.read(65536)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_OUTPUT_BYTES:
+            raise OutputTooLarge()
+        chunks.append(chunk)
 
 
 class SshExecutor:
@@ -215,6 +343,9 @@ class SshExecutor:
             return self.session.run_command(command, stdin=stdin, timeout_s=timeout_s)
         except (asyncssh.TimeoutError, TimeoutError):
             raise ExecError(key, self.host, None, f"no answer within {timeout_s:.0f} s") from None
+        except OutputTooLarge:
+            raise OutputLimitError(key, self.host, None, f"printed more than {MAX_OUTPUT_BYTES:,} bytes; linerate "
+                                   "stops reading there and uses none of it") from None
         except (OSError, asyncssh.Error) as exc:
             raise ExecError(key, self.host, None, f"connection lost: {exc or type(exc).__name__}") from None
 
@@ -229,11 +360,26 @@ class SshExecutor:
         return CommandResult(key, rc, out, err, self.host)
 
     def run_many(self, argvs: Sequence[Sequence[str]], *, timeout_s: float | None = None) -> list[CommandResult]:
-        """Several fixed commands in one round trip (each SSH exec costs a channel and a remote
-        shell, ~0.1 s on a small host); see exec.base.Batch."""
-        batch = Batch(argvs, self.command)
-        rc, out, err = self._exchange(batch.script, batch.keys[0], None, timeout_s)
-        return batch.split(self.host, rc, out, err)
+        """Several fixed commands (telemetry reads) in one round trip through the session's persistent
+        shell: an SSH exec costs a channel and a remote shell start (~0.1 s on a small host, and
+        sshd ran them one at a time here), too much for a read inside a 1 s trial's window. Each
+        command's stdin is /dev/null (it must not eat the shell's input); stderr is not kept: a
+        failed command is told by its status. See exec.base.Batch."""
+        import asyncssh
+
+        batch = Batch(argvs, lambda argv: f"{self.command(argv)} </dev/null 2>/dev/null")
+        try:
+            out = self.session.run_in_shell(batch.script, timeout_s=timeout_s)
+        except (asyncssh.TimeoutError, TimeoutError):
+            raise ExecError(batch.keys[0], self.host, None, f"no answer within {timeout_s:.0f} s") from None
+        except OutputTooLarge:
+            raise OutputLimitError(batch.keys[0], self.host, None, f"printed more than {MAX_OUTPUT_BYTES:,} bytes; "
+                                   "linerate stops reading there and uses none of it") from None
+        except (OSError, asyncssh.Error) as exc:
+            raise ExecError(batch.keys[0], self.host, None, f"connection lost: {exc or type(exc).__name__}") from None
+        results = batch.split(self.host, 0, out.decode(errors="replace"), "")
+        return [r if r.returncode == 0 else CommandResult(r.argv, r.returncode, r.stdout, "(stderr not kept in a "
+                                                          "batched read)", r.host) for r in results]
 
     def spawn(self, argv: Sequence[str]) -> SpawnedProcess:
         raise NotImplementedError("remote servers are started as daemons with a pid file (testbed/ssh.py)")

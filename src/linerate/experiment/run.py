@@ -64,7 +64,13 @@ def _run_locked(experiment: Experiment, store: Store, *, file_text: str | None, 
                 store.set_environment(experiment_id, {**env, "hosts": hosts, "line_rate": getattr(lab, "line_rate", None)})
             elif not hosts and not recorded and getattr(lab, "state", None):
                 recorded = True
-                store.set_environment(experiment_id, {**env, "offloads": lab.state["offloads"]})
+                extra = {"offloads": lab.state["offloads"]}
+                vm = lab.state.get("vm") or {}
+                if vm.get("placement"):  # where the VM's threads and the generator ran, and a read's cost
+                    extra["vm_host"] = {"placement": vm["placement"]["note"], "detail": vm["placement"]["detail"],
+                                        "disjoint": vm["placement"]["disjoint"],
+                                        "telemetry_read_ms": vm.get("telemetry_read_ms")}
+                store.set_environment(experiment_id, {**env, **extra})
             yield lab
 
     from linerate.experiment.ceiling import ceiling_flags

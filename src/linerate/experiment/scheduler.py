@@ -37,6 +37,8 @@ TRIAL_OVERHEAD_S = 1.5  # fallback before any trial was stored; measured ~1-1.5 
 
 
 class TrialRunner(Protocol):
+    read_cost_s: float | None  # one DUT window read on this testbed, measured when it came up (trial.py)
+
     def run_trial(self, params: TrialParams) -> Trial: ...
 
 
@@ -145,6 +147,7 @@ class Scheduler:
                     key = lab_key(state.params)
                     if key not in labs:
                         labs[key] = stack.enter_context(self.lab_factory(dict(key)))
+                        self._say_telemetry_room(labs[key], state.params)
                     self._run_repetition(labs[key], state, result, planned)
                 for state in round_cells:
                     if _target_reached(exp, state, self.store):
@@ -153,6 +156,15 @@ class Scheduler:
                 planned = max(planned, result.trials_run + sum(1 for s in states if s.open))
         self.on_event(Event("done", done=result.trials_run, planned=planned))
         return result
+
+    def _say_telemetry_room(self, lab: TrialRunner, cell: dict[str, Any]) -> None:
+        """Before the first trial on a testbed: whether the trial length leaves room for the DUT's two
+        window reads at their measured cost (the trials measure throughput either way)."""
+        from linerate.trial import window_problem
+
+        problem = window_problem(trial_params(cell), lab.read_cost_s)
+        if problem is not None:
+            self.on_event(Event("telemetry", cell=cell, message=problem))
 
     def _run_repetition(self, lab: TrialRunner, state: CellState, result: RunResult, planned: int) -> None:
         exp = self.experiment

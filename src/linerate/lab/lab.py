@@ -22,7 +22,8 @@ from linerate.process import ProcessRef
 from linerate.model import Trial, TrialParams
 from linerate.topology.plan import LabSpec, build_plan, server_address
 from linerate.traffic import iperf3
-from linerate.trial import run_trial
+from linerate.dut.linux import LinuxDriver
+from linerate.trial import measure_read_cost, run_trial
 
 SERVER_READY_TIMEOUT_S = 5.0
 TEARDOWN_SIGNALS = TERMINATIONS
@@ -42,6 +43,7 @@ class Lab:
         self.record: LabRecord | None = None
         self.record_is_ours = False
         self.state: dict = {}
+        self.read_cost_s: float | None = None  # one DUT window read, measured once the lab is up
         self._saved_handlers: dict[int, object] = {}
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -60,6 +62,7 @@ class Lab:
         self.state = read_lab_state(self.spec, self.executor, read_sysctl)
         verify(self.spec, self.state)
         self.start_server()
+        self.read_cost_s = measure_read_cost(LinuxDriver(), self.executor("dut"))
         return self
 
     def down(self) -> list[str]:
@@ -130,7 +133,7 @@ class Lab:
 
     def run_trial(self, params: TrialParams) -> Trial:
         return run_trial(self.executor("client"), self.executor("dut"), params,
-                         server_address(params.family), shared_kernel=True)
+                         server_address(params.family), shared_kernel=True, read_cost_s=self.read_cost_s)
 
 
 def _listening(ns: str, port: int) -> bool:
@@ -157,11 +160,17 @@ def make_lab(lab_id: str, lab_params: dict, *, keep: bool = False, registry: Reg
     spec = lab_spec(lab_id, lab_params)
     if lab_params.get("dut") != "vm":
         return Lab(spec, registry, keep=keep, params=lab_params)
+    import dataclasses
+
     from linerate.experiment.axes import vm_params
     from linerate.vm.lab import VmLab
+    from linerate.vm.placement import place
     from linerate.vm.plan import vm_options
 
-    return VmLab(spec, vm_options(vm_params(lab_params)), registry, keep=keep, params=lab_params)
+    options = vm_options(vm_params(lab_params))
+    placement = place(tuple(os.sched_getaffinity(0)), options.vcpus)
+    spec = dataclasses.replace(spec, cpu_sides=(placement.client_cpus, placement.server_cpus))
+    return VmLab(spec, options, registry, keep=keep, params=lab_params, placement=placement)
 
 
 def lab_from_record(record: LabRecord, registry: Registry) -> Lab:

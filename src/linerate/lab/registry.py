@@ -7,10 +7,15 @@ a record whose owner process is still alive, or that was made by `lab up` to be 
 State files are input too: anything can be written into the state directory. So a record is read
 only from the state directory (by a validated name, never following a link, a regular file of
 bounded size, every field type-checked), written through a fresh O_EXCL|O_NOFOLLOW temp file and an
-atomic rename (directory 0700, files 0600), and *acted on* only when vet() finds nothing wrong:
+atomic rename (files 0600), and *acted on* only when vet() finds nothing wrong:
 every namespace must be one linerate derives from the record's id and must be a real namespace
 mount, and every recorded process still alive must be inside one of those namespaces. Anything
 else is reported and left untouched. A name that is taken is refused, never overwritten.
+
+The directory itself is linerate's own (statedir.py): made 0700 with a marker, an existing
+directory that is not ours refused, never chmodded. Reading (`lab status`) deletes nothing; a
+write sweeps stale temp files of dead writers — only names of linerate's own pattern
+(`.linerate-<id>.<pid>.<hex>.tmp`) in that directory.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from linerate import statedir
 from linerate.errors import LabError
 from linerate.model import LAB_NAME_RE, lab_namespace, probe_namespace, validate_lab_name
 from linerate.process import ProcessRef, net_namespace_id, process_start_time
@@ -33,7 +39,7 @@ DEFAULT_STATE_DIR = "/run/linerate/labs"
 NETNS_DIR = Path("/run/netns")
 MAX_RECORD_BYTES = 64 * 1024
 RECORD_KINDS = ("lab", "probe")
-TEMP_RE = re.compile(r"^\.([a-z0-9]{1,8})\.(\d{1,10})\.[0-9a-f]{8}\.tmp$")
+TEMP_RE = re.compile(r"^\.linerate-([a-z0-9]{1,8})\.(\d{1,10})\.[0-9a-f]{8}\.tmp$")
 
 __all__ = ["LabRecord", "Registry", "RecordError", "vet"]
 
@@ -62,8 +68,8 @@ class LabRecord:
     lab_id: str
     firewall: str = ""
     mtu: int = 0
-    owner: ProcessRef | None = None  # None: kept on purpose (`lab up`), removed only by `lab down`
-    created: float = field(default_factory=time.time)
+    owner: ProcessRef | None = None  # None: kept on purpose (`lab up`, once it finished), removed by `lab down`
+    created: float | None = field(default_factory=time.time)  # None: the record did not say
     namespaces: list[str] = field(default_factory=list)
     servers: list[ProcessRef] = field(default_factory=list)
     kind: str = "lab"  # lab | probe (preflight's scratch namespace)
@@ -97,13 +103,14 @@ class LabRecord:
             raise RecordError(f"lab_id {str(lab_id)[:40]!r} is not a lab name")
         if kind not in RECORD_KINDS:
             raise RecordError(f"kind {str(kind)[:20]!r} is not one of {', '.join(RECORD_KINDS)}")
-        firewall, mtu, created = doc.get("firewall", ""), doc.get("mtu", 0), doc.get("created", 0.0)
+        firewall, mtu, created = doc.get("firewall", ""), doc.get("mtu", 0), doc.get("created")
         namespaces, servers = doc.get("namespaces", []), doc.get("servers", [])
         if not isinstance(firewall, str) or len(firewall) > 40:
             raise RecordError("firewall is not a profile name")
         if isinstance(mtu, bool) or not isinstance(mtu, int) or not 0 <= mtu <= 65535:
             raise RecordError("mtu is not a whole number")
-        if isinstance(created, bool) or not isinstance(created, (int, float)):
+        if created is not None and (isinstance(created, bool) or not isinstance(created, (int, float))
+                                    or not 0 <= created < 2**40):
             raise RecordError("created is not a time")
         if not isinstance(namespaces, list) or not all(isinstance(n, str) and len(n) < 64 for n in namespaces):
             raise RecordError("namespaces is not a list of names")
@@ -118,7 +125,8 @@ class LabRecord:
                 isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in vm.items()):
             raise RecordError("vm is not a table of VM facts")
         owner = _process(doc["owner"]) if doc.get("owner") is not None else None
-        return cls(lab_id=lab_id, firewall=firewall, mtu=mtu, owner=owner, created=float(created),
+        return cls(lab_id=lab_id, firewall=firewall, mtu=mtu, owner=owner,
+                   created=None if created is None else float(created),
                    namespaces=list(namespaces), servers=[_process(s) for s in servers], kind=kind,
                    params=dict(params), vm=dict(vm))
 
@@ -127,8 +135,9 @@ def _nsfs_device() -> int:
     return os.stat("/proc/self/ns/net").st_dev
 
 
-def vet(record: LabRecord) -> list[str]:
-    """Why a record must not be acted on (empty: it is safe to tear down what it lists)."""
+def vet(record: LabRecord, state_dir: str | os.PathLike[str] | None = None) -> list[str]:
+    """Why a record must not be acted on (empty: it is safe to tear down what it lists). With
+    state_dir, its VM directory `<id>.vm` must be a real directory of ours, if there is one."""
     problems = []
     expected = record.expected_namespaces()
     ns_ids = set()
@@ -153,6 +162,17 @@ def vet(record: LabRecord) -> list[str]:
             continue
         if net_namespace_id(proc.pid) not in ns_ids:
             problems.append(f"pid {proc.pid} is alive but not inside this lab's namespaces")
+    if state_dir is not None:
+        vm_dir = Path(state_dir) / f"{record.lab_id}.vm"
+        try:
+            info = os.lstat(vm_dir)
+        except FileNotFoundError:
+            info = None
+        except OSError as exc:
+            problems.append(f"{vm_dir}: {exc.strerror}")
+            info = None
+        if info is not None and (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid()):
+            problems.append(f"{vm_dir} is not a directory of ours (a link?)")
     return problems
 
 
@@ -165,17 +185,26 @@ class Registry:
         return self.state_dir / f"{validate_lab_name(lab_id)}.json"
 
     def _ensure_dir(self) -> None:
-        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(self.state_dir)
-        if not stat.S_ISDIR(info.st_mode):
-            raise LabError(f"state directory {self.state_dir} is not a directory (a link?); remove it")
-        if info.st_uid != os.geteuid():
-            raise LabError(f"state directory {self.state_dir} belongs to uid {info.st_uid}, not to us")
-        if stat.S_IMODE(info.st_mode) != 0o700:
-            os.chmod(self.state_dir, 0o700)
+        """Our directory (made now if missing; refused if it is not ours), swept of stale temp files."""
+        statedir.ensure(self.state_dir)
+        self.sweep_temps()
+
+    def sweep_temps(self) -> list[str]:
+        """Remove temp files of writers that died mid-write: only linerate's own name pattern, only
+        regular files, only in our own directory (the caller made sure of that)."""
+        removed = []
+        for entry in os.scandir(self.state_dir):
+            temp = TEMP_RE.match(entry.name)
+            if temp and entry.is_file(follow_symlinks=False) and process_start_time(int(temp.group(2))) is None:
+                try:
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+                except FileNotFoundError:
+                    pass
+        return removed
 
     def _write_temp(self, record: LabRecord) -> Path:
-        tmp = self.state_dir / f".{record.lab_id}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        tmp = self.state_dir / f".linerate-{record.lab_id}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(record.to_json())
@@ -195,9 +224,15 @@ class Registry:
 
     def save(self, record: LabRecord) -> None:
         """Update a record this process created (atomic rename: a kill never leaves half a record)."""
-        self._ensure_dir()
+        statedir.ensure(self.state_dir)
         tmp = self._write_temp(record)
         os.replace(tmp, self.path(record.lab_id))
+
+    def keep(self, record: LabRecord) -> None:
+        """Mark a lab that `lab up` finished building as kept. Until this call it is owned by the
+        `lab up` process, so a lab up killed halfway is an orphan that `lab clean` removes."""
+        record.owner = None
+        self.save(record)
 
     def _read(self, path: Path) -> LabRecord:
         try:
@@ -251,18 +286,13 @@ class Registry:
         return True
 
     def all(self) -> list[LabRecord]:
-        """Every well-formed record; malformed files go to self.unreadable; stale temp files of
-        dead writers are removed."""
+        """Every well-formed record; malformed files go to self.unreadable. Only reads: nothing is
+        created or deleted (ConfigError when the directory there is not ours)."""
         self.unreadable = []
-        if not self.state_dir.is_dir() or self.state_dir.is_symlink():
+        if not statedir.is_ours(self.state_dir):
             return []
         records = []
         for entry in sorted(os.scandir(self.state_dir), key=lambda e: e.name):
-            temp = TEMP_RE.match(entry.name)
-            if temp and entry.is_file(follow_symlinks=False):
-                if process_start_time(int(temp.group(2))) is None:
-                    os.unlink(entry.path)
-                continue
             if not entry.name.endswith(".json"):
                 continue
             if not LAB_NAME_RE.fullmatch(entry.name[:-5]):

@@ -3,7 +3,6 @@ only when that format is asked for."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 from collections.abc import Callable
 
@@ -15,19 +14,8 @@ def serializer(name: str) -> Callable:
     return importlib.import_module(f"linerate.report.{MODULES[name]}").serialize
 
 
-def write_file(path: str, text: str) -> None:
-    """Whole or nothing: written beside the target, then renamed over it."""
-    import os
-    import tempfile
+def write_file(path: str, text: str, option: str = "--output") -> int:
+    """By report/output.py's rule: whole or nothing for files, written into devices and FIFOs."""
+    from linerate.report import output
 
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, scratch = tempfile.mkstemp(dir=directory, prefix=".linerate-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(scratch, 0o644)
-        os.replace(scratch, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(scratch)
-        raise
+    return output.write(path, text, option)

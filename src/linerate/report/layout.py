@@ -14,6 +14,12 @@ def plain(text: object) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
+def md_name(text: object) -> str:
+    """A stored name in Markdown: inert as HTML too (Markdown renderers pass raw HTML through), so
+    an older database's `<img src=x onerror=...>` shows as text."""
+    return plain(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def md_cell(text: object) -> str:
     """A Markdown table cell: one line, pipes escaped so a value cannot add columns."""
     return plain(text).replace("\\", "\\\\").replace("|", "\\|")

@@ -69,10 +69,20 @@ def mean_ci_figure(report: Report):
     return fig
 
 
-def write_png(report: Report, path: str) -> None:
-    fig = mean_ci_figure(report)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+def png_bytes(fig) -> bytes:
+    """A figure as PNG bytes (closed after): files are written by report/output.py alone."""
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format="png", dpi=110)
+    finally:
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def write_png(report: Report, path: str, option: str = "--plot") -> int:
+    from linerate.report import output
+
+    return output.write(path, png_bytes(mean_ci_figure(report)), option)
 
 
 def run_order_figure(points: Sequence, columns: Sequence[str]):

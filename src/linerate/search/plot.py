@@ -70,7 +70,8 @@ def _ci(points: Sequence[Any]) -> list[list[float]]:
     return [low, high]
 
 
-def write_frame_size_png(experiment: Any, summaries: Sequence[Any], path: str) -> None:
-    fig = frame_size_figure(experiment, summaries)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+def write_frame_size_png(experiment: Any, summaries: Sequence[Any], path: str, option: str = "--plot") -> int:
+    from linerate.report import output
+    from linerate.report.plot import png_bytes
+
+    return output.write(path, png_bytes(frame_size_figure(experiment, summaries)), option)

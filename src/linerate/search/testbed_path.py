@@ -4,7 +4,7 @@ DUT), from the route's source address; the server counts with nftables (search/f
 the DUT's counters come from its driver (Linux, FreeBSD, OpenBSD), as for throughput trials.
 
 Both ends must run Linux (trafgen writes to a packet socket; the count is an nftables counter).
-The server's counting table is journaled in the store before it is created, like a DUT knob, so
+The server's counting table is journaled (testbed/journal.py) before it is created, like a DUT knob, so
 a run killed mid-search has it removed by the next run or by `linerate testbed restore`. The
 cell's DUT knobs are applied (journaled) before its searches, as before its throughput trials.
 """
@@ -104,7 +104,7 @@ class TestbedPath(FramePath):
 
     def __enter__(self) -> "TestbedPath":
         self.testbed.activate(self.view.lab_params)
-        self.journal_id = self.testbed.store.journal_add(self.testbed.key, "server", JOURNAL_KIND, COUNT_TABLE, "", None)
+        self.journal_id = self.testbed.journal.add("server", JOURNAL_KIND, COUNT_TABLE, "", None)
         try:
             return super().__enter__()
         except BaseException:
@@ -117,7 +117,7 @@ class TestbedPath(FramePath):
 
     def _close_journal(self) -> None:
         if self.journal_id is not None:
-            self.testbed.store.journal_done(self.journal_id)
+            self.testbed.journal.done(self.journal_id)
             self.journal_id = None
 
     def dut_counters(self) -> dict[str, int]:

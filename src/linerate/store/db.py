@@ -29,7 +29,8 @@ from linerate.store import schema
 from linerate.store.schema import APPLICATION_ID, KNOWN_TABLES, cell_key, sync_trial_columns
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-LEGACY_VERSIONS = (1, 2)  # linerate databases from before application_id was set
+LEGACY_VERSIONS = (1, 2)
+UNWRITABLE = ("readonly", "read-only", "unable to open", "disk I/O error", "not authorized", "cannot open")  # linerate databases from before application_id was set
 
 
 def default_db_path() -> str:
@@ -53,9 +54,12 @@ class ExperimentRow:
 
 def _check_path(path: str, create: bool) -> bool:
     """Refuse what cannot be a linerate database file. True when the file exists with content."""
-    if path == ":memory:" or path.startswith("file:") or path == "":
-        raise ConfigError("--db", f"'{path}' is not a file path; give a database file such as linerate.db")
+    if path == ":memory:" or path.startswith("file:") or path == "" or "\x00" in path:
+        raise ConfigError("--db", f"'{path[:100]}' is not a file path; give a database file such as linerate.db")
     try:
+        if os.path.islink(path) and not os.path.exists(path):
+            raise ConfigError("--db", f"{path} is a symbolic link to a file that does not exist; give the "
+                              "target's path (linerate does not create files through links)")
         info = os.stat(path)
     except FileNotFoundError:
         parent = Path(path).parent
@@ -68,7 +72,28 @@ def _check_path(path: str, create: bool) -> bool:
         raise ConfigError("--db", f"cannot use {path}: {exc.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
         raise ConfigError("--db", f"{path} is not a regular file; give a database file such as linerate.db")
+    try:  # an immutable (chattr +i) or read-only file: refused before SQLite makes -wal/-shm beside it
+        os.close(os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
+    except OSError as exc:
+        raise ConfigError("--db", f"{path} cannot be written ({exc.strerror}); give a database file "
+                          "linerate may change") from None
     return info.st_size > 0
+
+
+def check_db(path: str, create: bool = True) -> bool:
+    """Everything Store() checks before writing, without writing (for --dry-run): a path that
+    cannot be a linerate database raises ConfigError. True when a database exists there."""
+    exists = _check_path(path, create)
+    if exists:
+        _inspect(path)
+    return exists
+
+
+def _remove_new(paths: Iterable[str], existed: set[str]) -> None:
+    for extra in paths:
+        if extra not in existed:
+            with contextlib.suppress(OSError):
+                os.unlink(extra)
 
 
 def _inspect(path: str) -> None:
@@ -106,17 +131,28 @@ def _inspect(path: str) -> None:
 class Store:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True):
         self.path = str(path if path is not None else default_db_path())
-        if _check_path(self.path, create):
+        existed_before = _check_path(self.path, create)
+        if existed_before:
             _inspect(self.path)
+        sidecars = [self.path, self.path + "-wal", self.path + "-shm", self.path + "-journal"]
+        existed = {p for p in sidecars if os.path.lexists(p)}
+        self.conn = None
         try:
             self.conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.migrate()
         except sqlite3.DatabaseError as exc:
-            raise ConfigError("--db", f"{self.path} cannot be opened ({exc})") from None
-        self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA foreign_keys=ON")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.migrate()
+            if self.conn is not None:
+                self.conn.close()
+            _remove_new(sidecars, existed)  # leave nothing beside it that was not there before
+            if not isinstance(exc, sqlite3.OperationalError) or not any(
+                    word in str(exc) for word in UNWRITABLE):
+                raise  # a bug (a broken migration): keep its traceback
+            raise ConfigError("--db", f"{self.path} cannot be used ({str(exc)[:120]}); give a database "
+                              "file linerate may write, in a directory it may write") from None
 
     def close(self) -> None:
         self.conn.close()

@@ -105,7 +105,7 @@ class HostEntry(BaseModel):
     def _identity(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        if "\x00" in value or not value.strip():
+        if "\x00" in value or not value.strip() or value != value.strip():
             raise ValueError("is not a file path")
         if not Path(value).expanduser().is_file():
             raise ValueError(f"{value[:80]!r} does not exist or is not a file")
@@ -155,9 +155,19 @@ class Inventory(BaseModel):
     @classmethod
     def _link(cls, value: str | None) -> str | None:
         from linerate.calc.linerate import parse_rate
+        from linerate.model import MAX_BITRATE_BPS, MIN_BITRATE_BPS
 
         if value is not None:
-            parse_rate(value)  # ValueError names what is allowed
+            bps = parse_rate(value)  # ValueError names what is allowed
+            if not MIN_BITRATE_BPS <= bps <= MAX_BITRATE_BPS:
+                raise ValueError(f"{value[:20]!r} is out of range for a link (1k to 400g, e.g. 1g or 10g)")
+        return value
+
+    @field_validator("known_hosts")
+    @classmethod
+    def _known_hosts(cls, value: str) -> str:
+        if not value.strip() or "\x00" in value or value != value.strip():
+            raise ValueError(f"{value[:60]!r} is not a file path; give the known_hosts file, e.g. ~/.ssh/known_hosts")
         return value
 
     @model_validator(mode="after")

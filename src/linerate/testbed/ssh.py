@@ -6,9 +6,12 @@ what the scheduler sees as one "lab"). Real hosts cannot hold two knob sets at o
 share the testbed and switch knobs on demand.
 
 Nothing is lost or left changed: before a knob changes (or a server starts), an entry with the
-value to put back (or the pid file) is committed to the store's journal. Values are restored when
-the run ends, on SIGINT/SIGTERM/SIGHUP, and — after a SIGKILL or a lost connection — by
-`linerate testbed restore` and automatically when the next run on this testbed starts.
+value to put back (or the pid file) is committed to the testbed's journal (testbed/journal.py, in
+linerate's state directory, not the results database). Values are restored when the run ends, on
+SIGINT/SIGTERM/SIGHUP, and — after a SIGKILL or a lost connection — by `linerate testbed restore`
+and automatically when the next run on this testbed starts, whatever --db either uses. A value
+read from the DUT is journaled only when it can be written back (journal.value_problem): the
+change it belongs to is refused otherwise, before it is made.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from typing import Any
 
 from linerate.dut.base import DutDriver, detect_family, driver_for
 from linerate.errors import ConfigError, ExecError, LinerateError
-from linerate.exec.ssh import SshExecutor, SshSession
+from linerate.exec.ssh import OutputLimitError, SshExecutor, SshSession
 from linerate.model import Trial, TrialParams
 from linerate.store.db import Store
 from linerate.testbed.inventory import Inventory
+from linerate.testbed.journal import HostValueError, Journal, manual_command, value_problem
 from linerate.testbed.knobs import parse_any_sysctls, parse_dut_offloads
 from linerate.traffic.iperf3 import IPERF3
 
@@ -124,38 +128,74 @@ def start_server(server: SshExecutor, pidfile: str, port: int, idle_timeout_s: i
     raise LinerateError(f"iperf3 server on {server.host} did not start (no {pidfile} within 5 s)")
 
 
-def restore_journal(inventory: Inventory, store: Store, executors: dict[str, SshExecutor],
-                    driver: DutDriver | None) -> list[str]:
-    """Put back every journaled change of this testbed, newest first; each entry is marked done
-    only after its original value was read back (or its server stopped)."""
-    from linerate.search.testbed_path import JOURNAL_KIND
-
+def restore_journal(inventory: Inventory, journal: Journal, executors: dict[str, SshExecutor],
+                    driver: DutDriver | None, *, problems: list[str] | None = None) -> list[str]:
+    """Put back every open journal entry of this testbed, newest first; each is marked done only
+    after its original value was read back (or its server stopped). One entry that fails never
+    stops the others: it is marked needs-hand with the command to run by hand, and reported
+    (once: into `problems`); one whose host is unreachable now stays open for the next try."""
     done = []
-    for entry in store.journal_open(inventory.identity_key()):
+    problems = [] if problems is None else problems
+    family = driver.family if driver is not None else None
+    for entry in journal.open_entries():
         host = executors.get(entry["role"])
         if host is None:
             continue
-        if entry["kind"] == "process":
-            done.append(f"{entry['role']}: iperf3 server {stop_server(host, entry['name'])}")
-        elif entry["kind"] == JOURNAL_KIND:  # an rfc2544 search's counting table on the server
-            deleted = host.run(["nft", "delete", "table", "inet", entry["name"]], timeout_s=TIMEOUT_S, check=False)
-            if host.run(["nft", "list", "table", "inet", entry["name"]], timeout_s=TIMEOUT_S, check=False).returncode == 0:
-                raise LinerateError(f"could not remove the counting table inet {entry['name']} on {host.host}: "
-                                    f"{(deleted.stderr.strip() or 'nft failed')[:160]}")
-            done.append(f"{entry['role']}: nftables table inet {entry['name']} "
-                        f"{'removed' if deleted.returncode == 0 else 'already gone'}")
-        elif entry["kind"] == "sysctl":
-            driver.set_sysctl(host, entry["name"], entry["original"])
-            got = driver.read_sysctl(host, entry["name"])
-            if got != entry["original"]:
-                raise LinerateError(f"restoring {entry['name']}={entry['original']} on the DUT read back {got!r}")
-            done.append(f"dut: sysctl {entry['name']} back to {entry['original']}")
-        elif entry["kind"] == "offload":
-            ifname, feature = entry["name"].split(":", 1)
-            driver.set_offload(host, ifname, feature, entry["original"])
-            done.append(f"dut: {ifname} {feature} back to {entry['original']}")
-        store.journal_done(entry["id"])
+        what = f"{entry['role']}: {entry['kind']} {entry['name']}"
+        try:
+            done.append(_restore_one(entry, host, driver))
+        except ExecError as exc:
+            if exc.returncode is None and not isinstance(exc, OutputLimitError):  # lost, or no answer: retry later
+                problems.append(f"{what}: could not reach {host.host} ({exc}); kept for the next restore")
+                continue
+            _needs_hand(journal, entry, family, str(exc), problems, inventory)
+            continue
+        except LinerateError as exc:
+            _needs_hand(journal, entry, family, str(exc), problems, inventory)
+            continue
+        journal.done(entry["id"])
     return done
+
+
+def _needs_hand(journal: Journal, entry, family: str | None, why: str, problems: list[str],
+                inventory: Inventory) -> None:
+    valid = value_problem(entry["kind"], entry["original"]) is None
+    manual = manual_command(family, entry["kind"], entry["name"], entry["original"] if valid else None)
+    journal.needs_hand(entry["id"], why[:300], manual)
+    problems.append(f"{entry['role']}: {entry['kind']} {entry['name']} could not be restored ({why[:200]}); "
+                    f"run on the {entry['role']} by hand: {manual} — then `linerate testbed restore "
+                    f"INVENTORY --resolve {entry['id']}`")
+
+
+def _restore_one(entry, host: SshExecutor, driver: DutDriver | None) -> str:
+    from linerate.search.testbed_path import JOURNAL_KIND
+
+    problem = value_problem(entry["kind"], entry["original"])
+    if problem is not None:  # never written back: what the host once printed is not a value
+        raise HostValueError(f"the recorded original value is not one linerate writes back ({problem})")
+    if entry["kind"] == "process":
+        return f"{entry['role']}: iperf3 server {stop_server(host, entry['name'])}"
+    if entry["kind"] == JOURNAL_KIND:  # an rfc2544 search's counting table on the server
+        deleted = host.run(["nft", "delete", "table", "inet", entry["name"]], timeout_s=TIMEOUT_S, check=False)
+        if host.run(["nft", "list", "table", "inet", entry["name"]], timeout_s=TIMEOUT_S, check=False).returncode == 0:
+            raise LinerateError(f"could not remove the counting table inet {entry['name']} on {host.host}: "
+                                f"{(deleted.stderr.strip() or 'nft failed')[:160]}")
+        return (f"{entry['role']}: nftables table inet {entry['name']} "
+                f"{'removed' if deleted.returncode == 0 else 'already gone'}")
+    if driver is None:
+        raise LinerateError("the DUT's OS is unknown (no driver)")
+    if entry["kind"] == "sysctl":
+        driver.set_sysctl(host, entry["name"], entry["original"])
+        got = driver.read_sysctl(host, entry["name"])
+        if got != entry["original"]:
+            raise LinerateError(f"restoring {entry['name']}={entry['original']} on the DUT read back "
+                                f"{got[:60]!r}{'...' if len(got) > 60 else ''}")
+        return f"dut: sysctl {entry['name']} back to {entry['original']}"
+    if entry["kind"] == "offload":
+        ifname, feature = entry["name"].split(":", 1)
+        driver.set_offload(host, ifname, feature, entry["original"])
+        return f"dut: {ifname} {feature} back to {entry['original']}"
+    raise LinerateError(f"unknown journal entry kind {entry['kind'][:20]!r}")
 
 
 class SshTestbed:
@@ -177,6 +217,8 @@ class SshTestbed:
         self.users = 0
         self.environment: dict = {}
         self.applied: tuple[dict, dict] | None = None  # (lab params, read-back) the DUT holds now
+        self.read_cost_s: float | None = None  # one window read (DUT and generator hosts), measured once
+        self.journal: Journal | None = None  # opened with the testbed (state directory, by identity)
 
     # --- lifetime -----------------------------------------------------------------------------------
 
@@ -185,8 +227,10 @@ class SshTestbed:
         if "dut" in self.executors:
             self.driver = detect_driver(self.executors["dut"], self.inventory.dut.os)
         self.line_rate = resolve_line_rate(self.inventory, self.executors.get("dut"), self.driver)
-        for line in restore_journal(self.inventory, self.store, self.executors, self.driver):
-            self.on_message(f"restored from an earlier run: {line}")
+        self.journal = Journal(self.key)
+        if self.store is not None:
+            self.journal.adopt(self.store, self.driver.family if self.driver else None)  # an older linerate's
+        self._restore("restored from an earlier run")
         from linerate.testbed.check import host_fingerprint
 
         self.environment = {role: host_fingerprint(host, self.driver if role == "dut" else None,
@@ -197,14 +241,30 @@ class SshTestbed:
             if family is not None:
                 self.generator_drivers[role] = driver_for(family)
         self._start_server()
+        self._measure_read_cost()
+
+    def _generator_hosts(self) -> dict[str, tuple[SshExecutor, DutDriver]]:
+        return {role: (self.executors[role], driver) for role, driver in self.generator_drivers.items()}
+
+    def _measure_read_cost(self) -> None:
+        """Once per testbed, before any trial: what one window read costs here, which places the
+        second read (trial.py) and tells the scheduler whether the trial length leaves room."""
+        from linerate.trial import measure_read_cost
+
+        try:
+            self.read_cost_s = measure_read_cost(self.driver, self.executors.get("dut"), hosts=self._generator_hosts())
+        except LinerateError:
+            self.read_cost_s = None  # unreadable now: trials measure anyway and say their telemetry is partial
 
     def close(self) -> None:
         try:
-            if self.executors:
-                for line in restore_journal(self.inventory, self.store, self.executors, self.driver):
-                    self.on_message(f"restored: {line}")
+            if self.executors and self.journal is not None:
+                self._restore("restored")
         finally:
             close_hosts(self.executors)
+            if self.journal is not None:
+                self.journal.close()
+                self.journal = None
             self.executors = {}
             self.active = {}
             self.applied = None
@@ -230,11 +290,18 @@ class SshTestbed:
                 if self.users == 0:
                     self.close()
 
+    def _restore(self, said: str) -> None:
+        problems: list[str] = []
+        for line in restore_journal(self.inventory, self.journal, self.executors, self.driver, problems=problems):
+            self.on_message(f"{said}: {line}")
+        for line in problems:
+            self.on_message(f"not restored: {line}")
+
     def _start_server(self) -> None:
         server = self.executors["server"]
         pidfile = pidfile_for(self.inventory, self.port)
         stop_server(server, pidfile)  # a server left by a crashed run of ours
-        self.store.journal_add(self.key, "server", "process", pidfile, "", None)
+        self.journal.add("server", "process", pidfile, "", None)
         start_server(server, pidfile, self.port, SERVER_IDLE_TIMEOUT_S)
 
     # --- knobs --------------------------------------------------------------------------------------
@@ -263,7 +330,12 @@ class SshTestbed:
             current = self._read(dut, kind, name)
             if current != value:
                 if (kind, name) not in self.active:
-                    entry = self.store.journal_add(self.key, "dut", kind, name, current, value)
+                    problem = value_problem(kind, current)
+                    if problem is not None:  # refused before the change: nothing to put back by hand
+                        raise HostValueError(f"dut_sysctls: the DUT's current {kind} {name} is not a value linerate "
+                                             f"could put back ({problem}); it was left unchanged. Check the DUT's "
+                                             f"`{'sysctl' if kind == 'sysctl' else 'ethtool -k / ifconfig'}` output")
+                    entry = self.journal.add("dut", kind, name, current, value)
                     self.active[(kind, name)] = (entry, current)
                 self._write(dut, kind, name, value)
                 current = self._read(dut, kind, name)
@@ -289,7 +361,7 @@ class SshTestbed:
     def _put_back(self, dut: SshExecutor, key: tuple[str, str]) -> None:
         entry, original = self.active.pop(key)
         self._write(dut, key[0], key[1], original)
-        self.store.journal_done(entry)
+        self.journal.done(entry)
 
     # --- trials ---------------------------------------------------------------------------------------
 
@@ -301,9 +373,11 @@ class SshTestbed:
             return Trial(status="failed", params=params, argv=(), error=f"the inventory's server has no IPv"
                          f"{params.family} test address (test_address{'6' if params.family == 6 else ''})")
         params = dataclasses.replace(params, port=self.port)
-        hosts = {role: (self.executors[role], driver) for role, driver in self.generator_drivers.items()}
+        hosts = self._generator_hosts()
+        if self.read_cost_s is None:
+            self._measure_read_cost()
         return run_trial(self.executors["client"], self.executors.get("dut"), params, address, driver=self.driver,
-                         generator_hosts=hosts)
+                         generator_hosts=hosts, read_cost_s=self.read_cost_s)
 
 
 class TestbedView:
@@ -327,3 +401,8 @@ class TestbedView:
     @property
     def line_rate(self) -> dict | None:
         return self.testbed.line_rate
+
+    @property
+    def read_cost_s(self) -> float | None:
+        """One telemetry window read on this testbed (measured at its first trial), as a lab has it."""
+        return self.testbed.read_cost_s

@@ -70,6 +70,8 @@ def load_json(text: str, source: str = "iperf3 output") -> dict[str, Any]:
         raise ParseError(f"{source} is not JSON ({exc.msg} at line {exc.lineno})") from None
     except RecursionError:
         raise ParseError(f"{source} is nested too deeply to be iperf3 output") from None
+    except ValueError:  # Python's limit on digits in an integer (a crafted 5,000-digit number)
+        raise ParseError(f"{source} holds a number too long to be a measurement") from None
     if not isinstance(doc, dict):
         raise ParseError(f"{source} is JSON but not an object")
     return doc
@@ -92,13 +94,29 @@ def _num(section: dict[str, Any], key: str, where: str, *, upper: float = MAX_RA
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ParseError(f"{where}.{key} is {type(value).__name__}, not a number")
-    if not math.isfinite(value) or value < 0 or value > upper:
-        raise ParseError(f"{where}.{key} = {value!r} is out of range (0 to {upper:g})")
+    # compared before math.isfinite, which cannot take a 401-digit integer (OverflowError)
+    if (isinstance(value, float) and not math.isfinite(value)) or value < 0 or value > upper:
+        shown = repr(value) if len(repr(value)) <= 30 else f"a {len(str(value))}-digit number"
+        raise ParseError(f"{where}.{key} = {shown} is out of range (0 to {upper:g})")
     if integer:
         if value != int(value):
             raise ParseError(f"{where}.{key} = {value!r} is not a whole number")
         return int(value)
     return float(value)
+
+
+def _check_consistent(section: dict[str, Any], where: str) -> None:
+    """bits_per_second must be what bytes over seconds give (iperf3 computes it so): 0 bytes at
+    16 Gbit/s, or a rate a thousand times its bytes, is a crafted or corrupt file."""
+    rate = _num(section, "bits_per_second", where)
+    size = _num(section, "bytes", where, upper=MAX_COUNT, integer=True)
+    seconds = _num(section, "seconds", where, upper=1e7)
+    if rate is None or size is None or not seconds:
+        return
+    expected = size * 8 / seconds
+    if abs(rate - expected) > 0.1 * max(rate, expected) + 1e3:
+        raise ParseError(f"{where}.bits_per_second = {rate:g} does not match its bytes ({size}) over "
+                         f"{seconds:g} s: not a measurement")
 
 
 def udp_loss(sent: dict[str, Any], received: dict[str, Any], blksize: int | None) -> tuple[int | None, int | None]:
@@ -180,6 +198,12 @@ def parse(text: str, params: TrialParams, argv: list[str] | tuple[str, ...], sou
     throughput = _num(received, "bits_per_second", "end.sum_received")
     if throughput is None:
         return Trial(status="failed", error="iperf3 reported no receiver summary (end.sum_received)", **common)
+    _check_consistent(received, "end.sum_received")
+    _check_consistent(sent, "end.sum_sent")
+    sender_bps = _num(sent, "bits_per_second", "end.sum_sent")
+    if sender_bps is not None and throughput > 2 * sender_bps + 1e6:
+        raise ParseError(f"end.sum_received.bits_per_second = {throughput:g} is more than twice what the sender "
+                         f"sent ({sender_bps:g}): not a measurement")
     cpu = _section(end, "cpu_utilization_percent", "end")
     retransmits = _num(sent, "retransmits", "end.sum_sent", upper=MAX_COUNT, integer=True)
     reverse = _section(end, "sum_received_bidir_reverse", "end")
@@ -201,7 +225,7 @@ def parse(text: str, params: TrialParams, argv: list[str] | tuple[str, ...], sou
     return Trial(
         status="ok",
         throughput_bps=throughput,
-        sender_bps=_num(sent, "bits_per_second", "end.sum_sent"),
+        sender_bps=sender_bps,
         reverse_throughput_bps=_num(reverse, "bits_per_second", "end.sum_received_bidir_reverse"),
         retransmits=retransmits,
         cpu_local_pct=_num(cpu, "host_total", "end.cpu_utilization_percent", upper=10_000),

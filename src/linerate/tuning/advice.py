@@ -21,7 +21,9 @@ ARTICLES = {
     "netgate-virtio": "Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' "
                 "(https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated)",
 }
-LOADER_DIRECTIVE = re.compile(r"^[A-Za-z0-9_]+_(load|name|type|flags|before|after|error)$")
+# loader.conf(5) module directives; the module part is MODULEEXPR '([-%w_]+)' of FreeBSD's Lua loader
+# (stand/lua/config.lua, pattern_table), so intel-isa-aes_load is one too
+LOADER_DIRECTIVE = re.compile(r"^[-A-Za-z0-9_]+_(load|name|type|flags|before|after|error)$")
 
 
 # the numbers the articles had in linerate's research notes, should one reach a message from old data
@@ -41,9 +43,16 @@ def is_loader_directive(name: str) -> bool:
 
 
 def check_advice(family: str, kind: str, name: str) -> str:
-    """The command that shows, on the box, whether NAME is accepted there."""
-    if family == "freebsd" and kind == "loader" and is_loader_directive(name):
-        return f"check after boot with `kenv {name}` (loader.conf(5): a loader directive, not a sysctl)"
+    """The command that shows, on the box, whether NAME is accepted there. A *_load line loads a kernel
+    module: kldstat(8) lists what is loaded. A loader.conf name without a dot is a loader(8) variable
+    (loader_menu_title, autoboot_delay, console): kernel sysctl names always have a dot, so `sysctl -d`
+    cannot show it; kenv(1) shows what the loader passed to the kernel."""
+    if family == "freebsd" and kind == "loader" and name.endswith("_load") and is_loader_directive(name):
+        module = name[:-len("_load")]
+        return (f"check after boot with `kldstat -n {module}` (or `kldstat -v`, which lists the modules inside "
+                "each loaded file; loader.conf(5): a module directive, not a sysctl)")
+    if family == "freebsd" and kind == "loader" and (is_loader_directive(name) or "." not in name):
+        return f"check after boot with `kenv {name}` (loader.conf(5): a loader variable, not a sysctl)"
     if family == "freebsd" and kind == "loader":
         return f"check with `sysctl -d {name}` after boot; if it is no sysctl, `kenv {name}` shows what the loader passed"
     if family == "freebsd":

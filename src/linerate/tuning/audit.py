@@ -29,18 +29,18 @@ import re
 from dataclasses import asdict, dataclass
 
 from linerate.tuning.advice import ARTICLES, check_advice, cites, is_loader_directive
-from linerate.tuning.catalog import Catalog, Knob
+from linerate.tuning.catalog import Catalog, Knob, defaults_over
 from linerate.tuning.names import all_lists, close_names, edit_distance, name_list
 from linerate.tuning.parsers import Setting
 from linerate.tuning.sources import Presence, describe, source_list, span_text
-from linerate.tuning.versions import fmt, parse_version, product_releases, product_span
+from linerate.tuning.syntax import RUNTIME_KINDS, loader_line_problem, sysctl_value_problem
+from linerate.tuning.versions import parse_version, product_release_span, product_releases, product_span
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 # Where each kind of line is applied. pfSense applies System Tunables as runtime sysctls only (pfsense/pfsense
 # src/etc/inc/system.inc, activate_sysctls: set_sysctl of every <sysctl><item>); OPNsense applies them at
 # run time (src/etc/inc/system.inc, system_sysctl_configure) and also writes every one of them into
 # /boot/loader.conf (system_loader_configure), so a boot-time name there is not misplaced.
-RUNTIME_KINDS = ("sysctl", "config_xml")
 DEFAULT_MARKERS = ("default", "")  # both products: use the built-in default (system_sysctl_get / activate_sysctls)
 SOLE = ("LR001", "LR002", "LR011", "LR014")  # the line does nothing: no other advice about it
 OUTRANKS = {"LR003": {"LR010", "LR013"}, "LR005": {"LR010"}, "LR013": {"LR010"}}
@@ -72,6 +72,7 @@ class Context:
     role: str | None = None
     virtual: bool = False
     os_version: str | None = None  # as the user gave it (2.6.0 for pfSense), for messages
+    version_high: tuple[int, ...] | None = None  # a release with two kernels (OpenWrt 18.06: 4.9..4.14)
 
     @property
     def roles(self) -> set[str]:
@@ -81,15 +82,32 @@ class Context:
     @property
     def span(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The releases judged: the one given, else every release of the product linerate knows."""
-        return (self.version, self.version) if self.version else product_span(self.os_name)
+        if self.version:
+            return self.version, self.version_high or self.version
+        return product_span(self.os_name)
 
     def label(self) -> str:
         if self.version is None:
             low, high = self.span
+            if self.os_name == self.family:
+                return f"{self.family} {span_text(low, high)}"
             return f"{product_releases(self.os_name)} ({self.family} {span_text(low, high)})"
         if self.os_name == self.family:
-            return f"{self.os_name} {fmt(self.version)}"
-        return f"{self.os_name} {self.os_version} ({self.family} {fmt(self.version)})"
+            return f"{self.os_name} {span_text(*self.span)}"
+        return f"{self.os_name} {self.os_version} ({self.family} {span_text(*self.span)})"
+
+    def straddle_hint(self) -> str:
+        if self.version:  # a release whose targets ship different kernels
+            return "its targets run different kernels: `uname -r` on the box tells"
+        return "give --os-version to know"
+
+    def product_span(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """The product releases judged, in the product's own numbering (pfSense 2.7.2), if it has one."""
+        if self.os_name == self.family:
+            return None
+        if self.os_version:
+            return parse_version(self.os_version), parse_version(self.os_version)
+        return product_release_span(self.os_name)
 
 
 def _finding(code: str, severity: str, s: Setting, message: str, fix: str) -> Finding:
@@ -122,19 +140,31 @@ def check_value(knob: Knob, value: str) -> str | None:
     return None
 
 
-def _lifecycle(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
+def _still_named(s: Setting, ctx: Context, presence: Presence | None) -> str | None:
+    """Where the name is still listed although the catalog says it stopped working: the kernel kept it
+    as a no-op (Linux's tcp_low_latency: ip-sysctl.rst 'a legacy option, it has no effect anymore')."""
+    if presence is not None and presence.state == "exists":
+        return source_list(ctx.family).label()
+    names = name_list(ctx.family, ctx.version)
+    listed = names.lookup(s.key) if names else None
+    return names.label() if listed else None
+
+
+def _lifecycle(knob: Knob, s: Setting, ctx: Context, presence: Presence | None = None) -> list[Finding]:
     out = []
     removed, introduced = knob.removed_in(), knob.introduced_in()
     low, high = ctx.span
     fix = f"delete it; use {knob.replaced_by} instead" if knob.replaced_by else "delete the line"
+    kept = _still_named(s, ctx, presence) if removed else None
+    gone = (f"{s.key} does nothing since {ctx.family} {knob.removed} (kept as a no-op: the {kept} still has "
+            "the name)" if kept else f"{s.key} was removed in {ctx.family} {knob.removed}")
     if removed and low >= removed:
         every = "" if ctx.version else " (every release of it linerate knows is past that)"
-        out.append(_finding("LR001", "warning", s, f"{s.key} was removed in {ctx.family} {knob.removed}: "
-                            f"this line does nothing on {ctx.label()}{every}", fix))
+        joint = ", so" if kept else ":"
+        out.append(_finding("LR001", "warning", s, f"{gone}{joint} this line does nothing on {ctx.label()}{every}", fix))
     elif removed and high >= removed:
-        out.append(_finding("LR001", "info", s, f"{s.key} was removed in {ctx.family} {knob.removed}: it does "
-                            f"nothing if your box runs {ctx.family} {knob.removed} or later ({ctx.label()} "
-                            "straddles it; give --os-version to know)", fix))
+        out.append(_finding("LR001", "info", s, f"{gone}: it does nothing if your box runs {ctx.family} "
+                            f"{knob.removed} or later ({ctx.label()} straddles it; {ctx.straddle_hint()})", fix))
     elif introduced and high < introduced:
         out.append(_finding("LR008", "warning", s, f"{s.key} only exists from {ctx.family} {knob.introduced} on, "
                             f"not on {ctx.label()}", "delete it, or upgrade"))
@@ -182,13 +212,16 @@ def _values(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
         elif rule and s.value in rule.values:
             out.append(_finding("LR005", "warning", s, f"{s.key}={s.value} is harmful for a {role}: {cites(rule.why)}",
                                 "change or remove it"))
-    if knob.security and s.value in knob.security.values:
+    defaults = _defaults_judged(knob, ctx)
+    trade_off = bool(knob.security and s.value in knob.security.values)
+    if trade_off and defaults != {s.value}:
         out.append(_finding("LR006", "warning", s, f"security trade-off: {cites(knob.security.why)}",
                             "keep the default unless you accept the risk"))
-    default = knob.default_for(ctx.version)
-    if default is not None and default == s.value and ctx.version:
-        out.append(_finding("LR010", "info", s, f"{s.key}={s.value} is already the documented default "
-                            f"(latest source at or before {ctx.label()})", "the line can go"))
+    if defaults == {s.value} and (ctx.version or trade_off):
+        stock = (f"; the trade-off it is known for ({cites(knob.security.why)}) is the stock setting there, "
+                 "so this line changes nothing" if trade_off else "")
+        out.append(_finding("LR010", "info", s, f"{s.key}={s.value} is already the documented default on "
+                            f"{ctx.label()}{stock}", "the line can go"))
     for role in sorted(ctx.roles):
         rec = knob.recommend.get(role)
         if rec and rec.value != s.value and _version_applies(rec.versions, ctx.version) and not rec.value.startswith("on "):
@@ -197,19 +230,18 @@ def _values(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
     return out
 
 
-NUMBER = re.compile(r"^[-+]?(0x[0-9a-fA-F]+|\d+)$")
+def _defaults_judged(knob: Knob, ctx: Context) -> set[str]:
+    """The defaults in force on the releases judged: the product's own where it sets one (OPNsense's
+    hw.ibrs_disable=0 until 25.1), else the base OS's (FreeBSD's 1)."""
+    products = ctx.product_span()
+    if products and ctx.os_name in knob.product_defaults:
+        return defaults_over(knob.product_defaults[ctx.os_name], *products)
+    return defaults_over(knob.defaults, *ctx.span)
 
 
 def syntax_problem(s: Setting) -> str | None:
-    """Value syntax any name must obey, known or not: a number followed by words (a comment without '#',
-    '0 (default 0)') is rejected as an invalid integer by FreeBSD's `sysctl -f` (strtol must end the value)
-    and by Linux's proc handlers; several numbers (tcp_rmem = 4096 87380 ...) are fine on Linux."""
-    if s.kind not in RUNTIME_KINDS:
-        return None
-    tokens = s.value.split()
-    if len(tokens) > 1 and NUMBER.match(tokens[0]) and not all(NUMBER.match(tok) for tok in tokens[1:]):
-        return f"'{s.value}' is a number followed by other text"
-    return None
+    """Value syntax any name must obey, known or not (tuning/syntax.py)."""
+    return sysctl_value_problem(s)
 
 
 def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
@@ -224,6 +256,11 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
     if problem:
         return [_finding("LR004", "error", s, f"{s.key}: {problem}; sysctl rejects the whole line",
                          "keep only the value; put remarks after a '#'")]
+    problem = loader_line_problem(s.raw) if s.kind == "loader" and ctx.family == "freebsd" else None
+    if problem:
+        return [_finding("LR014", "error", s, f"{s.key}: {problem}; FreeBSD's loader prints 'Malformed line' "
+                         "and skips it (stand/lua/config.lua, config.parse; loader.conf(5))",
+                         'write it as NAME="VALUE", remarks after a \'#\'')]
     if ctx.family == "freebsd" and s.kind == "loader" and is_loader_directive(s.key):
         return []  # loader(8) acts on module directives and hints itself
     knob = catalog.find(s.key, ctx.family)
@@ -234,7 +271,7 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
         return gone
     if knob is None:
         return _not_in_catalog(catalog, s, ctx, presence)
-    found = _one_problem(_lifecycle(knob, s, ctx) + _placement(knob, s, presence) + _values(knob, s, ctx))
+    found = _one_problem(_lifecycle(knob, s, ctx, presence) + _placement(knob, s, presence) + _values(knob, s, ctx))
     names = name_list(ctx.family, ctx.version)
     listed = names.lookup(s.key) if names else None
     if listed and listed[0] == "unnamed" and not any(f.code in SOLE for f in found):
@@ -285,7 +322,7 @@ def _gone(s: Setting, ctx: Context, presence: Presence | None, knob: Knob | None
         return [_finding("LR001", "warning", s, f"{s.key}: {evidence}; this line does nothing on "
                          f"{ctx.label()}{every}", fix)]
     return [_finding("LR001", "info", s, f"{s.key}: {evidence}: it does nothing if your box runs "
-                     f"{presence.gone} or later ({ctx.label()} straddles that; give --os-version to know)", fix)]
+                     f"{presence.gone} or later ({ctx.label()} straddles that; {ctx.straddle_hint()})", fix)]
 
 
 def _unnamed(s: Setting, ctx: Context, origin: str, label: str) -> Finding:
@@ -423,8 +460,8 @@ def _duplicates(settings: list[Setting]) -> list[Finding]:
         key = (s.key, s.interface, s.kind == "loader")
         if s.kind == "config_xml" and s.value in ("present", "absent"):
             continue
-        if syntax_problem(s):
-            continue  # sysctl rejects that line (its own LR004 says so): it does not override the other
+        if syntax_problem(s) or (s.kind == "loader" and loader_line_problem(s.raw)):
+            continue  # sysctl/the loader rejects that line (its own LR004/LR014 says so): it overrides nothing
         if key in seen:
             first = seen[key]
             if first.value != s.value:

@@ -45,6 +45,9 @@ class Knob(BaseModel):
     choices: list[str] | None = None
     pattern: str | None = None
     defaults: dict[str, str] = Field(default_factory=dict)
+    # a product that sets its own default over its base OS's (OPNsense's hw.ibrs_disable=0):
+    # product -> {the product's release from which it holds: value}
+    product_defaults: dict[str, dict[str, str]] = Field(default_factory=dict)
     default_note: str | None = None
     introduced: str = "unknown"
     removed: str = "unknown"
@@ -68,6 +71,14 @@ class Knob(BaseModel):
     def _default_versions(cls, value: dict[str, str]) -> dict[str, str]:
         for version in value:
             parse_version(version)
+        return value
+
+    @field_validator("product_defaults")
+    @classmethod
+    def _product_default_versions(cls, value: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        for table in value.values():
+            for version in table:
+                parse_version(version)
         return value
 
     @field_validator("recommend", "harmful")
@@ -97,6 +108,16 @@ class Knob(BaseModel):
             return known[-1][1] if known else None
         applicable = [value for v, value in known if v <= version]
         return applicable[-1] if applicable else None
+
+
+def defaults_over(table: dict[str, str], low: tuple[int, ...], high: tuple[int, ...]) -> set[str]:
+    """The documented defaults in force on the releases low..high: the one in force at low and any that
+    takes over up to high. A table starts at the first release its source shows the knob with that
+    default (the knob may be younger than the releases judged); releases before it add nothing. Empty:
+    no default known there."""
+    known = sorted((parse_version(v), value) for v, value in table.items())
+    at_low = [value for v, value in known if v <= low][-1:]
+    return set(at_low) | {value for v, value in known if low < v <= high}
 
 
 class Catalog:

@@ -194,7 +194,9 @@ def describe(presence: Presence) -> str:
         return f"the {presence.gone} source declares it but nothing reads it (read up to {presence.last})"
     if presence.gone:
         return f"declared up to the {presence.last} source, gone from {presence.gone}"
-    return f"declared up to the {presence.last} source" if presence.last else "never declared"
+    if presence.last:  # declared in the newest snapshot: nothing is known of later releases
+        return f"declared in the {presence.last} source tree, the newest linerate has; newer releases not checked"
+    return "never declared"
 
 
 def span_text(low: tuple[int, ...], high: tuple[int, ...]) -> str:

@@ -30,7 +30,8 @@ from linerate.errors import LabError
 GUEST_DIR = Path(os.environ.get("LINERATE_GUEST_DIR", "/var/cache/linerate/guest"))
 KERNEL_META = "linux-image-cloud-amd64"
 BUSYBOX = "busybox-static"
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
+CC = "gcc"  # the agent (guest/agent.c) is built static with the host's compiler: no library in the guest
 HOST_TOOLS = ("ip", "tc", "nstat", "ethtool", "nft", "dash")  # found on PATH, put in the guest's /usr/sbin
 # Debian's busybox-static runs its own applets before PATH (FEATURE_SH_STANDALONE), so its `ip`
 # and `tc` would shadow iproute2's: the guest's /bin/sh is Debian's dash instead.
@@ -117,6 +118,7 @@ def input_digest() -> tuple[str, dict]:
         "files": {path: _sha256(path) for path in HOST_FILES},
         "scripts": {p.name: _sha256(p) for p in sorted(SCRIPTS.iterdir())},
         "modules": list(GUEST_MODULES),
+        "compiler": [host_tool(CC), _run([host_tool(CC), "--version"]).splitlines()[0]],
     }
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(), inputs
 
@@ -183,7 +185,7 @@ def build(target: Path, digest: str, inputs: dict) -> Guest:
         for module in modules:
             _copy(module, root, f"/lib/modules/{module.name}")
         (root / "etc/linerate/modules").write_text("".join(f"{m.name}\n" for m in modules))
-        _copy(SCRIPTS / "agent", root, "/etc/linerate/agent")
+        _compile_agent(root / "etc/linerate/agent")
         _copy(SCRIPTS / "init", root, "/init")
         files = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
         archive = _cpio(busybox, root, files)
@@ -198,6 +200,12 @@ def build(target: Path, digest: str, inputs: dict) -> Guest:
             shutil.rmtree(target)
         staged.rename(target)
     return load(target)
+
+
+def _compile_agent(target: Path) -> None:
+    """guest/agent.c -> a static binary (glibc's libc.a, Debian libc6-dev)."""
+    _run([host_tool(CC), "-static", "-O2", "-Wall", "-o", str(target), str(SCRIPTS / "agent.c")])
+    target.chmod(0o755)
 
 
 def _cpio(busybox: Path, root: Path, files: list[str]) -> bytes:

@@ -14,6 +14,7 @@ import os
 import time
 from pathlib import Path
 
+from linerate.dut.linux import LinuxDriver
 from linerate.errors import ConfigError, ExecError, LabError
 from linerate.exec import NetnsExecutor
 from linerate.lab.apply import apply_plan
@@ -22,7 +23,9 @@ from linerate.lab.registry import LabRecord, Registry
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef, process_start_time
 from linerate.topology.plan import CreateTap, LabSpec, server_address
+from linerate.trial import measure_read_cost
 from linerate.vm.agent import AgentExecutor, with_stdin
+from linerate.vm.placement import Placement, place
 from linerate.vm.plan import VmOptions, build_vm_plan, guest_commands
 
 BOOT_TIMEOUT_S = {"kvm": 30.0, "tcg": 90.0}
@@ -51,9 +54,10 @@ class VmLab(Lab):
     """A Lab whose DUT is a qemu guest (built-in Linux guest; see vm/byo.py for own images)."""
 
     def __init__(self, spec: LabSpec, vm: VmOptions, registry: Registry | None = None, keep: bool = False,
-                 params: dict | None = None):
+                 params: dict | None = None, placement: Placement | None = None):
         super().__init__(spec, registry, keep, params)
         self.vm = vm
+        self.placement = placement or place(spec.cpu_sides[0] + spec.cpu_sides[1], vm.vcpus)
         self.taps: dict[str, list[int]] = {}  # tap name -> its queues' descriptors, until qemu has them
         self.agent: AgentExecutor | None = None
         self.vm_info: dict = {}
@@ -102,7 +106,25 @@ class VmLab(Lab):
         self.state = read_vm_state(self.spec, self.vm, self.agent, self.vm_info)
         verify_vm(self.spec, self.vm, self.state)
         self.start_server()
+        self.read_cost_s = measure_read_cost(LinuxDriver(), self.agent)
+        self.state["vm"]["placement"] = self.placement.summary()
+        self.state["vm"]["telemetry_read_ms"] = round(self.read_cost_s * 1000, 1)
         return self
+
+    def _pin_threads(self, pid: int) -> None:
+        """vCPU and I/O threads onto their host CPUs when the placement keeps them apart from the
+        generator; where it cannot (too few CPUs) they float, and the placement says so."""
+        from linerate.vm.observe import thread_tids
+
+        if not self.placement.disjoint:
+            return
+        tids = thread_tids(pid)
+        for role, tid in tids.items():
+            cpus = self.placement.io_cpus if role == "io" else self.placement.vcpu_cpus[int(role[4:])]
+            try:
+                os.sched_setaffinity(tid, cpus)
+            except OSError as exc:
+                raise LabError(f"VM DUT: placing qemu thread {role} on host CPU {cpus}: {exc}") from None
 
     def _refuse_own_image(self, accel: str) -> None:
         from linerate.vm.accel import kvm_status
@@ -134,6 +156,7 @@ class VmLab(Lab):
         self.registry.save(self.record)
         self.agent = AgentExecutor(socket_path, host=f"vm:{self.spec.lab_id}")
         wait_for_agent(self.agent, proc.pid, BOOT_TIMEOUT_S[accel], console)
+        self._pin_threads(proc.pid)
         uptime = self.agent.run(["cat", "/proc/uptime"], timeout_s=10).stdout.split()[0]
         release = self.agent.run(["uname", "-r"], timeout_s=10).stdout.strip()
         self.vm_info = {"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb,
@@ -177,9 +200,13 @@ class VmLab(Lab):
         return self.agent
 
     def run_trial(self, params: TrialParams) -> Trial:
-        from linerate.dut.linux import LinuxDriver
         from linerate.trial import run_trial
+        from linerate.vm.observe import QemuThreads
 
+        pid = self.vm_info.get("qemu_pid") or next((p.pid for p in (self.record.servers if self.record else [])), None)
+        placement = {"disjoint": self.placement.disjoint, "note": self.placement.note, "detail": self.placement.detail}
+        observers = [QemuThreads(pid, placement)] if pid else []
         return run_trial(self.executor("client"), self.executor("dut"), params, server_address(params.family),
-                         driver=LinuxDriver(), shared_kernel=False)
+                         driver=LinuxDriver(), shared_kernel=False, observers=observers,
+                         read_cost_s=self.read_cost_s)
 
