@@ -58,4 +58,6 @@ def test_line_rate_and_verdicts_in_every_format(tmp_path):
     store = Store(db, create=False)
     raw = store.trial_raw(rows[0][0])["dut"]
     assert raw["before"] != raw["after"] and "### linerate: cat /proc/stat" in raw["after"]
-    assert conn.execute("SELECT COUNT(*) FROM trial_raw").fetchone()[0] == 2 * len(rows)
+    # per trial: the full reads before and after the run, and the two window reads inside it
+    assert conn.execute("SELECT COUNT(*) FROM trial_raw").fetchone()[0] == 4 * len(rows)
+    assert "### linerate: ip -j -s link show" not in store.trial_raw(rows[0][0])["dut_window"]["after"]

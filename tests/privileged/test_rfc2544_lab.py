@@ -61,13 +61,15 @@ def test_rule_walk_lowers_small_frame_ndr_shown_by_compare(tmp_path):
     run, and `linerate compare` of the two firewall profiles by NDR with Welch's test."""
     db, experiment = str(tmp_path / "r.db"), tmp_path / "fw.toml"
     experiment.write_text('name = "fw"\ntest = "rfc2544"\nrepetitions = 2\nduration_s = 1\nframe_sizes = [64]\n'
-                          'link_rate = "1g"\n[axes]\nfirewall = ["none", "rules:1000"]\n')
+                          'link_rate = "1g"\n[axes]\nfirewall = ["none", "rules:300"]\n')
+    # 300 rules, not 1000: in the namespace lab the DUT walks them in softirq on trafgen's own CPU,
+    # and on one kernel build (6.18.44-fc-v669) 1000 rules starved trafgen past its timeout.
     out = linerate("run", str(experiment), "--db", db, timeout=900)
     assert "| 64 B (max 1,488,095) |" in out.stdout and "4 searches" in out.stdout, out.stdout
-    compared = linerate("compare", "fw:firewall=none", "fw:firewall=rules:1000", "--db", db).stdout
+    compared = linerate("compare", "fw:firewall=none", "fw:firewall=rules:300", "--db", db).stdout
     line = [l for l in compared.splitlines() if "IPv4 64 B NDR" in l][0]
     ndr_none, ndr_rules = (float(v.replace(",", "")) for v in re.search(r"A ([\d,]+) \(n=2\), B ([\d,]+)", line).groups())
-    # unanswered UDP stays conntrack-NEW, so with rules:1000 every frame walks the list
+    # unanswered UDP stays conntrack-NEW, so with rules:300 every frame walks the list
     assert ndr_rules < 0.5 * ndr_none, compared
     assert "slower than A" in line or "no significant difference" in line, line
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM searches WHERE status='done'").fetchone()[0] == 4

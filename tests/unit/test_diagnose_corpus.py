@@ -49,6 +49,9 @@ def test_corpus_agreement(capsys):
 def test_interrupt_verdicts_say_whether_they_span_boot_or_a_window(capsys, name):
     doc = run(capsys, name, CASES[name]["os"])
     verdict = next(v for v in doc["verdicts"] if v["code"] == CASES[name]["expected"])
+    if "packet counters per queue" in verdict["evidence"]:  # ethtool -S, read once: totals since boot
+        assert "totals since boot (one reading" in verdict["evidence"]
+        return
     assert ("since boot" in verdict["evidence"]) == doc["interrupts_since_boot"]
     if "grep_twice" in name:  # the same grep pasted twice, a second apart: a window, not since boot
         assert doc["interrupts_since_boot"] is False and "between two readings" in verdict["evidence"]
@@ -75,3 +78,20 @@ def test_a_driver_regression_gets_no_invented_limit(capsys):
     """Two busy single-queue NICs on two different CPUs: nothing piled on one CPU or queue."""
     doc = run(capsys, "openwrt_rtl8111_driver_regression.txt", "openwrt")
     assert [v for v in doc["verdicts"] if v["kind"] == "limit"] == []
+
+
+def test_ethtool_per_queue_packet_counters_are_read_by_content(capsys):
+    """pcengines/apu2-documentation#190: `ethtool -S enp1s0 | grep rx_queue` (igb on an i211 with RSS
+    off) puts every packet on rx queue 0; a paste of packet counters, not interrupts, still shows it."""
+    doc = run(capsys, "apu4_i211_one_rx_queue_ethtool.txt", "linux")
+    verdict = doc["verdicts"][0]
+    assert verdict["code"] == "irq-one-queue" and "enp1s0 rx queue 0 received 16,630,368,449" in verdict["evidence"]
+    assert "ethtool -S enp1s0: packet counters per queue" in verdict["evidence"]
+    assert doc["read"] == ["ethtool -S enp1s0 (2 rx queues with packet counters)"] and doc["not_understood"] == []
+
+
+def test_a_command_echoed_without_a_prompt_names_the_screen_below_it(capsys):
+    """opnsense/core#4003: 'top -aSH' on a line of its own above the top screen is the command, not an
+    unread section."""
+    doc = run(capsys, "opnsense_i386_top_aSH_all_busy.txt", "opnsense")
+    assert doc["not_understood"] == [] and doc["read"][0].startswith("FreeBSD top")

@@ -276,3 +276,29 @@ def test_top_cpu_line_cut_before_its_idle_figure_is_read_from_what_is_there():
     assert "idle" not in [line for line in cut.splitlines() if line.startswith("CPU 7")][0]
     cpus, _ = parsers.parse_top(cut)
     assert cpus[7]["busy_pct"] == 88.6 and cpus[0]["busy_pct"] == 100.0
+
+
+ETHTOOL = DATA / "diagnose" / "ethtool"
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("ena_queue_rx_cnt.txt", {("rx", 5): 8291144458, ("rx", 7): 1832}),  # ena queue_N_rx_cnt
+    ("i40e_rx_dot_packets.txt", {("rx", 0): 57112, ("rx", 1): 31256}),  # i40e rx-N.packets
+    ("mlx5_rxN_packets.txt", {("rx", 1): 26170804, ("rx", 3): 13219784}),  # mlx5 rxN_packets
+])
+def test_ethtool_per_queue_packet_counters_of_each_driver_format(name, expected):
+    text = (ETHTOOL / name).read_text()
+    assert text.startswith("# source: ")
+    queues = parsers.parse_ethtool_queue_packets(text)
+    assert all(queues[key] == value for key, value in expected.items())
+    assert all(direction == "rx" for direction, _ in queues)  # bytes lines are not packet counts
+
+
+def test_ethtool_counters_that_are_not_queue_packets_are_left_out():
+    # igb's other per-queue counters (pcengines/apu2-documentation#190) and totals are not queue packets
+    for name in ("rx_queue_0_bytes", "rx_queue_0_drops", "rx_queue_0_csum_err", "rx_packets", "rx_queue_0_xdp_packets",
+                 "rx0_bytes", "rx-0.bytes", "queue_0_rx_bytes"):
+        assert parsers.ethtool_queue_counter(name) is None, name
+    assert parsers.ethtool_queue_counter("rx_queue_1_packets") == ("rx", 1)
+    with pytest.raises(ParseError):
+        parsers.parse_ethtool_queue_packets("NIC statistics:\n     rx_packets: 5\n     tx_packets: 7\n")

@@ -8,7 +8,7 @@ import sys
 
 from linerate.errors import ConfigError
 from linerate.tuning.parsers import KINDS
-from linerate.tuning.versions import OS_FAMILIES, ROLES, base_version, resolve_release
+from linerate.tuning.versions import OS_FAMILIES, ROLES, resolve_release
 
 # The catalog (pydantic models over ~1,500 entries) loads only in the handlers that use it.
 

@@ -53,6 +53,10 @@ class Facts:
     softnet_cpu: list[dict[str, int]] = field(default_factory=list)  # {"cpu", "processed", "dropped", "time_squeeze"}
     net_rx_cpu: list[int] = field(default_factory=list)
     irq_since_boot: bool = False
+    # ethtool -S per-queue receive packet counters: NIC -> {"rx queue 0": packets}; a total since the
+    # driver loaded (one reading) or the difference of two
+    queue_packets: dict[str, dict[str, int]] = field(default_factory=dict)
+    queue_packets_source: str = ""
     interrupts_source: str = ""  # where facts.interrupts came from, for the verdict text
     # the measurement itself (experiment cells): DUT window telemetry per trial, a VM DUT seen from the host
     trials_with_dut: int = 0

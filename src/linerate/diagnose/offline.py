@@ -21,7 +21,8 @@ from linerate.dut.sections import command_line, family_of, outside, shell_line, 
 from linerate.errors import ConfigError, ParseError
 
 RAW_HELP = ("or raw output of /proc/interrupts, /proc/net/softnet_stat, /proc/softirqs, top, mpstat -P ALL, "
-            "FreeBSD top -P / vmstat -i / sysctl hw.intrs / netstat -Q / netstat -i")
+            "ethtool -S IF (per-queue packet counters), FreeBSD top -P / vmstat -i / sysctl hw.intrs / netstat -Q / "
+            "netstat -i")
 PER_CPU_SECTIONS = ("cat /proc/interrupts", "cat /proc/net/softnet_stat")  # also read per CPU
 
 
@@ -183,6 +184,32 @@ def _softnet(facts: Facts, before: Reading | None, after: Reading) -> None:
         facts.irq_since_boot = facts.irq_since_boot or facts.net_rx_cpu is new_n
 
 
+def _queue_packets(facts: Facts, before: Reading | None, after: Reading) -> None:
+    """ethtool -S per-queue receive packet counters per NIC: a window when two readings of the same
+    NIC are there (--before, or the same paste twice), else totals since the driver loaded."""
+    nics: dict[str, list[dict[tuple[str, int], int]]] = {}
+    earlier: dict[str, list[dict[tuple[str, int], int]]] = {}
+    for display in after.queue_packets:
+        for nic, queues in display.items():
+            nics.setdefault(nic, []).append(queues)
+    for display in (before.queue_packets if before else []):
+        for nic, queues in display.items():
+            earlier.setdefault(nic, []).append(queues)
+    for nic, displays in nics.items():
+        old, new = _window(earlier.get(nic, []), displays)
+        rx = {index: count for (direction, index), count in new.items() if direction == "rx"}
+        delta = None
+        if old is not None:
+            delta = {index: count - old.get(("rx", index), 0) for index, count in rx.items()}
+            delta = delta if all(v >= 0 for v in delta.values()) else None  # driver reloaded in between
+        counts = delta if delta is not None else rx
+        if len(counts) >= 2:
+            facts.queue_packets[nic] = {f"rx queue {index}": count for index, count in sorted(counts.items())}
+            when = ("between two readings" if delta is not None else
+                    "totals since boot (one reading; the counters start when the driver loads)")
+            facts.queue_packets_source = f"ethtool -S {nic}: packet counters per queue, {when}"
+
+
 def _cpus(facts: Facts, before: Pasted | None, after: Pasted) -> None:
     shot_b, shot_a = (before.shot if before else None), after.shot
     if shot_b is not None and shot_b.cpu and shot_a.cpu and len(shot_b.cpu) == len(shot_a.cpu):
@@ -228,6 +255,7 @@ def snapshot_facts(before: Pasted | None, after: Pasted, os_name: str) -> Facts:
     if not facts.interrupts and saved[0]:
         facts.interrupts, facts.interrupts_source, facts.irq_since_boot = saved
     _softnet(facts, reading_b, after.reading)
+    _queue_packets(facts, reading_b, after.reading)
     if facts.softnet_cpu and "softnet_dropped" not in counters_a:  # raw softnet_stat: its drops too
         drops_from_counters({"softnet_dropped": sum(r["dropped"] for r in facts.softnet_cpu)}, facts)
     facts.nic_names = sorted(set(facts.nic_names) | set(after.shot.interfaces))

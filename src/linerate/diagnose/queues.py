@@ -64,6 +64,17 @@ NETWORK_DEVICE = re.compile(
     # (openwrt/openwrt#14370)
     r"|reo2host\S*|wbm2host\S*|rxdma2host\S*|host2rxdma\S*|tcl2host\S*|ppdu-end\S*)",
     re.IGNORECASE)
+# Vendor SoC MAC drivers name their vectors after the driver with a network word as one part of the
+# name: Lantiq's "xrx200_net_rx"/"xrx200_net_tx" (drivers/net/ethernet/lantiq_xrx200.c; seen in
+# openwrt/openwrt PR#4339), MediaTek "mtk_eth", device-tree nodes "1e100000.ethernet". One part of
+# the name (split at _ - . : , @ and spaces) must be such a word: a bare rx/tx part is not enough,
+# since UARTs ("asc_rx", Lantiq's serial port in the same file) and virtio-vsock ("virtio3-rx",
+# "virtio3-tx", "virtio3-event") use them too.
+NETWORK_WORDS = {"net", "eth", "ethernet", "enet", "emac", "gmac", "xgmac", "wlan", "wifi"}
+
+
+def _has_network_word(name: str) -> bool:
+    return any(part in NETWORK_WORDS for part in re.split(r"[_\-.:,@\s\[\]()]+", name.lower()))
 
 
 @dataclass(frozen=True)
@@ -88,7 +99,8 @@ def queue_of(name: str) -> Queue | None:
 
 def is_network(name: str) -> bool:
     """A NIC queue, or an interrupt source of a network device (a shared line counts: 'ehci_hcd:usb1, eth0')."""
-    return queue_of(name) is not None or NETWORK_DEVICE.search(name.strip()) is not None
+    return (queue_of(name) is not None or NETWORK_DEVICE.search(name.strip()) is not None
+            or _has_network_word(name))
 
 
 def rx_groups(interrupts: dict[str, int]) -> dict[str, dict[str, int]]:

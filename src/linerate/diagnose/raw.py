@@ -3,8 +3,11 @@
 Users paste what a forum thread asked for: `cat /proc/interrupts` (or a `grep eth` of it, which
 drops the CPU header row), `/proc/net/softnet_stat`, `/proc/softirqs`, Linux `top`/BusyBox `top`,
 `mpstat -P ALL`, FreeBSD `top -P`/`top -aSH`, `vmstat -i` (or `vmstat -i | grep igb`),
-`sysctl hw.intrs`, `netstat -Q`, `netstat -i`, often several concatenated, with or without the
-shell prompt lines that ran them, sometimes the same command twice (before and after). The text is
+`sysctl hw.intrs`, `netstat -Q`, `netstat -i`, Linux `ethtool -S IF` (per-queue packet counters,
+often grepped: `ethtool -S eth0 | grep rx_queue`), often several concatenated, with or without the
+shell prompt lines that ran them, sometimes the same command twice (before and after). A line that
+is only a command (`top -aSH` echoed above its screen, no prompt) names the block below it, like
+a prompt line. The text is
 cut into blocks by the lines that can only start one kind of output (a CPU header row, a hex
 softnet row, 'last pid:', '%Cpu0 :', 'interrupt  total  rate', 'WSID CPU' ...) and by prompt
 lines; each block goes to the parser of its kind. A block no recogniser claims is reported as
@@ -25,12 +28,15 @@ from linerate.errors import ParseError
 
 FAMILY = {"interrupts": "linux", "softirqs": "linux", "softnet": "linux", "linux-top": "linux",
           "mpstat": "linux", "proc-stat": "linux", "freebsd-top": "freebsd", "vmstat": "bsd",
-          "intrs": "freebsd", "netstat-Q": "freebsd", "netstat-i": "bsd"}
-STRICT = {"cpu-table", "softnet", "vmstat", "intrs", "proc-stat"}  # end at the first line not of their grammar
+          "intrs": "freebsd", "netstat-Q": "freebsd", "netstat-i": "bsd", "ethtool-S": "linux"}
+STRICT = {"cpu-table", "softnet", "vmstat", "intrs", "proc-stat", "ethtool-S"}  # end at the first line not of their grammar
 
 _COMMANDS = (r"(?:sudo\s+)?(?:cat|grep|egrep|top|htop|vmstat|netstat|mpstat|sar|sysctl|ethtool|head|tail|watch|ps|"
              r"ifconfig|ip|for|while|sh|busybox|awk|sed|sleep)\b")
 PROMPT = re.compile(rf"^(?:\[[^\]]*\])*\S*?\s?[#$%>]\s*(?P<command>{_COMMANDS}.*)$")
+# a command echoed without a prompt: the command word, then options/paths/pipes only (no counters, no
+# '=' or ':' of output lines): 'top -aSH', 'cat /proc/interrupts', 'ethtool -S eth0 | grep rx_queue'
+ECHOED = re.compile(rf"^{_COMMANDS}(?:\s+[-\w./|*'\"\[\]^$]+)*\s*$")
 _SOFTNET = re.compile(r"^\s*[0-9a-f]{8}(\s+[0-9a-f]{8}){2,}\s*$")
 _IRQ_ROW = re.compile(r"^\s*([0-9]+|[A-Z][A-Z0-9_]*):\s+[0-9]+(\s|$)")
 _VMSTAT_ROW = re.compile(r"^(irq[0-9]+:|cpu[0-9]+:|swi[0-9]+:|stray |[Tt]otal\s).*\s[0-9]+\s+[0-9]+\s*$")
@@ -64,9 +70,16 @@ def _start(line: str) -> str | None:
         return "netstat-Q"
     if re.match(r"^Name\s+Mtu\s+Network", text):
         return "netstat-i"
+    if re.match(r"^NIC statistics:\s*$", text) or _ethtool_queue_line(text):
+        return "ethtool-S"
     if words[:1] == ["PID"] and words[-1:] == ["COMMAND"]:
         return "freebsd-top" if ("WCPU" in words or "PRI" in words) else "linux-top"
     return None
+
+
+def _ethtool_queue_line(text: str) -> bool:
+    match = re.match(r"^\s*([A-Za-z0-9_.\-]+):\s+[0-9]+\s*$", text)
+    return bool(match) and parsers.ethtool_queue_counter(match.group(1)) is not None
 
 
 def _fits(kind: str, line: str) -> bool:
@@ -75,7 +88,8 @@ def _fits(kind: str, line: str) -> bool:
     return {"cpu-table": bool(_IRQ_ROW.match(text)) or re.match(r"^\s*[A-Z]{2,}[A-Z0-9_]*:", text) is not None,
             "softnet": bool(_SOFTNET.match(text)), "intrs": bool(_INTRS_ROW.match(text)),
             "vmstat": bool(_VMSTAT_ROW.match(text)),
-            "proc-stat": bool(re.match(r"^(cpu|intr|ctxt|btime|processes|procs_|softirq)", text))
+            "proc-stat": bool(re.match(r"^(cpu|intr|ctxt|btime|processes|procs_|softirq)", text)),
+            "ethtool-S": parsers.is_ethtool_counter_line(text),
             }.get(kind, False)
 
 
@@ -100,7 +114,7 @@ def blocks(text: str) -> list[Block]:
     for line in text.splitlines():
         if line.startswith(("# source:", "### linerate")) or re.match(r"^\s*(```|~~~)\S*\s*$", line):
             continue  # the corpus' source line, snapshot headers, markdown code fences around a paste
-        if PROMPT.match(line.strip()):
+        if PROMPT.match(line.strip()) or (_start(line) is None and ECHOED.match(line.strip())):
             current = Block(None, [], line.strip())
             out.append(current)
             continue
@@ -138,6 +152,8 @@ class Reading:
     softnet: list[list[dict[str, int]]] = field(default_factory=list)
     vmstat: list[dict[str, int]] = field(default_factory=list)
     intr_bindings: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # ethtool -S per-queue packet counters, one dict per display: "enp1s0" -> {("rx", 0): packets}
+    queue_packets: list[dict[str, dict[tuple[str, int], int]]] = field(default_factory=list)
     proc_stat: list[list[dict[str, int]]] = field(default_factory=list)
     top_cpu: list[dict[str, float]] = field(default_factory=list)
     threads: list[dict] = field(default_factory=list)
@@ -152,7 +168,8 @@ class Reading:
 
     def merge(self, other: Reading) -> None:
         """Add another reading's outputs after this one's (displays keep their order)."""
-        for name in ("irq_tables", "net_rx", "softnet", "vmstat", "proc_stat", "read", "not_understood"):
+        for name in ("irq_tables", "net_rx", "softnet", "vmstat", "proc_stat", "queue_packets", "read",
+                     "not_understood"):
             getattr(self, name).extend(getattr(other, name))
         self.intr_bindings.update(other.intr_bindings)
         self.counters.update(other.counters)
@@ -215,9 +232,21 @@ def _parse_block(block: Block, reading: Reading) -> None:
     elif kind == "netstat-i":
         reading.counters.update(parsers.parse_netstat_i(text))
         reading.read.append("netstat -i")
+    elif kind == "ethtool-S":
+        queues = parsers.parse_ethtool_queue_packets(text)
+        nic = _ethtool_interface(block.command)
+        reading.queue_packets.append({nic: queues})
+        rx = sum(1 for direction, _ in queues if direction == "rx")
+        reading.read.append(f"ethtool -S {nic} ({_count(rx, 'rx queue')} with packet counters)")
     else:
         raise ParseError("not a kind linerate reads")
     reading.families.add(FAMILY[kind])
+
+
+def _ethtool_interface(command: str | None) -> str:
+    """The interface of `ethtool -S IF`, from the command line above the counters."""
+    match = re.search(r"ethtool\s+(?:-S|--statistics)\s+(\S+)", command or "")
+    return match.group(1) if match else "the NIC"
 
 
 def _count(n: int, noun: str) -> str:

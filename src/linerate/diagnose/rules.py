@@ -27,7 +27,7 @@ MIN_SOFTNET_PACKETS = 1000  # softnet_stat / NET_RX totals below this say nothin
 MIN_TIME_SQUEEZE = 100
 SINCE_BOOT = "since boot (one snapshot of cumulative counters)"
 QUEUE_DELAY_MS = 5.0  # median RTT rising this much under load: a standing queue (bufferbloat)
-PATHOLOGICAL = 0.05  # under 5% of line rate ('Performance Measurments with VirtIO + Offloading on Atom C2358' (Netgate forum): ~5 Mbit/s through a virtio pfSense)
+PATHOLOGICAL = 0.05  # under 5% of line rate (Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' (https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated): ~5 Mbit/s through a virtio pfSense)
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def shared_kernel(facts: Facts) -> Verdict | None:
 
 def _spread_advice(facts: Facts) -> str:
     cannot = ("it cannot spread when all traffic is one flow or PPPoE (RSS hashes a PPPoE session to "
-              "queue 0 — 'APU2 1Gbit throughput on pfSense (configuration instructions)'): then only a faster core helps")
+              "queue 0 — TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/)): then only a faster core helps")
     if facts.os_family == "freebsd":
         how = ("spread it: more streams (flows hash to different RSS queues); check every queue has its "
                "own interrupt in `vmstat -i` (hw.igb.num_queues, iflib override_nrxqs); "
@@ -299,20 +299,48 @@ def irq_one_cpu(facts: Facts) -> Verdict | None:
                    "; ".join(found) + _when_irq(facts), f"spread it: {how}")
 
 
+def _skewed_packets(nics: dict[str, dict[str, int]]) -> list[tuple[str, str, dict[str, int]]]:
+    """[(nic, hottest queue, queues)] for every NIC whose per-queue receive packet counters (ethtool -S)
+    are not spread: the same shares and skew as the interrupts, on packets."""
+    out = []
+    for nic, queues in sorted(nics.items()):
+        total = sum(queues.values())
+        top = max(queues, key=queues.get)
+        others = sorted(v for k, v in queues.items() if k != top)
+        median = others[len(others) // 2]
+        share = queues[top] / total if total else 0.0
+        skewed = share >= QUEUE_SKEW_MIN_SHARE and queues[top] >= QUEUE_SKEW * max(median, 1)
+        if total >= MIN_SOFTNET_PACKETS and (share >= QUEUE_SHARE or skewed):
+            out.append((nic, top, queues))
+    return out
+
+
 @rule("irq-one-queue")
 def irq_one_queue(facts: Facts) -> Verdict | None:
+    """One receive queue of a multi-queue NIC takes the traffic: from the queues' interrupt counts, or
+    from the driver's per-queue packet counters (ethtool -S: rx_queue_0_packets, rx-0.packets ...)."""
     skewed = _skewed_queues(facts.interrupts)
-    if not skewed:
+    by_packets = _skewed_packets(facts.queue_packets)
+    if not skewed and not by_packets:
         return None
     parts = []
     for nic, top, queues in skewed:
         total = sum(queues.values())
         parts.append(f"{top} took {queues[top]:,} of {total:,} interrupts ({queues[top] / total * 100:.0f}%) "
                      f"across {len(queues)} queues")
-    source = f" [{facts.interrupts_source}]" if facts.interrupts_source else ""
-    when = f" {SINCE_BOOT}" if facts.irq_since_boot else ""
-    return Verdict("irq-one-queue", "limit", f"interrupts concentrated on one queue of {skewed[0][0]}",
-                   "; ".join(parts) + f": RSS is not spreading this traffic{when}{source}", _spread_advice(facts))
+    if parts:
+        source = f" [{facts.interrupts_source}]" if facts.interrupts_source else ""
+        when = f" {SINCE_BOOT}" if facts.irq_since_boot else ""
+        parts = ["; ".join(parts) + f": RSS is not spreading this traffic{when}{source}"]
+    for nic, top, queues in by_packets:
+        total = sum(queues.values())
+        parts.append(f"{nic} {top} received {queues[top]:,} of {total:,} packets ({queues[top] / total * 100:.0f}%) "
+                     f"across {len(queues)} receive queues: RSS is not spreading this traffic "
+                     f"[{facts.queue_packets_source}]")
+    nic = skewed[0][0] if skewed else by_packets[0][0]
+    what = "interrupts" if skewed else "received packets"
+    return Verdict("irq-one-queue", "limit", f"{what} concentrated on one queue of {nic}", "; ".join(parts),
+                   _spread_advice(facts))
 
 
 def _listed(values: dict[str, int]) -> str:
@@ -340,7 +368,7 @@ def stack_queue_drops(facts: Facts) -> Verdict | None:
     when = "since boot (one snapshot: not necessarily during this test)" if facts.since_boot else "during the test"
     if any(name.startswith("netisr") for name in facts.stack_drops):
         advice = ("the netisr queue overflowed: raise net.isr.defaultqlimit / net.route.netisr_maxqlen "
-                  "(boot-time) and net.inet.ip.intr_queue_maxlen ('APU2 1Gbit throughput on pfSense (configuration instructions)': 3000); see linerate explain "
+                  "(boot-time) and net.inet.ip.intr_queue_maxlen (TekLager, 'How to fine-tune pfSense for 1Gbit throughput on APU2/APU3/APU4' (https://teklager.se/en/knowledge-base/apu2-1-gigabit-throughput-pfsense/): 3000); see linerate explain "
                   "net.inet.ip.intr_queue_maxlen")
     else:
         advice = ("the input backlog overflowed: raise net.core.netdev_max_backlog (and netdev_budget if "
@@ -384,7 +412,7 @@ def offload_pathology(facts: Facts) -> Verdict | None:
         how = "ethtool -K IF rx off tx off in the guest, or csum=off on the host's virtio device"
     return Verdict("offload-pathology", "limit", "checksum offload on a virtio DUT",
                    f"{fraction * 100:.1f}% of line rate through virtio NICs {', '.join(facts.virtio_nics)} with "
-                   f"checksum offload {facts.checksum_offload or 'not known to be off'} ('Performance Measurments with VirtIO + Offloading on Atom C2358' (Netgate forum): ~5 Mbit/s)",
+                   f"checksum offload {facts.checksum_offload or 'not known to be off'} (Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' (https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated): ~5 Mbit/s)",
                    f"disable checksum offload on the DUT's virtio NICs: {how}")
 
 

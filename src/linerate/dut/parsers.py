@@ -395,3 +395,53 @@ def parse_ifconfig_media(text: str) -> dict[str, int]:
 
 def ifconfig_names(text: str) -> list[str]:
     return re.findall(r"(?m)^([A-Za-z0-9_.]+): flags=", text)
+
+
+# --- ethtool -S: per-queue packet counters --------------------------------------------------------
+
+# Per-queue packet counter names in `ethtool -S IF`, by driver. Each is the format string of the
+# driver's ethtool strings and a real output that shows it; a counter of bytes, drops or XDP
+# (rx_queue_0_xdp_packets) is not a packet count of the queue and is left out.
+QUEUE_PACKET_COUNTERS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^(?P<dir>rx|tx)_queue_(?P<q>\d+)_packets$"),
+     'igb/igc/ixgbe "rx_queue_%u_packets" (drivers/net/ethernet/intel/igb/igb_ethtool.c), virtio_net '
+     '(drivers/net/virtio_net.c): rx_queue_0_packets in pcengines/apu2-documentation#190'),
+    (re.compile(r"^(?P<dir>rx|tx)-(?P<q>\d+)\.packets$"),
+     'i40e/iavf "rx-%u.packets" (drivers/net/ethernet/intel/i40e/i40e_ethtool.c): rx-0.packets in the '
+     'i40e netdev-qstats patch mail (Joe Damato, "Comparing to ethtool to verify")'),
+    (re.compile(r"^(?P<dir>rx|tx)(?P<q>\d+)_packets$"),
+     'mlx5 "rx%d_packets" (drivers/net/ethernet/mellanox/mlx5/core/en_stats.c): rx0_packets in the mlx5 '
+     'netdev-qstats patch mail'),
+    (re.compile(r"^queue_(?P<q>\d+)_(?P<dir>rx|tx)_cnt$"),
+     'ena "queue_%u_rx_cnt" (drivers/net/ethernet/amazon/ena/ena_ethtool.c): queue_5_rx_cnt in an AWS '
+     'ENA issue thread'),
+]
+_ETHTOOL_COUNTER = re.compile(r"^\s*(?P<name>[A-Za-z0-9_.\-]+):\s+(?P<value>[0-9]+)\s*$")
+
+
+def ethtool_queue_counter(name: str) -> tuple[str, int] | None:
+    """'rx_queue_1_packets' -> ('rx', 1); None for any other counter."""
+    for pattern, _ in QUEUE_PACKET_COUNTERS:
+        match = pattern.match(name)
+        if match:
+            return match.group("dir"), int(match.group("q"))
+    return None
+
+
+def is_ethtool_counter_line(line: str) -> bool:
+    return _ETHTOOL_COUNTER.match(line) is not None
+
+
+def parse_ethtool_queue_packets(text: str) -> dict[tuple[str, int], int]:
+    """`ethtool -S IF` (or a grep of it) -> {(direction, queue): packets since the driver loaded}."""
+    out: dict[tuple[str, int], int] = {}
+    for line in text.splitlines():
+        match = _ETHTOOL_COUNTER.match(line)
+        if not match:
+            continue
+        queue = ethtool_queue_counter(match.group("name"))
+        if queue is not None:
+            out[queue] = _int(match.group("value"), "ethtool -S")
+    if not out:
+        raise ParseError("ethtool -S: no per-queue packet counter")
+    return out

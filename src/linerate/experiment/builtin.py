@@ -1,6 +1,6 @@
 """The built-in demos, run through the same experiment engine, store and report as any declared
 experiment:
-- vm: the question of 'Performance Measurments with VirtIO + Offloading on Atom C2358' (Netgate forum) — virtio
+- vm: the question of Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' (https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated) — virtio
   offloads on/off x 1/8 streams through a 2-vCPU, 2-queue guest on an emulated 1 Gbit/s link, where
   the guest's CPUs, not the generator, are the limit. 8 streams, not 4: the host's tap picks a
   guest queue per flow by hash, so 4 flows all land on one of the 2 queues in 1 trial of 8 (seen:

@@ -159,7 +159,7 @@ def _lifecycle(knob: Knob, s: Setting, ctx: Context, presence: Presence | None =
     gone = (f"{s.key} does nothing since {ctx.family} {knob.removed} (kept as a no-op: the {kept} still has "
             "the name)" if kept else f"{s.key} was removed in {ctx.family} {knob.removed}")
     if removed and low >= removed:
-        every = "" if ctx.version else " (every release of it linerate knows is past that)"
+        every = "" if ctx.version else " (every release linerate judges without --os-version is past that)"
         joint = ", so" if kept else ":"
         out.append(_finding("LR001", "warning", s, f"{gone}{joint} this line does nothing on {ctx.label()}{every}", fix))
     elif removed and high >= removed:
@@ -318,7 +318,7 @@ def _gone(s: Setting, ctx: Context, presence: Presence | None, knob: Knob | None
         return [_finding("LR008", "warning", s, f"{s.key} is not declared before the {presence.gone} source, "
                          f"so it does not exist on {ctx.label()}", "delete it, or upgrade")]
     if presence.state == "removed":
-        every = "" if ctx.version else " (every release linerate knows of it is past that)"
+        every = "" if ctx.version else " (every release linerate judges without --os-version is past that)"
         return [_finding("LR001", "warning", s, f"{s.key}: {evidence}; this line does nothing on "
                          f"{ctx.label()}{every}", fix)]
     return [_finding("LR001", "info", s, f"{s.key}: {evidence}: it does nothing if your box runs "

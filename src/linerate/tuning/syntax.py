@@ -1,7 +1,7 @@
 """Line syntax the tool reading a file enforces, whatever the name on the line: a line it rejects does
 nothing, known knob or not.
 
-loader.conf: FreeBSD's Lua loader (the default loader since FreeBSD 12.0) parses every line in
+loader.conf: FreeBSD's Lua loader (stand/lua, in the 12.1 and 14.0 trees linerate read) parses every line in
 stand/lua/config.lua, config.parse(): a line must match `^%s*KEY%s*=%s*VALUE%s*(.*)` where VALUE is
 first tried as QVALEXPR `"(.*)"` (a quoted value, up to the last quote of the line) and then as
 WORDEXPR `([-%w%d][-%w%d_.]*)` (an unquoted word), and the rest `(.*)` must pass isValidComment:

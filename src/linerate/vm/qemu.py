@@ -15,7 +15,7 @@ LAN_MAC, WAN_MAC, MGMT_MAC = "52:54:00:4c:52:01", "52:54:00:4c:52:02", "52:54:00
 LAN_SLOT, WAN_SLOT, MGMT_SLOT, SERIAL_SLOT, DISK_SLOT = 3, 4, 5, 6, 7
 ACCELS = ("auto", "kvm", "tcg")
 
-# virtio-net device properties (the hypervisor level of 'Performance Measurments with VirtIO + Offloading on Atom C2358' (Netgate forum)), each with the virtio feature
+# virtio-net device properties (the hypervisor level of Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' (https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated)), each with the virtio feature
 # bit it offers (VIRTIO_NET_F_*, virtio spec 1.2 section 5.1.3), read back from the guest.
 VIRTIO_PROPERTIES = {
     "csum": 0, "guest_csum": 1, "gso": 6, "guest_tso4": 7, "guest_tso6": 8, "guest_ecn": 9, "guest_ufo": 10,
