@@ -197,8 +197,9 @@ def partial_cpu_bound(facts: Facts) -> Verdict | None:
         return None  # single-core-bound
     if min(busy) >= ALL_BUSY_MIN_PCT and sum(busy) / len(busy) >= SATURATED_PCT:
         return None  # cpu-bound
-    names = ", ".join(str(c.get("cpu_label") or c["cpu"]) for c in hot)
-    evidence = (f"{len(hot)} of {len(busy)} CPUs >= {SATURATED_PCT:.0f}% busy (CPU {names}); the other "
+    labelled = [c["cpu_label"] for c in hot if c.get("cpu_label")]  # cells: "CPU 0/1 (the busiest one changed ...)"
+    names = ", ".join(labelled) if len(labelled) == len(hot) else "CPU " + ", ".join(str(c["cpu"]) for c in hot)
+    evidence = (f"{len(hot)} of {len(busy)} CPUs >= {SATURATED_PCT:.0f}% busy ({names}); the other "
                 f"{len(rest)} average {sum(rest) / len(rest):.0f}% [{facts.cpu_source}]")
     thread = facts.threads[0] if facts.threads else None
     if thread is not None and thread["pct"] >= SATURATED_PCT:
@@ -224,19 +225,25 @@ def _shares(values: list[int]) -> tuple[int, float, int]:
     return top, (values[top] / total if total else 0.0), total
 
 
-def _skewed_queues(interrupts: dict[str, int]) -> list[tuple[str, str, dict[str, int]]]:
-    """[(nic, hottest queue, queues)] for every NIC whose receive queues are not spread."""
+def _not_spread(nics: dict[str, dict[str, int]], minimum: int) -> list[tuple[str, str, dict[str, int]]]:
+    """[(nic, hottest queue, queues)] for every NIC with at least `minimum` counts whose hottest queue
+    took QUEUE_SHARE of them, or QUEUE_SKEW_MIN_SHARE and QUEUE_SKEW times the median of the others."""
     out = []
-    for nic, queues in sorted(rx_groups(interrupts).items()):
+    for nic, queues in sorted(nics.items()):
         total = sum(queues.values())
         top = max(queues, key=queues.get)
         others = sorted(v for k, v in queues.items() if k != top)
         median = others[len(others) // 2]
         share = queues[top] / total if total else 0.0
         skewed = share >= QUEUE_SKEW_MIN_SHARE and queues[top] >= QUEUE_SKEW * max(median, 1)
-        if total >= MIN_QUEUE_INTERRUPTS and (share >= QUEUE_SHARE or skewed):
+        if total >= minimum and (share >= QUEUE_SHARE or skewed):
             out.append((nic, top, queues))
     return out
+
+
+def _skewed_queues(interrupts: dict[str, int]) -> list[tuple[str, str, dict[str, int]]]:
+    """[(nic, hottest queue, queues)] for every NIC whose receive queues' interrupts are not spread."""
+    return _not_spread(rx_groups(interrupts), MIN_QUEUE_INTERRUPTS)
 
 
 def _when_irq(facts: Facts) -> str:
@@ -302,17 +309,7 @@ def irq_one_cpu(facts: Facts) -> Verdict | None:
 def _skewed_packets(nics: dict[str, dict[str, int]]) -> list[tuple[str, str, dict[str, int]]]:
     """[(nic, hottest queue, queues)] for every NIC whose per-queue receive packet counters (ethtool -S)
     are not spread: the same shares and skew as the interrupts, on packets."""
-    out = []
-    for nic, queues in sorted(nics.items()):
-        total = sum(queues.values())
-        top = max(queues, key=queues.get)
-        others = sorted(v for k, v in queues.items() if k != top)
-        median = others[len(others) // 2]
-        share = queues[top] / total if total else 0.0
-        skewed = share >= QUEUE_SKEW_MIN_SHARE and queues[top] >= QUEUE_SKEW * max(median, 1)
-        if total >= MIN_SOFTNET_PACKETS and (share >= QUEUE_SHARE or skewed):
-            out.append((nic, top, queues))
-    return out
+    return _not_spread(nics, MIN_SOFTNET_PACKETS)
 
 
 @rule("irq-one-queue")
