@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import statistics
 import sys
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -45,6 +46,7 @@ def per_trial(factory, trials: int, db: Path, name: str, calibrate: bool) -> tup
 def main(trials: int, rounds: int) -> None:
     ns_times, ssh_times = [], []
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["LINERATE_JOURNAL_DIR"] = str(Path(tmp) / "journal")  # the bench's own, removed with tmp
         bed = SshBed(Path(tmp))
         try:
             bed.build()
