@@ -106,6 +106,16 @@ def measure_read_cost(driver: DutDriver | None, dut: Executor | None, rounds: in
     return max(costs)
 
 
+def measure_read_cost_or_none(driver: DutDriver | None, dut: Executor | None,
+                              hosts: Mapping[str, tuple[Executor, DutDriver]] | None = None) -> float | None:
+    """measure_read_cost, or None when the reads fail now: a testbed comes up anyway, its trials
+    measure and say their telemetry is partial (telemetry never costs a measurement)."""
+    try:
+        return measure_read_cost(driver, dut, hosts=hosts)
+    except LinerateError:
+        return None
+
+
 def _read_window(driver: DutDriver | None, dut: Executor | None,
                  hosts: Mapping[str, tuple[Executor, DutDriver]]) -> tuple[Snapshot | None, dict[str, Snapshot]]:
     """The DUT's window snapshot and each generator host's CPU snapshot, read at the same moment:
@@ -122,7 +132,7 @@ def _read_window(driver: DutDriver | None, dut: Executor | None,
         def work(role: str, job) -> None:
             try:
                 results[role] = job()
-            except LinerateError as exc:
+            except Exception as exc:  # noqa: BLE001 - handed to the caller's thread, raised there as it was
                 results[role] = exc
         threads = [threading.Thread(target=work, args=item, daemon=True) for item in jobs.items()]
         for thread in threads:
@@ -130,7 +140,7 @@ def _read_window(driver: DutDriver | None, dut: Executor | None,
         for thread in threads:
             thread.join()
         for value in results.values():
-            if isinstance(value, LinerateError):
+            if isinstance(value, Exception):
                 raise value
     return results.pop("dut", None), results
 
@@ -189,7 +199,8 @@ class _Telemetry:
             self.full.append(None)
             self.missing.append(f"DUT counters {when} the run: {exc}")
 
-    def window_read(self) -> bool:
+    def window_read(self, generator: "_Command", name: str) -> bool:
+        """One window read; False (and why, in `missing`) when it failed or ended after the traffic."""
         began = time.monotonic()
         try:
             shot, others = _read_window(self.driver, self.dut, self.hosts)
@@ -198,7 +209,16 @@ class _Telemetry:
             return False
         observed = {o.name: o.sample() for o in self.observers}
         ended = time.monotonic()
+        if not generator.is_alive():  # its figures would span idle time after the traffic
+            self.missing.append(f"window read {len(self.window) + 1} took {(ended - began) * 1000:.0f} ms and "
+                                f"ended after {name} did")
+            return False
         self.window.append(_WindowRead((began + ended) / 2, ended - began, shot, others, observed))
+        if len(self.window) == 2 and self.window[1].at - self.window[0].at < MIN_WINDOW_S:
+            self.missing.append(f"the window reads were {self.window[1].at - self.window[0].at:.2f} s apart "
+                                f"(a slow first read); under {MIN_WINDOW_S} s says nothing")
+            self.window.pop()
+            return False
         return True
 
 
@@ -243,7 +263,7 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
                 telemetry.missing.append(f"{generator.name} ended before window read {len(telemetry.window) + 1} "
                                          f"(planned {offset:.2f} s after start)")
                 break
-            if not telemetry.window_read():
+            if not telemetry.window_read(worker, generator.name):
                 break
     worker.join()
     if worker.error is not None:
@@ -289,9 +309,11 @@ def _with_telemetry(trial: Trial, t: _Telemetry, shared_kernel: bool) -> Trial:
         for observer in t.observers:
             stored[observer.name] = observer.delta(first.observed[observer.name], second.observed[observer.name],
                                                    window_s)
-    if t.missing:
+    if t.missing and t.dut is not None:
         dut["partial"] = "; ".join(t.missing)
-    if t.dut is not None or t.missing:
+    elif t.missing:  # a testbed without a DUT: only the generator hosts' CPUs were to be read
+        stored["hosts_partial"] = "; ".join(t.missing)
+    if t.dut is not None:
         stored["dut"] = dut
     return dataclasses.replace(trial, dut_counters=dut_counters or trial.dut_counters, telemetry=stored,
                                telemetry_raw={**trial.telemetry_raw, **raw})

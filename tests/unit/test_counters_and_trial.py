@@ -137,3 +137,21 @@ def test_fake_executor_longest_prefix_and_check():
     from linerate.errors import ExecError
     with pytest.raises(ExecError):
         fake.run(["unknown"])
+
+
+def test_a_window_read_that_ends_after_the_traffic_is_not_used():
+    """A second read slowed by a loaded DUT past the generator's end would average idle time in."""
+    dut = make_dut(500)
+    calls = {"n": 0}
+    stats = ["cpu0 0 0 0 0 0 0 0 0\n", "cpu0 10 0 10 100 0 0 0 0\n", "cpu0 10 0 10 100 0 0 80 0\n",
+             "cpu0 20 0 20 200 0 0 90 0\n"]
+
+    def slow_second_window_read(argv):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            time.sleep(1.0)  # planned before the end, still running when iperf3 is done
+        return 0, stats[min(calls["n"], 4) - 1], ""
+    dut.respond_with(PROC_STAT_ARGV, slow_second_window_read)
+    trial = run_trial(slow_client(1.2), dut, TrialParams(duration_s=1, omit_s=0), "198.19.0.2", read_cost_s=0.002)
+    assert trial.ok and trial.throughput_bps > 1e9
+    assert trial.telemetry["dut"]["window_reads"] == 1 and "ended after iperf3 did" in trial.telemetry["dut"]["partial"]

@@ -111,6 +111,17 @@ def test_the_guest_agent_reads_files_and_runs_scripts(tmp_path):
         os.write(master, b"LRQ 8 %d 5\n" % len(script) + script)
         head, out, err = _reply(master)
         assert head.split()[:3] == [b"LRR", b"8", b"3"] and out == b"out\n" and err == b"err\n"
+        # a FIFO (or /dev/kmsg) is refused at once instead of wedging the agent; an unknown request's
+        # body is skipped, never parsed as requests (this one would otherwise run `touch`)
+        os.mkfifo(tmp_path / "fifo")
+        body = f"{tmp_path / 'fifo'}\n".encode()
+        os.write(master, b"LRF 9 %d 5\n" % len(body) + body)
+        head, out, _ = _reply(master)
+        assert split_files([str(tmp_path / "fifo")], out, "test")[0].returncode == 1
+        hidden = f"LRQ 10 20 5\ntouch {tmp_path / 'ran'}\n".encode()
+        os.write(master, b"XYZ 11 %d 5\n" % len(hidden) + hidden + b"LRQ 12 5 5\ntrue\n")
+        head, _, _ = _reply(master)
+        assert head.split()[:3] == [b"LRR", b"12", b"0"] and not (tmp_path / "ran").exists()
     finally:
         proc.kill()
         proc.wait()
@@ -203,3 +214,52 @@ def test_the_persistent_ssh_shell_reader_stops_at_the_sentinel_and_is_bounded():
         asyncio.run(_read_until(Stream([b"half"]), end))
     with pytest.raises(OutputTooLarge):
         asyncio.run(_read_until(Stream([b"x" * 65536] * (MAX_OUTPUT_BYTES // 65536 + 2)), end))
+
+
+def test_the_kvm_probe_cache_lives_in_our_own_state_directory(tmp_path, monkeypatch):
+    """Issue #26 leftover: it was written to the state directory's parent (/tmp with LINERATE_STATE_DIR=/tmp/x)."""
+    import os
+
+    from linerate.vm import accel
+
+    monkeypatch.setenv("LINERATE_STATE_DIR", str(tmp_path / "labs"))
+    path = accel._cache_path()
+    assert path.parent == tmp_path / "labs" and not path.name.endswith(".json")  # never read as a lab record
+    accel._write_cache(path, '{"usable": false}')
+    assert path.read_text() == '{"usable": false}' and oct(os.stat(path.parent).st_mode & 0o777) == "0o700"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["labs"], "nothing beside the state directory"
+
+
+def test_output_errors_and_hand_restore_commands_are_one_line_and_quoted(tmp_path):
+    """Review findings on issue #26's paths: /dev/full or a pseudo filesystem is a one-line error; a
+    hand-restore command never tells the user the wrong state and quotes every value."""
+    import os
+
+    from linerate.errors import ConfigError
+    from linerate.report.output import write
+    from linerate.testbed.journal import manual_command
+
+    if os.path.exists("/dev/full"):
+        with pytest.raises(ConfigError, match="No space left"):
+            write("/dev/full", "x" * 10, "-o")
+    with pytest.raises(ConfigError):
+        write("/proc/version", "x", "-o")
+    assert "or -tso" in manual_command("freebsd", "offload", "igb0:tso", None)
+    assert manual_command("linux", "sysctl", "a;b", None).startswith("sysctl -w 'a;b=VALUE'")
+    assert manual_command("freebsd", "offload", "igb0:tso", "off") == "ifconfig igb0 -tso"
+    assert manual_command(None, "process", "/run/x y.pid", None) == "kill \"$(cat '/run/x y.pid')\""
+
+
+def test_a_testbed_journal_held_by_a_live_run_refuses_a_second_holder(tmp_path):
+    """Review finding on issue #26: `testbed restore` or a second run must not put back a live run's knobs."""
+    from linerate.errors import ConfigError
+    from linerate.store.journal import JournalFile
+
+    first = JournalFile("0123456789abcdef", tmp_path / "journal")
+    first.hold("testbed lab")
+    second = JournalFile("0123456789abcdef", tmp_path / "journal")
+    with pytest.raises(ConfigError, match=r"in use by another linerate \(pid \d+\)"):
+        second.hold("testbed lab")
+    first.close()
+    second.hold("testbed lab")  # free again once the run ends
+    second.close()

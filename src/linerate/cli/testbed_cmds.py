@@ -97,6 +97,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         return 0
     problems: list[str] = []
     if journal.open_entries():
+        journal.hold(f"testbed {inventory.name}")  # never while a run on this testbed is live
         executors = connect_hosts(inventory, accept_new=args.accept_new_host_keys,
                                   on_message=lambda m: print(m, file=sys.stderr))
         try:

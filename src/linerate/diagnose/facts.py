@@ -57,6 +57,8 @@ class Facts:
     # driver loaded (one reading) or the difference of two
     queue_packets: dict[str, dict[str, int]] = field(default_factory=dict)
     queue_packets_source: str = ""
+    nic_packets: int = 0  # packets of the NICs whose ethtool -S drop counters were read (same window)
+    usb_nic_driver: str = ""  # a USB NIC driver named in the paste: its host controller's IRQ is network
     interrupts_source: str = ""  # where facts.interrupts came from, for the verdict text
     # the measurement itself (experiment cells): DUT window telemetry per trial, a VM DUT seen from the host
     trials_with_dut: int = 0

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from linerate.diagnose.facts import Facts, cpus_from_threads, drops_from_counters
 from linerate.diagnose.raw import Reading, recognise
 from linerate.dut.base import OS_FAMILY, Snapshot, cpu_delta, driver_for
+from linerate.dut.parsers import ETHTOOL_DROP_COUNTERS
 from linerate.dut.sections import command_line, family_of, outside, shell_line, split
 from linerate.errors import ConfigError, ParseError
 
 RAW_HELP = ("or raw output of /proc/interrupts, /proc/net/softnet_stat, /proc/softirqs, top, mpstat -P ALL, "
-            "ethtool -S IF (per-queue packet counters), FreeBSD top -P / vmstat -i / sysctl hw.intrs / netstat -Q / "
+            "ethtool -S IF (per-queue packet counters, NIC-wide drop counters), FreeBSD top -P / vmstat -i / sysctl hw.intrs / netstat -Q / "
             "netstat -i")
 PER_CPU_SECTIONS = ("cat /proc/interrupts", "cat /proc/net/softnet_stat")  # also read per CPU
 
@@ -210,6 +211,40 @@ def _queue_packets(facts: Facts, before: Reading | None, after: Reading) -> None
             facts.queue_packets_source = f"ethtool -S {nic}: packet counters per queue, {when}"
 
 
+def _nic_counters(facts: Facts, before: Reading | None, after: Reading) -> bool:
+    """ethtool -S NIC-wide drop counters (rx_missed_errors, rx_no_buffer_count ...) into the NIC drops,
+    with the NIC's packet counters beside them: the difference of two readings of the same NIC when
+    there are two, else totals since the driver loaded. True when every NIC had a window."""
+    nics: dict[str, list[dict[str, int]]] = {}
+    earlier: dict[str, list[dict[str, int]]] = {}
+    for display in after.nic_counters:
+        for nic, values in display.items():
+            nics.setdefault(nic, []).append(values)
+    for display in (before.nic_counters if before else []):
+        for nic, values in display.items():
+            earlier.setdefault(nic, []).append(values)
+    windowed = bool(nics)
+    for nic, displays in nics.items():
+        old, new = _window(earlier.get(nic, []), displays)
+        values = dict(new)
+        if old is not None:
+            delta = {name: value - old.get(name, 0) for name, value in new.items()}
+            if all(v >= 0 for v in delta.values()):
+                values = delta
+            else:
+                old = None  # driver reloaded in between
+        windowed = windowed and old is not None
+        facts.drops_known = True
+        for name, value in values.items():
+            if name in ETHTOOL_DROP_COUNTERS and value > 0:
+                label = f"{nic} {name}"
+                facts.nic_drops[label] = facts.nic_drops.get(label, 0) + value
+        packets = sum(values.get(name, 0) for name in ("rx_packets", "tx_packets"))
+        if packets:
+            facts.nic_packets += packets
+    return windowed
+
+
 def _cpus(facts: Facts, before: Pasted | None, after: Pasted) -> None:
     shot_b, shot_a = (before.shot if before else None), after.shot
     if shot_b is not None and shot_b.cpu and shot_a.cpu and len(shot_b.cpu) == len(shot_a.cpu):
@@ -256,7 +291,10 @@ def snapshot_facts(before: Pasted | None, after: Pasted, os_name: str) -> Facts:
         facts.interrupts, facts.interrupts_source, facts.irq_since_boot = saved
     _softnet(facts, reading_b, after.reading)
     _queue_packets(facts, reading_b, after.reading)
+    if _nic_counters(facts, reading_b, after.reading) and not counters_a:
+        facts.since_boot = False
     if facts.softnet_cpu and "softnet_dropped" not in counters_a:  # raw softnet_stat: its drops too
         drops_from_counters({"softnet_dropped": sum(r["dropped"] for r in facts.softnet_cpu)}, facts)
+    facts.usb_nic_driver = after.reading.usb_nic_driver or (before.reading.usb_nic_driver if before else "")
     facts.nic_names = sorted(set(facts.nic_names) | set(after.shot.interfaces))
     return facts

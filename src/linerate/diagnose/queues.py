@@ -103,6 +103,14 @@ def is_network(name: str) -> bool:
             or _has_network_word(name))
 
 
+USB_HOST = re.compile(r"^(?:[xeo]hci[-_]hcd|dwc_otg|dwc[23])\b", re.IGNORECASE)  # xhci-hcd:usb5, ehci_hcd:usb1
+
+
+def is_usb_host(name: str) -> bool:
+    """A USB host controller's interrupt (a USB NIC's packets arrive on it)."""
+    return USB_HOST.match(name.strip()) is not None
+
+
 def rx_groups(interrupts: dict[str, int]) -> dict[str, dict[str, int]]:
     """NIC -> {queue source: interrupts} for the receive side of every NIC with >= 2 queues. A
     transmit-only queue is left out: the sending CPU picks it (XPS), not RSS."""

@@ -4,14 +4,16 @@ Users paste what a forum thread asked for: `cat /proc/interrupts` (or a `grep et
 drops the CPU header row), `/proc/net/softnet_stat`, `/proc/softirqs`, Linux `top`/BusyBox `top`,
 `mpstat -P ALL`, FreeBSD `top -P`/`top -aSH`, `vmstat -i` (or `vmstat -i | grep igb`),
 `sysctl hw.intrs`, `netstat -Q`, `netstat -i`, Linux `ethtool -S IF` (per-queue packet counters,
-often grepped: `ethtool -S eth0 | grep rx_queue`), often several concatenated, with or without the
+often grepped: `ethtool -S eth0 | grep rx_queue`, and NIC-wide drop counters such as
+rx_missed_errors under its `NIC statistics:` header), often several concatenated, with or without the
 shell prompt lines that ran them, sometimes the same command twice (before and after). A line that
 is only a command (`top -aSH` echoed above its screen, no prompt) names the block below it, like
 a prompt line. The text is
 cut into blocks by the lines that can only start one kind of output (a CPU header row, a hex
 softnet row, 'last pid:', '%Cpu0 :', 'interrupt  total  rate', 'WSID CPU' ...) and by prompt
 lines; each block goes to the parser of its kind. A block no recogniser claims is reported as
-"section present but not understood: <its first line>", never dropped.
+"section present but not understood: <its first line>", never dropped, with a hint when the screen
+is one linerate can name (htop). A `> ` quote prefix (markdown, e-mail) is stripped from every line.
 
 When one kind of counter table appears twice, the first is read as the before and the last as
 the after, so the figures are a window; a single table is a total since boot and says so.
@@ -70,7 +72,7 @@ def _start(line: str) -> str | None:
         return "netstat-Q"
     if re.match(r"^Name\s+Mtu\s+Network", text):
         return "netstat-i"
-    if re.match(r"^NIC statistics:\s*$", text) or _ethtool_queue_line(text):
+    if re.match(r"^\s*NIC statistics:\s*$", text) or _ethtool_queue_line(text):
         return "ethtool-S"
     if words[:1] == ["PID"] and words[-1:] == ["COMMAND"]:
         return "freebsd-top" if ("WCPU" in words or "PRI" in words) else "linux-top"
@@ -79,7 +81,31 @@ def _start(line: str) -> str | None:
 
 def _ethtool_queue_line(text: str) -> bool:
     match = re.match(r"^\s*([A-Za-z0-9_.\-]+):\s+[0-9]+\s*$", text)
-    return bool(match) and parsers.ethtool_queue_counter(match.group(1)) is not None
+    return bool(match) and (parsers.ethtool_queue_counter(match.group(1)) is not None
+                            or parsers.is_ethtool_nic_counter(match.group(1)))
+
+
+# A quote prefix on pasted lines (markdown/e-mail '> ', nested '> > '): stripped before recognition.
+_QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
+# Screens linerate does not read but can name, with the paste that would do instead. htop's CPU meters
+# ("  0[||||||   41.8%]", openwrt/openwrt#15820) show a bar, not the user/system/irq/softirq split.
+CPU_HINT = "paste `top -b -n 2 -d 1` with per-CPU lines (press 1) or `mpstat -P ALL 1 1`"
+SCREEN_HINTS = [(re.compile(r"^\s*[0-9]+\s*\[[|#*!\s]*[0-9.]+%\]"), f"htop's CPU meters are not read: {CPU_HINT}")]
+# USB network adapter drivers: a USB NIC's interrupts are its USB host controller's (xhci-hcd:usbN), so
+# those count as network only when the paste itself names one of these (ethtool -i, lsusb -t, dmesg).
+USB_NIC_DRIVER = re.compile(r"(?<![\w-])(r8152|r8153\w*|ax88179_178a|ax88179|cdc_ether|cdc_ncm|smsc95xx|lan78xx|asix)"
+                            r"(?![\w-])")
+
+
+def strip_quote(line: str) -> str:
+    return _QUOTE.sub("", line, count=1) if line.lstrip().startswith(">") else line
+
+
+def _hint(block_lines: list[str]) -> str:
+    for pattern, hint in SCREEN_HINTS:
+        if any(pattern.match(line) for line in block_lines):
+            return f" ({hint})"
+    return ""
 
 
 def _fits(kind: str, line: str) -> bool:
@@ -111,7 +137,7 @@ def blocks(text: str) -> list[Block]:
     block before it and names the command of the block after it."""
     out: list[Block] = []
     current: Block | None = None
-    for line in text.splitlines():
+    for line in (strip_quote(raw) for raw in text.splitlines()):
         if line.startswith(("# source:", "### linerate")) or re.match(r"^\s*(```|~~~)\S*\s*$", line):
             continue  # the corpus' source line, snapshot headers, markdown code fences around a paste
         if PROMPT.match(line.strip()) or (_start(line) is None and ECHOED.match(line.strip())):
@@ -154,6 +180,9 @@ class Reading:
     intr_bindings: dict[str, tuple[int, int]] = field(default_factory=dict)
     # ethtool -S per-queue packet counters, one dict per display: "enp1s0" -> {("rx", 0): packets}
     queue_packets: list[dict[str, dict[tuple[str, int], int]]] = field(default_factory=list)
+    # ethtool -S NIC-wide drop and packet counters, one dict per display: "eth0" -> {"rx_missed_errors": n}
+    nic_counters: list[dict[str, dict[str, int]]] = field(default_factory=list)
+    usb_nic_driver: str = ""  # a USB NIC driver the paste names (r8152, ax88179_178a, cdc_ether ...)
     proc_stat: list[list[dict[str, int]]] = field(default_factory=list)
     top_cpu: list[dict[str, float]] = field(default_factory=list)
     threads: list[dict] = field(default_factory=list)
@@ -168,12 +197,13 @@ class Reading:
 
     def merge(self, other: Reading) -> None:
         """Add another reading's outputs after this one's (displays keep their order)."""
-        for name in ("irq_tables", "net_rx", "softnet", "vmstat", "proc_stat", "queue_packets", "read",
+        for name in ("irq_tables", "net_rx", "softnet", "vmstat", "proc_stat", "queue_packets", "nic_counters", "read",
                      "not_understood"):
             getattr(self, name).extend(getattr(other, name))
         self.intr_bindings.update(other.intr_bindings)
         self.counters.update(other.counters)
         self.families |= other.families
+        self.usb_nic_driver = self.usb_nic_driver or other.usb_nic_driver
         if other.top_cpu:
             self.top_cpu, self.cpu_source = other.top_cpu, other.cpu_source
         if other.threads:
@@ -233,11 +263,24 @@ def _parse_block(block: Block, reading: Reading) -> None:
         reading.counters.update(parsers.parse_netstat_i(text))
         reading.read.append("netstat -i")
     elif kind == "ethtool-S":
-        queues = parsers.parse_ethtool_queue_packets(text)
         nic = _ethtool_interface(block.command)
-        reading.queue_packets.append({nic: queues})
-        rx = sum(1 for direction, _ in queues if direction == "rx")
-        reading.read.append(f"ethtool -S {nic} ({_count(rx, 'rx queue')} with packet counters)")
+        try:
+            queues = parsers.parse_ethtool_queue_packets(text)
+        except ParseError:
+            queues = {}
+        wide = parsers.parse_ethtool_nic_counters(text)
+        if not queues and not wide:
+            raise ParseError("ethtool -S: no per-queue packet counter and no NIC-wide drop counter")
+        parts = []
+        if queues:
+            reading.queue_packets.append({nic: queues})
+            rx = sum(1 for direction, _ in queues if direction == "rx")
+            parts.append(f"{_count(rx, 'rx queue')} with packet counters")
+        if wide:
+            reading.nic_counters.append({nic: wide})
+            drops = sum(1 for name in wide if name in parsers.ETHTOOL_DROP_COUNTERS)
+            parts.append(f"{_count(drops, 'NIC-wide drop counter')}")
+        reading.read.append(f"ethtool -S {nic} ({', '.join(parts)})")
     else:
         raise ParseError("not a kind linerate reads")
     reading.families.add(FAMILY[kind])
@@ -265,10 +308,12 @@ def _set_top(reading: Reading, cpus: list[dict[str, float]], threads: list[dict]
 def recognise(text: str) -> Reading:
     """Raw text -> Reading; every block either read or listed as not understood."""
     reading = Reading()
+    usb = USB_NIC_DRIVER.search("\n".join(line for line in text.splitlines() if not line.startswith("# source:")))
+    reading.usb_nic_driver = usb.group(1) if usb else ""
     for block in blocks(text):
         if block.kind is None:
             if block.first_line:
-                reading.not_understood.append(block.first_line[:100])
+                reading.not_understood.append(block.first_line[:100] + _hint(block.lines))
             continue
         try:
             _parse_block(block, reading)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from linerate.diagnose.facts import Facts
-from linerate.diagnose.queues import is_network, rx_groups
+from linerate.diagnose.queues import is_network, is_usb_host, rx_groups
 
 AT_LINE_RATE = 0.97  # of the calculated goodput for the link, MTU and family
 SATURATED_PCT = 90.0  # a CPU (or one thread) this busy has nothing left
@@ -22,6 +22,8 @@ ALL_BUSY_MIN_PCT = 80.0  # every CPU at least this busy, and on average SATURATE
 QUEUE_SHARE = 0.80  # one queue of a multi-queue NIC (or one CPU of the network interrupts) took this share
 QUEUE_SKEW = 3.0  # ... or one queue took this many times the median of its NIC's other queues
 QUEUE_SKEW_MIN_SHARE = 0.40  # ... and at least this share (a skew, not noise on idle queues)
+PARTIAL_GAP_PCT = 20.0  # partial-cpu-bound: the other CPUs average at least this many points below the saturated ones
+NEGLIGIBLE_DROP_SHARE = 1e-4  # NIC drops under 1 in 10,000 of its packets: a note, not a limit
 MIN_QUEUE_INTERRUPTS = 100
 MIN_SOFTNET_PACKETS = 1000  # softnet_stat / NET_RX totals below this say nothing
 MIN_TIME_SQUEEZE = 100
@@ -197,6 +199,9 @@ def partial_cpu_bound(facts: Facts) -> Verdict | None:
         return None  # single-core-bound
     if min(busy) >= ALL_BUSY_MIN_PCT and sum(busy) / len(busy) >= SATURATED_PCT:
         return None  # cpu-bound
+    hot_mean = sum(c["busy_pct"] for c in hot) / len(hot)
+    if hot_mean - sum(rest) / len(rest) < PARTIAL_GAP_PCT:
+        return None  # load spread evenly (redis/redis#5825: 76-95% on all 4 CPUs): no k-of-n split
     labelled = [c["cpu_label"] for c in hot if c.get("cpu_label")]  # cells: "CPU 0/1 (the busiest one changed ...)"
     names = ", ".join(labelled) if len(labelled) == len(hot) else "CPU " + ", ".join(str(c["cpu"]) for c in hot)
     evidence = (f"{len(hot)} of {len(busy)} CPUs >= {SATURATED_PCT:.0f}% busy ({names}); the other "
@@ -250,13 +255,41 @@ def _when_irq(facts: Facts) -> str:
     return f" {SINCE_BOOT}" if facts.irq_since_boot else ""
 
 
+def _network(facts: Facts, name: str) -> bool:
+    """A network interrupt source; a USB host controller (xhci-hcd:usbN) only when the paste names a
+    USB NIC driver (a USB NIC's interrupts are its host controller's)."""
+    return is_network(name) or (bool(facts.usb_nic_driver) and is_usb_host(name))
+
+
+@rule("no-network-irq")
+def no_network_irq(facts: Facts) -> Verdict | None:
+    """Interrupts were read but none of them is recognisably a NIC's: say so and list what was seen,
+    rather than 'no interrupts piled on one CPU'."""
+    seen = [name for name, counts in facts.irq_cpu.items() if any(counts)]
+    if not seen or any(_network(facts, name) for name in facts.irq_cpu):
+        return None
+    busiest = sorted(seen, key=lambda n: -sum(facts.irq_cpu[n]))[:6]
+    usb = any(is_usb_host(name) for name in seen)
+    advice = ("name the NIC's interrupt: `grep -i -e eth -e enp -e wlan /proc/interrupts`, and `ethtool -i IF` for "
+              "its driver")
+    if usb:
+        advice += ("; a USB NIC's interrupts are its USB host controller's (xhci-hcd): paste `ethtool -i IF` or "
+                   "`lsusb -t` with it and the xhci line counts as network")
+    return Verdict("no-network-irq", "note", "no network interrupt source recognised",
+                   f"{_count_sources(len(seen))} seen: {', '.join(busiest)} [{facts.irq_source}]", advice)
+
+
+def _count_sources(n: int) -> str:
+    return f"{n} interrupt source{'' if n == 1 else 's'}"
+
+
 @rule("irq-one-cpu")
 def irq_one_cpu(facts: Facts) -> Verdict | None:
     """The network's receive work lands on one CPU of several: every NIC interrupt on CPU0 (the
     Linux default without irqbalance; OpenWrt routers), or softnet_stat/NET_RX counting nearly all
     packets (and time_squeeze) on one CPU (a vmxnet3 VM, coreos/bugs#2135)."""
     found = []
-    net = {name: counts for name, counts in facts.irq_cpu.items() if is_network(name) and counts}
+    net = {name: counts for name, counts in facts.irq_cpu.items() if _network(facts, name) and counts}
     width = max((len(c) for c in net.values()), default=0)
     hot_cpu = None
     if width >= 2:
@@ -348,6 +381,9 @@ def _listed(values: dict[str, int]) -> str:
 def nic_drops(facts: Facts) -> Verdict | None:
     if not facts.nic_drops:
         return None
+    total = sum(facts.nic_drops.values())
+    if facts.nic_packets and total < NEGLIGIBLE_DROP_SHARE * facts.nic_packets:
+        return None  # nic-drops-negligible says so
     when = "since boot (one snapshot: not necessarily during this test)" if facts.since_boot else "during the test"
     if facts.os_family == "freebsd":
         advice = ("larger rings (hw.igb.rxd/txd, iflib override_nrxds), flow control off (dev.igb.N.fc=0); a "
@@ -356,6 +392,21 @@ def nic_drops(facts: Facts) -> Verdict | None:
         advice = ("larger rings (ethtool -G IF rx 4096), see ethtool -S IF for rx_missed/fifo errors, "
                   "interrupt coalescing (ethtool -C); a saturated CPU also drops at the ring")
     return Verdict("nic-drops", "limit", "drops or errors at the NIC", f"{_listed(facts.nic_drops)} {when}", advice)
+
+
+@rule("nic-drops-negligible")
+def nic_drops_negligible(facts: Facts) -> Verdict | None:
+    """NIC drops that are a tiny share of the same NIC's packets (netdata/netdata#988: 5,481 of 7.4 G
+    packets): reported, but not a limit."""
+    total = sum(facts.nic_drops.values())
+    if not total or not facts.nic_packets or total >= NEGLIGIBLE_DROP_SHARE * facts.nic_packets:
+        return None
+    when = "since boot (one snapshot)" if facts.since_boot else "during the test"
+    return Verdict("nic-drops-negligible", "note", "NIC drops too few to limit throughput",
+                   f"{_listed(facts.nic_drops)}: {total:,} of {facts.nic_packets:,} packets "
+                   f"({100 * total / facts.nic_packets:.5f}%) {when}",
+                   "under 1 in 10,000 packets: not what holds the rate back; watch whether the counters grow "
+                   "under load (two readings of ethtool -S IF)")
 
 
 @rule("stack-queue-drops")

@@ -432,6 +432,35 @@ def is_ethtool_counter_line(line: str) -> bool:
     return _ETHTOOL_COUNTER.match(line) is not None
 
 
+# NIC-wide drop counters in `ethtool -S IF`, as real drivers name them (a non-zero one is a packet the
+# NIC or its driver dropped). The rtnl_link_stats64 names (include/uapi/linux/if_link.h) that e1000e,
+# igb and others export as they are: rx_missed_errors, rx_no_buffer_count, rx_over_errors,
+# rx_fifo_errors, tx_dropped in netdata/netdata#988 (e1000e); rx_missed_errors in ntop/PF_RING#235.
+# mlx5 "rx_out_of_buffer" (commit 593cf33829ad "net/mlx5e: Allocate set of queue counters per netdev":
+# "RX packet drops due to lack of receive buffers") and "rx_discards_phy" (dropped at the port).
+# Solarflare "rx_nodesc_drop_cnt" (Solarflare Server Adapter User Guide, Table 26 'Ethtool -S Output'),
+# AMD/Xilinx X3522 "rx_drops"/"tx_drops" (UG1523, 'Linux ethtool Statistics').
+ETHTOOL_DROP_COUNTERS = frozenset({
+    "rx_missed_errors", "rx_no_buffer_count", "rx_dropped", "tx_dropped", "rx_fifo_errors", "rx_over_errors",
+    "tx_fifo_errors", "rx_out_of_buffer", "rx_discards_phy", "tx_discards_phy", "rx_nodesc_drop_cnt",
+    "rx_drops", "tx_drops"})
+ETHTOOL_PACKET_COUNTERS = frozenset({"rx_packets", "tx_packets"})
+
+
+def is_ethtool_nic_counter(name: str) -> bool:
+    return name in ETHTOOL_DROP_COUNTERS or name in ETHTOOL_PACKET_COUNTERS
+
+
+def parse_ethtool_nic_counters(text: str) -> dict[str, int]:
+    """`ethtool -S IF` -> its NIC-wide drop and packet counters ({} when it shows none)."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        match = _ETHTOOL_COUNTER.match(line)
+        if match and is_ethtool_nic_counter(match.group("name")):
+            out[match.group("name")] = _int(match.group("value"), "ethtool -S")
+    return out
+
+
 def parse_ethtool_queue_packets(text: str) -> dict[tuple[str, int], int]:
     """`ethtool -S IF` (or a grep of it) -> {(direction, queue): packets since the driver loaded}."""
     out: dict[tuple[str, int], int] = {}

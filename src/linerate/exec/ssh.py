@@ -155,18 +155,20 @@ class SshSession:
         self.connect_timeout_s = connect_timeout_s
         self._conn = None
         self._shell = None  # a persistent remote `sh` for batched telemetry reads (run_in_shell)
+        self._connect_lock = threading.Lock()
         self._shell_lock: asyncio.Lock | None = None
         self._jump: SshSession | None = None
 
     # --- connecting -------------------------------------------------------------------------------
 
     def connect(self) -> "SshSession":
-        if self._conn is None:
-            try:
-                self._conn = _Loop.get().call(self._connect(), self.connect_timeout_s * 3)
-            except TimeoutError:
-                self.close()
-                raise SshError(f"{self.target}: no SSH session within {self.connect_timeout_s * 3:.0f} s") from None
+        with self._connect_lock:  # the generator's thread and the window reads' threads may race here
+            if self._conn is None:
+                try:
+                    self._conn = _Loop.get().call(self._connect(), self.connect_timeout_s * 3)
+                except TimeoutError:
+                    self.close()
+                    raise SshError(f"{self.target}: no SSH session within {self.connect_timeout_s * 3:.0f} s") from None
         return self
 
     async def _connect(self):

@@ -130,6 +130,7 @@ class Scheduler:
         self.on_event = on_event
         self.sleep = sleep or (lambda seconds: time.sleep(seconds))
         self.flagger = flagger
+        self._room_said: set[tuple] = set()
 
     def run(self, experiment_id: int, seed: int, resumed: bool = False) -> RunResult:
         exp = self.experiment
@@ -147,7 +148,7 @@ class Scheduler:
                     key = lab_key(state.params)
                     if key not in labs:
                         labs[key] = stack.enter_context(self.lab_factory(dict(key)))
-                        self._say_telemetry_room(labs[key], state.params)
+                    self._say_telemetry_room(labs[key], key, state.params)
                     self._run_repetition(labs[key], state, result, planned)
                 for state in round_cells:
                     if _target_reached(exp, state, self.store):
@@ -157,12 +158,17 @@ class Scheduler:
         self.on_event(Event("done", done=result.trials_run, planned=planned))
         return result
 
-    def _say_telemetry_room(self, lab: TrialRunner, cell: dict[str, Any]) -> None:
-        """Before the first trial on a testbed: whether the trial length leaves room for the DUT's two
-        window reads at their measured cost (the trials measure throughput either way)."""
+    def _say_telemetry_room(self, lab: TrialRunner, key: tuple, cell: dict[str, Any]) -> None:
+        """Before the first trial of each trial length on a testbed: whether it leaves room for the
+        DUT's two window reads at their measured cost (the trials measure throughput either way)."""
         from linerate.trial import window_problem
 
-        problem = window_problem(trial_params(cell), lab.read_cost_s)
+        params = trial_params(cell)
+        said = (key, params.duration_s, params.omit_s)
+        if said in self._room_said:
+            return
+        self._room_said.add(said)
+        problem = window_problem(params, lab.read_cost_s)
         if problem is not None:
             self.on_event(Event("telemetry", cell=cell, message=problem))
 

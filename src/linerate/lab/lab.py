@@ -23,7 +23,7 @@ from linerate.model import Trial, TrialParams
 from linerate.topology.plan import LabSpec, build_plan, server_address
 from linerate.traffic import iperf3
 from linerate.dut.linux import LinuxDriver
-from linerate.trial import measure_read_cost, run_trial
+from linerate.trial import measure_read_cost_or_none, run_trial
 
 SERVER_READY_TIMEOUT_S = 5.0
 TEARDOWN_SIGNALS = TERMINATIONS
@@ -62,7 +62,7 @@ class Lab:
         self.state = read_lab_state(self.spec, self.executor, read_sysctl)
         verify(self.spec, self.state)
         self.start_server()
-        self.read_cost_s = measure_read_cost(LinuxDriver(), self.executor("dut"))
+        self.read_cost_s = measure_read_cost_or_none(LinuxDriver(), self.executor("dut"))
         return self
 
     def down(self) -> list[str]:

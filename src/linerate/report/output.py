@@ -78,7 +78,7 @@ def write(path: str, data: bytes | str, option: str = "--output") -> int:
     if target.how == "stream":
         _write_into(target.path, data, option)
     else:
-        _replace(target, data)
+        _replace(target, data, option)
     return len(data)
 
 
@@ -101,11 +101,22 @@ def _write_into(path: str, data: bytes, option: str) -> None:
             view = view[written:]
     except BrokenPipeError:
         raise ConfigError(option, f"{path[:200]}: the reader went away") from None
+    except OSError as exc:  # /dev/full: ENOSPC, and the like
+        raise ConfigError(option, f"{path[:200]}: cannot write into it ({exc.strerror})") from None
     finally:
         os.close(fd)
 
 
-def _replace(target: Target, data: bytes) -> None:
+def _replace(target: Target, data: bytes, option: str = "-o") -> None:
+    """Temp file beside the target, renamed over it; an OS refusal (no space, a read-only or pseudo
+    filesystem such as /proc or /sys, no write permission on the directory) is a one-line error."""
+    try:
+        _replace_unchecked(target, data)
+    except OSError as exc:
+        raise ConfigError(option, f"{target.path[:200]}: cannot write it ({exc.strerror or exc})") from None
+
+
+def _replace_unchecked(target: Target, data: bytes) -> None:
     directory = os.path.dirname(os.path.abspath(target.path))
     fd, scratch = tempfile.mkstemp(dir=directory, prefix=".linerate-", suffix=".tmp")
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 from linerate import statedir
 from linerate.errors import ConfigError
 
-JOURNAL_FILE_RE = re.compile(r"^[0-9a-f]{16}\.db(-wal|-shm|-journal)?$")
+JOURNAL_FILE_RE = re.compile(r"^[0-9a-f]{16}\.(db(-wal|-shm|-journal)?|lock)$")
 SCHEMA = """CREATE TABLE IF NOT EXISTS entries (
     id INTEGER PRIMARY KEY,
     role TEXT NOT NULL,                -- client | dut | server
@@ -49,6 +49,7 @@ class JournalFile:
         self.directory = Path(directory) if directory is not None else journal_dir()
         self.path = self.directory / f"{key}.db"
         self.conn: sqlite3.Connection | None = None
+        self._lock_fd: int | None = None
         if create:
             statedir.ensure(self.directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE)
         elif not (statedir.is_ours(self.directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE) and self.path.is_file()):
@@ -69,10 +70,33 @@ class JournalFile:
     def exists(self) -> bool:
         return self.conn is not None
 
+    def hold(self, what: str = "testbed") -> None:
+        """Take this testbed's lock for as long as this object lives (until close): a run that changes
+        the DUT holds it, so `testbed restore` or a second run on the same testbed cannot put back a
+        live run's knobs or stop its server. ConfigError naming the holder's pid when taken."""
+        import fcntl
+
+        lock = self.directory / f"{self.key}.lock"
+        statedir.ensure(self.directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip()
+            os.close(fd)
+            raise ConfigError(what, f"is in use by another linerate (pid {holder or '?'}): wait for it to end; "
+                              "its own end puts the DUT's knobs back") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+
     def close(self) -> None:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)  # releases the flock
 
     # --- writing ----------------------------------------------------------------------------------
 

@@ -59,20 +59,25 @@ def _shown(value: str) -> str:
 
 
 def manual_command(os_family: str | None, kind: str, name: str, original: str | None) -> str:
-    """What to run on the host by hand to put a change back (`original` None: value unknown)."""
-    value = "<the value it should have>" if original is None else original
+    """What to run on the host by hand to put a change back (`original` None: value unknown, and the
+    command says so with a placeholder the user must replace). Every value is shell-quoted."""
+    value = original if original is not None else "VALUE"
     if kind == "sysctl":
         argv = ["sysctl", "-w", f"{name}={value}"] if os_family in (None, "linux") else ["sysctl", f"{name}={value}"]
     elif kind == "offload":
         ifname, _, feature = name.partition(":")
-        argv = ["ethtool", "-K", ifname, feature, value] if os_family in (None, "linux") else \
-            ["ifconfig", ifname, feature if value == "on" else f"-{feature}"]
+        if os_family in (None, "linux"):
+            argv = ["ethtool", "-K", ifname, feature, original if original is not None else "on|off"]
+        elif original is None:
+            return f"ifconfig {shlex.quote(ifname)} {shlex.quote(feature)}  # or -{feature}: the original is unknown"
+        else:
+            argv = ["ifconfig", ifname, feature if original == "on" else f"-{feature}"]
     elif kind == "process":
-        argv = ["kill", f"$(cat {name})"]
-        return " ".join(argv)
+        return f"kill \"$(cat {shlex.quote(name)})\""
     else:
         argv = ["nft", "delete", "table", "inet", name]
-    return shlex.join(argv) if original is not None else " ".join(argv)
+    command = shlex.join(argv)
+    return command if original is not None else f"{command}  # VALUE: the original, which linerate could not keep"
 
 
 class Journal(JournalFile):

@@ -228,6 +228,7 @@ class SshTestbed:
             self.driver = detect_driver(self.executors["dut"], self.inventory.dut.os)
         self.line_rate = resolve_line_rate(self.inventory, self.executors.get("dut"), self.driver)
         self.journal = Journal(self.key)
+        self.journal.hold(f"testbed {self.inventory.name}")  # released by close(): journal.close()
         if self.store is not None:
             self.journal.adopt(self.store, self.driver.family if self.driver else None)  # an older linerate's
         self._restore("restored from an earlier run")
@@ -249,12 +250,11 @@ class SshTestbed:
     def _measure_read_cost(self) -> None:
         """Once per testbed, before any trial: what one window read costs here, which places the
         second read (trial.py) and tells the scheduler whether the trial length leaves room."""
-        from linerate.trial import measure_read_cost
+        from linerate.trial import measure_read_cost_or_none
 
-        try:
-            self.read_cost_s = measure_read_cost(self.driver, self.executors.get("dut"), hosts=self._generator_hosts())
-        except LinerateError:
-            self.read_cost_s = None  # unreadable now: trials measure anyway and say their telemetry is partial
+        # once: unreadable now means trials measure anyway and say their telemetry is partial
+        self.read_cost_s = measure_read_cost_or_none(self.driver, self.executors.get("dut"),
+                                                     hosts=self._generator_hosts())
 
     def close(self) -> None:
         try:
@@ -374,8 +374,6 @@ class SshTestbed:
                          f"{params.family} test address (test_address{'6' if params.family == 6 else ''})")
         params = dataclasses.replace(params, port=self.port)
         hosts = self._generator_hosts()
-        if self.read_cost_s is None:
-            self._measure_read_cost()
         return run_trial(self.executors["client"], self.executors.get("dut"), params, address, driver=self.driver,
                          generator_hosts=hosts, read_cost_s=self.read_cost_s)
 

@@ -204,15 +204,17 @@ def _values(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
                   if knob.min is not None or knob.max is not None else "")
         out.append(_finding("LR004", "error", s, f"{s.key}: {problem}{limits}", "fix the value"))
         return out
+    defaults = _defaults_judged(knob, ctx)
     for role in sorted(ctx.roles):
         rule = knob.harmful.get(role)
+        if rule and defaults == {s.value} and not rule.default_is_harm:
+            continue  # the OS default: the line changes nothing (net.inet.tcp.tso=1 on FreeBSD 13.1)
         if rule and s.value in rule.values and knob.type == "gui_checkbox":
             out.append(_finding("LR005", "warning", s, f"<{s.key}> is {s.value} ({knob.description}); harmful for a "
                                 f"{role}: {cites(rule.why)}", "tick the box in System > Advanced > Networking"))
         elif rule and s.value in rule.values:
             out.append(_finding("LR005", "warning", s, f"{s.key}={s.value} is harmful for a {role}: {cites(rule.why)}",
                                 "change or remove it"))
-    defaults = _defaults_judged(knob, ctx)
     trade_off = bool(knob.security and s.value in knob.security.values)
     if trade_off and defaults != {s.value}:
         out.append(_finding("LR006", "warning", s, f"security trade-off: {cites(knob.security.why)}",

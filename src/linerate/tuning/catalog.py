@@ -31,6 +31,10 @@ class ValueRule(BaseModel):
     model_config = ConfigDict(extra="forbid")
     values: list[str]
     why: str
+    # A role-harm rule (LR005) does not fire on a value equal to the OS default of the releases judged:
+    # the line changes nothing. Set this when the default itself is the harm (virtio checksum offload
+    # left on in a pfSense VM: hw.vtnet.csum_disable=0 is both the default and the problem).
+    default_is_harm: bool = False
 
 
 class Knob(BaseModel):

@@ -26,7 +26,12 @@ PFSENSE_BASE = {"2.3.0": "10.3", "2.3.1": "10.3", "2.3.2": "10.3", "2.3.3": "10.
                 "2.7.0": "14.0", "2.7.1": "14.0", "2.7.2": "14.0", "2.8.0": "15.0"}
 # OPNsense major releases (minor updates keep the base) and their FreeBSD/HardenedBSD base
 # (René Mayrhofer, 'Firewall throughput measurements: OPNsense on APU4d4, OPNsense in a Proxmox VM, and OpenWRT on Turris Omnia' (https://www.mayrhofer.eu.org/post/firewall-throughput-opnsense-openwrt/) and the OPNsense release announcements).
-OPNSENSE_BASE = {"20.1": "11.2", "20.7": "12.1", "21.1": "12.1", "21.7": "12.1", "22.1": "13.0", "22.7": "13.1",
+# 17.1-19.7 from the announcements in opnsense/changelog (doc/<series>/<series>): 17.1 "features FreeBSD
+# 11.0"; 18.1 lists "FreeBSD 11.1 ... migration" among the changes since 17.7 (so 17.7 kept 11.0);
+# 18.7 "we have not yet begun to adopt FreeBSD 11.2"; 19.1 "The migration to HardenedBSD 11.2 has been
+# completed"; 19.7 names no base change (11.2, as 20.1).
+OPNSENSE_BASE = {"17.1": "11.0", "17.7": "11.0", "18.1": "11.1", "18.7": "11.1", "19.1": "11.2", "19.7": "11.2",
+                 "20.1": "11.2", "20.7": "12.1", "21.1": "12.1", "21.7": "12.1", "22.1": "13.0", "22.7": "13.1",
                  "23.1": "13.1", "23.7": "13.2", "24.1": "13.2", "24.7": "14.1", "25.1": "14.2", "25.7": "14.3"}
 # OpenWrt releases (minor updates keep the kernel series) and their Linux kernel (OpenWrt release notes).
 # LEDE 17.01: openwrt/openwrt branch lede-17.01, include/kernel-version.mk holds LINUX_VERSION-4.4 only.
@@ -37,7 +42,7 @@ OPENWRT_KERNEL = {"17.01": "4.4", "18.06": "4.9..4.14", "19.07": "4.14", "21.02"
                   "23.05": "5.15", "24.10": "6.6"}
 # Without --os-version the audit judges the releases from these on: the older ones (LEDE 17.01,
 # OpenWrt 18.06, both end of life) only when named, so their 4.4 kernel does not blur every verdict.
-SPAN_FROM = {"openwrt": "19.07"}
+SPAN_FROM = {"openwrt": "19.07", "opnsense": "20.1"}  # OPNsense before 20.1 (end of life): only when named
 
 BASES = {"pfsense": (PFSENSE_BASE, 3), "opnsense": (OPNSENSE_BASE, 2), "openwrt": (OPENWRT_KERNEL, 2)}
 

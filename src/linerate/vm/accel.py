@@ -1,7 +1,7 @@
 """Which accelerator a VM DUT boots with. /dev/kvm can open and KVM_CREATE_VM succeed where a KVM
 guest still never runs (no nested virtualisation: the guest hangs burning a core), so KVM is
 probed by *booting* the built-in guest with a timeout. The answer is kept for the machine's boot
-(keyed by /proc/sys/kernel/random/boot_id) in the state directory's kvm-probe.json.
+(keyed by /proc/sys/kernel/random/boot_id) in the state directory's .kvm-probe.
 
 The probe's qemu runs inside a registered probe namespace, like preflight's, so a SIGKILL during
 the probe leaves something `linerate lab clean` finds and stops.
@@ -23,9 +23,26 @@ def _boot_id() -> str:
 
 
 def _cache_path() -> Path:
+    """In the labs' state directory (linerate's own, 0700; never its parent, which may be a shared
+    /tmp), under a name no lab record can have."""
     from linerate.lab.registry import Registry
 
-    return Registry().state_dir.parent / "kvm-probe.json"  # beside the labs' records, not among them
+    return Registry().state_dir / ".kvm-probe"
+
+
+def _write_cache(path: Path, text: str) -> None:
+    """Into our own directory only (statedir.ensure refuses one that is not), through a new file that
+    no link can redirect, renamed into place."""
+    import secrets
+
+    from linerate import statedir
+
+    statedir.ensure(path.parent)
+    temp = path.with_name(f".kvm-probe.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(temp, path)
 
 
 def cached_kvm_status() -> tuple[bool | None, str]:
@@ -36,7 +53,9 @@ def cached_kvm_status() -> tuple[bool | None, str]:
     except OSError as exc:
         return False, f"/dev/kvm: {exc.strerror}"
     try:
-        doc = json.loads(_cache_path().read_text())
+        fd = os.open(_cache_path(), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd) as handle:
+            doc = json.loads(handle.read(4096))
         if doc.get("boot_id") == _boot_id():
             return bool(doc["usable"]), str(doc["why"])
     except (OSError, ValueError, KeyError):
@@ -52,9 +71,7 @@ def kvm_status(use_cache: bool = True) -> tuple[bool, str]:
     if not os.path.exists("/dev/kvm"):
         return False, "/dev/kvm missing"
     usable, why = _probe_by_booting()
-    cache = _cache_path()
-    cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"boot_id": _boot_id(), "usable": usable, "why": why}))
+    _write_cache(_cache_path(), json.dumps({"boot_id": _boot_id(), "usable": usable, "why": why}))
     return usable, why
 
 

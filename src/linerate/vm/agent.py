@@ -31,6 +31,7 @@ from linerate.errors import ExecError
 from linerate.exec.base import Batch, CommandResult, SpawnedProcess
 
 GUEST_TIMEOUT_MARGIN_S = 5.0
+MAX_ANSWER_BYTES = 6 * 4 * 1024 * 1024  # a stream of an answer: the agent caps each file/stream at 4 MiB (LRF: several)
 
 
 def request(request_id: int, script: str, timeout_s: float, tag: str = "LRQ") -> bytes:
@@ -138,6 +139,9 @@ class AgentExecutor:
                 if len(header) != 5 or header[0] != "LRR" or not all(h.isdigit() for h in header[1:]):
                     raise ConnectionError(f"the guest agent answered {' '.join(header)[:60]!r}")
                 got, status, out_size, err_size = (int(h) for h in header[1:])
+                if out_size > MAX_ANSWER_BYTES or err_size > MAX_ANSWER_BYTES:
+                    raise ConnectionError(f"the guest agent announced {max(out_size, err_size):,} bytes (at most "
+                                          f"{MAX_ANSWER_BYTES:,} are read)")
                 out = self._read_exactly(out_size, deadline)
                 err = self._read_exactly(err_size, deadline)
                 if got == request_id:
@@ -152,8 +156,10 @@ class AgentExecutor:
         except (OSError, TimeoutError) as exc:
             self.close()  # the next command reconnects; a late answer is dropped by its id
             raise ExecError(argv, self.host, None, f"guest agent: {exc or type(exc).__name__}") from None
-        if status == 124:  # busybox timeout's status for a killed command
+        if status == 124:  # the agent killed the command at its timeout (as timeout(1) reports it)
             err = err or f"timed out after {limit:g} s in the guest"
+        elif status == 125:  # the agent cut an output over its 4 MiB cap: none of it is used
+            raise ExecError(argv, self.host, status, "printed more than 4 MiB; linerate uses none of it")
         result = CommandResult(tuple(str(a) for a in argv), status, out, err, self.host)
         if check and status != 0:
             raise ExecError(argv, self.host, status, err)

@@ -222,9 +222,13 @@ def load(target: Path = GUEST_DIR) -> Guest:
 
 
 def cached(target: Path = GUEST_DIR) -> Guest | None:
+    """The cached guest, if it is there whole and built by this builder version (an older one may
+    lack what this linerate asks its agent for, e.g. LRF file reads): else None, and it is rebuilt."""
     try:
         guest = load(target)
     except (OSError, ValueError):
+        return None
+    if (guest.manifest.get("inputs") or {}).get("builder") != BUILDER_VERSION:
         return None
     return guest if guest.kernel.is_file() and guest.initrd.is_file() else None
 

@@ -23,7 +23,7 @@ from linerate.lab.registry import LabRecord, Registry
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef, process_start_time
 from linerate.topology.plan import CreateTap, LabSpec, server_address
-from linerate.trial import measure_read_cost
+from linerate.trial import measure_read_cost_or_none
 from linerate.vm.agent import AgentExecutor, with_stdin
 from linerate.vm.placement import Placement, place
 from linerate.vm.plan import VmOptions, build_vm_plan, guest_commands
@@ -106,9 +106,9 @@ class VmLab(Lab):
         self.state = read_vm_state(self.spec, self.vm, self.agent, self.vm_info)
         verify_vm(self.spec, self.vm, self.state)
         self.start_server()
-        self.read_cost_s = measure_read_cost(LinuxDriver(), self.agent)
+        self.read_cost_s = measure_read_cost_or_none(LinuxDriver(), self.agent)
         self.state["vm"]["placement"] = self.placement.summary()
-        self.state["vm"]["telemetry_read_ms"] = round(self.read_cost_s * 1000, 1)
+        self.state["vm"]["telemetry_read_ms"] = None if self.read_cost_s is None else round(self.read_cost_s * 1000, 1)
         return self
 
     def _pin_threads(self, pid: int) -> None:

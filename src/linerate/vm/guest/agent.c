@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #define MAX_REQUEST (16 * 1024 * 1024)
-#define MAX_FILE (4 * 1024 * 1024)
+#define MAX_FILE (4 * 1024 * 1024)  /* per file read and per command stream: what the host accepts */
 
 extern char **environ;
 static int port = -1;
@@ -102,19 +102,38 @@ static int read_body(struct buf *body, size_t size) {
     return 1;
 }
 
+/* Only regular files (which /proc and /sys entries are), opened without blocking: a FIFO or a
+ * character device (/dev/kmsg) would wedge the agent, which has no timeout around a read. */
+/* Consume `size` bytes of a body that will not be used; 0 on end-of-file. */
+static int discard(size_t size) {
+    while (size > 0) {
+        if (inlen == 0 && !fill()) return 0;
+        size_t take = size < inlen ? size : inlen;
+        inlen -= take;
+        size -= take;
+        memmove(inbuf, inbuf + take, inlen);
+    }
+    return 1;
+}
+
 static void read_file(const char *path, struct buf *out) {
     struct buf content = {0};
     char head[64];
-    int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), err = 0;
     if (fd < 0) {
         err = errno;
+    } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        err = EINVAL;
+        close(fd);
     } else {
         char chunk[16384];
         for (;;) {
             ssize_t n = read(fd, chunk, sizeof chunk);
             if (n < 0 && errno == EINTR) continue;
             if (n < 0) { err = errno; break; }
-            if (n == 0 || content.len + (size_t)n > MAX_FILE) break;
+            if (n == 0) break;
+            if (content.len + (size_t)n > MAX_FILE) { err = EFBIG; break; }
             put(&content, chunk, (size_t)n);
         }
         close(fd);
@@ -125,13 +144,19 @@ static void read_file(const char *path, struct buf *out) {
     free(content.data);
 }
 
-static void slurp(const char *path, struct buf *out) {
+/* A command's output file, at most MAX_FILE bytes of it; 1 when it was longer (cut). */
+static int slurp(const char *path, struct buf *out) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) return 0;
     char chunk[16384];
     ssize_t n;
-    while ((n = read(fd, chunk, sizeof chunk)) > 0) put(out, chunk, (size_t)n);
+    int cut = 0;
+    while ((n = read(fd, chunk, sizeof chunk)) > 0) {
+        if (out->len + (size_t)n > MAX_FILE) { cut = 1; break; }
+        put(out, chunk, (size_t)n);
+    }
     close(fd);
+    return cut;
 }
 
 /* Run the script with dash; its status, or 124 when the timeout struck. SIGCHLD is blocked. */
@@ -180,9 +205,11 @@ static int run_script(const struct buf *script, long timeout_s, struct buf *out,
         }
         sigtimedwait(&chld, NULL, &left);
     }
-    slurp(stdout_path, out);
-    slurp(stderr_path, err);
+    int cut = slurp(stdout_path, out) | slurp(stderr_path, err);
+    unlink(stdout_path);
+    unlink(stderr_path);
     if (timed_out) return 124;
+    if (cut) return 125;  /* output over MAX_FILE: the host refuses it rather than use part of it */
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     return 128 + WTERMSIG(status);
 }
@@ -215,10 +242,21 @@ int main(int argc, char **argv) {
         }
         unsigned long id, size;
         long limit;
-        if (sscanf(line, "%7s %lu %lu %ld", tag, &id, &size, &limit) != 4 || size > MAX_REQUEST) continue;
+        if (sscanf(line, "%7s %lu %lu %ld", tag, &id, &size, &limit) != 4) continue;
         int is_query = strcmp(tag, "LRQ") == 0, is_files = strcmp(tag, "LRF") == 0;
-        if (!is_query && !is_files) continue;
         struct buf body = {0}, out = {0}, err = {0};
+        if ((!is_query && !is_files) || size > MAX_REQUEST) {
+            /* never run or parse a body it will not serve; answer an oversized request at once */
+            if (!discard(size)) continue;
+            if (is_query || is_files) {
+                char head[128];
+                const char *why = "linerate agent: request larger than 16 MiB refused\n";
+                int len = snprintf(head, sizeof head, "LRR %lu 126 0 %zu\n", id, strlen(why));
+                write_all(port, head, (size_t)len);
+                write_all(port, why, strlen(why));
+            }
+            continue;
+        }
         if (!read_body(&body, size)) { free(body.data); continue; }
         int status = 0;
         if (is_query) {
@@ -239,5 +277,7 @@ int main(int argc, char **argv) {
         if (err.len) put(&reply, err.data, err.len);
         write_all(port, reply.data, reply.len);
         free(body.data); free(out.data); free(err.data); free(reply.data);
+        while (waitpid(-1, NULL, WNOHANG) > 0) {
+        }  /* as PID 1: orphans of a killed script's group are ours to reap */
     }
 }
