@@ -182,7 +182,7 @@ class _Telemetry:
     def __init__(self, dut: Executor | None, driver: DutDriver | None, hosts: Mapping[str, tuple[Executor, DutDriver]],
                  observers: list[HostObserver]):
         self.dut, self.driver, self.hosts, self.observers = dut, driver, dict(hosts), observers
-        self.full: list[Snapshot | None] = []
+        self.full: dict[str, Snapshot] = {}  # "before" / "after" the run, when read
         self.window: list[_WindowRead] = []
         self.missing: list[str] = []
 
@@ -194,9 +194,8 @@ class _Telemetry:
         if self.dut is None:
             return
         try:
-            self.full.append(self.driver.snapshot(self.dut))
+            self.full[when] = self.driver.snapshot(self.dut)
         except LinerateError as exc:
-            self.full.append(None)
             self.missing.append(f"DUT counters {when} the run: {exc}")
 
     def window_read(self, generator: "_Command", name: str) -> bool:
@@ -284,7 +283,7 @@ def _with_telemetry(trial: Trial, t: _Telemetry, shared_kernel: bool) -> Trial:
     raw: dict[str, dict[str, str]] = {}
     dut_counters: dict[str, int] = {}
     dut: dict[str, Any] = {"shared_kernel": shared_kernel, "window_reads": len(t.window)}
-    before, after = (t.full + [None, None])[:2]
+    before, after = t.full.get("before"), t.full.get("after")
     if before is not None and after is not None:
         delta = telemetry_delta(before, after)
         dut_counters = counters.delta(before.counters, after.counters)

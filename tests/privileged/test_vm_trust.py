@@ -35,7 +35,7 @@ def test_vm_trials_read_the_guest_without_forks_and_observe_qemu_from_the_host(t
         telemetry = json.loads(text)
         dut = telemetry["dut"]
         assert dut["window_reads"] == 2 and "partial" not in dut, dut
-        assert max(dut["read_ms"]) <= 50, dut["read_ms"]  # measured here: 2-14 ms under load (was ~500)
+        assert max(dut["read_ms"]) <= 50, dut["read_ms"]  # stored read_ms of the demo runs here: 2-37 ms under load (was ~500)
         # a router guest runs no user code; the old shell agent's forks showed as up to 43% user
         assert all(cpu["user_pct"] < 5 for cpu in dut["cpu"]), dut["cpu"]
         threads = {t["thread"]: t for t in telemetry["vm_host"]["threads"]}
@@ -45,4 +45,4 @@ def test_vm_trials_read_the_guest_without_forks_and_observe_qemu_from_the_host(t
     env = json.loads(conn.execute("SELECT environment FROM experiments").fetchone()[0])
     assert env["vm_host"]["telemetry_read_ms"] < 50
     report = linerate("report", "vmtrust", "--db", db).stdout
-    assert "Host: generator and DUT share host CPU" in report or "disjoint" in report, report
+    assert "Host: generator and DUT" in report, report  # "share host CPU ..." or "on separate host CPUs ..."

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from linerate.dut.parsers import top_rows
 from linerate.errors import ParseError
 
 _NUMBER = r"[0-9]+(?:[.,][0-9]+)?"
@@ -74,26 +75,13 @@ def _thread_table(lines: list[str]) -> list[dict]:
     column when the screen has one (BusyBox SMP 'CPU', procps 'P'), else the CPU a per-CPU kernel
     thread is bound to (ksoftirqd/3 runs on CPU 3)."""
     threads: list[dict] = []
-    header: list[str] | None = None
-    for line in lines:
-        words = line.split()
-        if words[:1] == ["PID"] and words[-1:] == ["COMMAND"]:
-            header = words
-            continue
-        if header is None or not words or not words[0].isdigit():
-            continue
-        fields = line.split(None, len(header) - 1)
-        if len(fields) < len(header):
-            continue
-        record = dict(zip(header, fields))
-        pct = (record.get("%CPU") or record.get("CPU%") or "").rstrip("%").replace(",", ".")
-        if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", pct):
-            continue
+    for record, pct in top_rows(lines, lambda words: words[:1] == ["PID"] and words[-1:] == ["COMMAND"],
+                                ("%CPU", "CPU%")):
         name = record["COMMAND"].strip()
         cpu_text = record.get("P") or (record.get("CPU") if "%CPU" in record else None)
         bound = _PER_CPU_THREAD.match(name)
         cpu = int(cpu_text) if cpu_text and cpu_text.isdigit() else int(bound.group(1)) if bound else None
-        threads.append({"name": name.strip("[]"), "pct": float(pct), "cpu": cpu})
+        threads.append({"name": name.strip("[]"), "pct": pct, "cpu": cpu})
     return sorted(threads, key=lambda t: -t["pct"])
 
 

@@ -15,6 +15,7 @@ mapped onto one shape: user, system, interrupt, softirq, idle (ticks).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 
 from linerate.errors import ParseError
 
@@ -328,6 +329,28 @@ _TOP_CPU = re.compile(r"^CPU\s*(\d+):\s+(.*)$")
 _TOP_STATE = re.compile(r"([0-9.]+)% (user|nice|system|interrupt|idle)")
 
 
+def top_rows(lines: Iterable[str], is_header: Callable[[list[str]], bool],
+             pct_columns: tuple[str, ...]) -> Iterator[tuple[dict[str, str], float]]:
+    """(columns by header name, CPU %) of every process/thread row under a `top` header line: the
+    last column (COMMAND) may hold spaces; a row whose CPU % column is not a number is skipped.
+    Shared by FreeBSD's top and Linux's procps/BusyBox top (diagnose/screens.py)."""
+    header: list[str] | None = None
+    for line in lines:
+        words = line.split()
+        if is_header(words):
+            header = words
+            continue
+        if header is None or not words or not words[0].isdigit():
+            continue
+        fields = line.split(None, len(header) - 1)
+        if len(fields) < len(header):
+            continue
+        record = dict(zip(header, fields))
+        pct = next((record[k] for k in pct_columns if record.get(k)), "").rstrip("%").replace(",", ".")
+        if re.fullmatch(r"[0-9]+(\.[0-9]+)?", pct):
+            yield record, float(pct)
+
+
 def parse_top(text: str) -> tuple[list[dict[str, float]], list[dict]]:
     """FreeBSD `top` (batch or captured screen, -S -H and optionally -P) -> (per-CPU percentages,
     threads). Only the last display counts: top's first display averages since boot. Per-CPU lines
@@ -338,7 +361,6 @@ def parse_top(text: str) -> tuple[list[dict[str, float]], list[dict]]:
     display = next((d for d in reversed(displays) if d.strip()), "")
     cpus: list[dict[str, float]] = []
     threads: list[dict] = []
-    header: list[str] | None = None
     for line in display.splitlines():
         match = _TOP_CPU.match(line.strip())
         if match:
@@ -352,22 +374,10 @@ def parse_top(text: str) -> tuple[list[dict[str, float]], list[dict]]:
                          "system_pct": states.get("system", 0), "interrupt_pct": states.get("interrupt", 0),
                          "softirq_pct": 0.0, "idle_pct": idle,
                          "busy_pct": round(100.0 - idle, 1) if "idle" in states else round(min(100.0, busy), 1)})
-            continue
-        words = line.split()
-        if words[:1] == ["PID"] and "COMMAND" in words:
-            header = words
-            continue
-        if header is None or not words or not words[0].isdigit():
-            continue
-        fields = line.split(None, len(header) - 1)
-        if len(fields) < len(header):
-            continue
-        record = dict(zip(header, fields))
-        pct = (record.get("WCPU") or record.get("CPU") or "").rstrip("%")
-        if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", pct):
-            continue
+    for record, pct in top_rows(display.splitlines(), lambda words: words[:1] == ["PID"] and "COMMAND" in words,
+                                ("WCPU", "CPU")):
         cpu = record.get("C")
-        threads.append({"name": record["COMMAND"].strip().strip("[]"), "pct": float(pct),
+        threads.append({"name": record["COMMAND"].strip().strip("[]"), "pct": pct,
                         "cpu": int(cpu) if cpu and cpu.isdigit() else None})
     if not cpus and not threads:
         raise ParseError("top output has neither per-CPU lines nor thread rows")
