@@ -10,7 +10,9 @@ from pathlib import Path
 
 from linerate.experiment.config import parse_experiment
 from linerate.experiment.run import run_experiment
-from linerate.lab.lab import Lab, new_lab_id
+from linerate.testbed.fake import FakeTestbeds
+from linerate.testbed.base import new_lab_id
+from linerate.testbed.namespace import NamespaceTestbed
 from linerate.model import FirewallProfile
 from linerate.report.data import build_report
 from linerate.store import Store
@@ -21,7 +23,7 @@ COMMON = 'duration_s = 1\nomit_s = 0\nudp_bitrate_bps = 200000000\n[axes]\nproto
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp, Lab(LabSpec(new_lab_id(), FirewallProfile("stateful"))) as lab:
+    with tempfile.TemporaryDirectory() as tmp, NamespaceTestbed(LabSpec(new_lab_id(), FirewallProfile("stateful"))) as lab:
         @contextlib.contextmanager
         def same_lab(_params):
             yield lab
@@ -32,7 +34,7 @@ def main() -> None:
             store = Store(Path(tmp) / f"{name}.db")
             exp = parse_experiment(f'name = "{name}"\n{head}{COMMON}')
             start = time.perf_counter()
-            run_experiment(exp, store, lab_factory=same_lab, environment={})
+            run_experiment(exp, store, FakeTestbeds(same_lab, {}))
             elapsed = time.perf_counter() - start
             results[name] = elapsed
             print(f"{name}: wall {elapsed:.1f} s")

@@ -9,8 +9,8 @@ import subprocess
 import sys
 import time
 
-from linerate.lab.lab import make_lab, new_lab_id
-from linerate.search.lab_path import LabPath
+from linerate.testbed.base import lab_testbed, new_lab_id
+from linerate.testbed.lab_path import LabPath
 from linerate.topology.plan import CLIENT_IF
 from linerate.traffic import trafgen
 from linerate.traffic.trafgen import NOBODY_MAC
@@ -31,7 +31,7 @@ def through_linerate(path: LabPath, frames: int) -> float:
 
 
 def main(rounds: int, frames: int) -> None:
-    lab = make_lab(new_lab_id(), {"firewall": "none", "mtu": 1500, "link_rate": "none", "delay_ms": 0.0,
+    lab = lab_testbed(new_lab_id(), {"firewall": "none", "mtu": 1500, "link_rate": "none", "delay_ms": 0.0,
                                   "jitter_ms": 0.0, "loss_pct": 0.0, "offloads": "default"})
     with lab:
         path = LabPath(lab, 4)

@@ -15,7 +15,7 @@ import sys
 import time
 
 from linerate.lab.apply import apply_plan, remove_namespaces
-from linerate.lab.lab import new_lab_id
+from linerate.testbed.base import new_lab_id
 from linerate.model import FirewallProfile
 from linerate.topology.plan import LoadRuleset, LabSpec, build_plan
 

@@ -9,7 +9,8 @@ import sys
 
 from linerate.calc import LinkInput, goodput
 from linerate.experiment.axes import lab_spec
-from linerate.lab.lab import Lab, new_lab_id
+from linerate.testbed.base import new_lab_id
+from linerate.testbed.namespace import NamespaceTestbed
 from linerate.lab.wire import WireMeter, measure_during
 from linerate.model import TrialParams
 from linerate.stats import summarize
@@ -22,7 +23,7 @@ def main(repetitions: int, duration_s: int) -> None:
     print(f"emulated link 1g, MTU {spec.mtu}, segmenter + per-frame tbf shaper on both DUT ports "
           f"(bucket {shaper_burst(1e9, spec.mtu)} B: a {duration_s} s window may carry {allowance / 1e6:.2f} Mbit/s "
           f"more); {repetitions} x {duration_s} s per case, cubic, omit 2 s")
-    with Lab(spec) as lab:
+    with NamespaceTestbed(spec) as lab:
         meter = WireMeter(lab.executor("dut"), "wan0")
         for family in (4, 6):
             for streams in (1, 4):

@@ -18,8 +18,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from linerate.experiment.config import parse_experiment  # noqa: E402
-from linerate.experiment.run import run_experiment  # noqa: E402
-from linerate.lab.lab import Lab, new_lab_id  # noqa: E402
+from linerate.experiment.run import run_experiment
+from linerate.testbed.fake import FakeTestbeds  # noqa: E402
+from linerate.testbed.base import new_lab_id  # noqa: E402
+from linerate.testbed.namespace import NamespaceTestbed  # noqa: E402
 from linerate.store import Store  # noqa: E402
 from linerate.testbed.inventory import load_inventory  # noqa: E402
 from linerate.testbed.ssh import SshTestbed  # noqa: E402
@@ -35,8 +37,7 @@ def per_trial(factory, trials: int, db: Path, name: str, calibrate: bool) -> tup
     text = f'name = "{name}"\nrepetitions = {trials}\nduration_s = {DURATION_S}\nomit_s = {OMIT_S}\ncalibrate = false\n'
     store = Store(db)
     start = time.perf_counter()
-    result = run_experiment(parse_experiment(text), store, file_text=text, lab_factory=factory(store),
-                            environment={}, use_calibration=calibrate)
+    result = run_experiment(parse_experiment(text), store, FakeTestbeds(factory(store), {}, calibrates=calibrate), file_text=text)
     elapsed = time.perf_counter() - start
     walls = [row["ended_at"] - row["started_at"] for row in store.trial_rows(result.experiment_id)]
     store.close()
@@ -52,7 +53,7 @@ def main(trials: int, rounds: int) -> None:
             bed.build()
             bed.trust_all()
             inventory = load_inventory(bed.inventory())
-            with Lab(LabSpec(new_lab_id())) as lab:
+            with NamespaceTestbed(LabSpec(new_lab_id())) as lab:
                 @contextlib.contextmanager
                 def same_lab(_params):
                     yield lab

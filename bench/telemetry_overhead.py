@@ -17,7 +17,8 @@ import argparse
 import statistics
 
 from linerate.dut.linux import LinuxDriver
-from linerate.lab.lab import Lab, make_lab, new_lab_id
+from linerate.testbed.base import lab_testbed, new_lab_id
+from linerate.testbed.namespace import NamespaceTestbed
 from linerate.model import FirewallProfile, TrialParams
 from linerate.topology.link import LinkSpec
 from linerate.topology.plan import LabSpec, server_address
@@ -60,7 +61,7 @@ def main() -> None:
         from linerate.vm.observe import QemuThreads
 
         lab_params = {"dut": "vm", "dut_vcpus": 2, "virtio_queues": 2, "link_rate": "1g", "virtio_offloads": "off"}
-        with make_lab(new_lab_id(), lab_params) as lab:
+        with lab_testbed(new_lab_id(), lab_params) as lab:
             print(f"  one window read through the agent: {lab.read_cost_s * 1000:.1f} ms (idle)")
             with_t, without = measure(lab, args.pairs, params, False, [QemuThreads(lab.vm_info["qemu_pid"])])
         report("VM DUT, offloads off (guest-bound)", with_t, without, 0.97)
@@ -69,7 +70,7 @@ def main() -> None:
                         ("rules-stateless:1000 (CPU-bound)",
                          LabSpec(new_lab_id(), firewall=FirewallProfile.parse("rules-stateless:1000"))),
                         ("emulated 1 Gbit/s link", LabSpec(new_lab_id(), link=LinkSpec(rate_bps=1e9)))):
-        with Lab(spec) as lab:
+        with NamespaceTestbed(spec) as lab:
             with_t, without = measure(lab, args.pairs, params, True)
         report(label, with_t, without, 0.99)
 

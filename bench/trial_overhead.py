@@ -16,7 +16,9 @@ from pathlib import Path
 
 from linerate.experiment.config import parse_experiment
 from linerate.experiment.run import run_experiment
-from linerate.lab.lab import Lab, new_lab_id
+from linerate.testbed.fake import FakeTestbeds
+from linerate.testbed.base import new_lab_id
+from linerate.testbed.namespace import NamespaceTestbed
 from linerate.model import TrialParams
 from linerate.store import Store
 from linerate.topology.plan import LabSpec, server_address
@@ -25,7 +27,7 @@ from linerate.traffic import iperf3
 DURATION_S, OMIT_S = 1, 0
 
 
-def hand_loop(lab: Lab, trials: int) -> float:
+def hand_loop(lab: NamespaceTestbed, trials: int) -> float:
     params = TrialParams(duration_s=DURATION_S, omit_s=OMIT_S)
     argv = lab.executor("client").wrap(iperf3.client_argv(params, server_address(4)))
     start = time.perf_counter()
@@ -34,7 +36,7 @@ def hand_loop(lab: Lab, trials: int) -> float:
     return (time.perf_counter() - start) / trials
 
 
-def linerate_run(lab: Lab, trials: int, db: Path, index: int) -> float:
+def linerate_run(lab: NamespaceTestbed, trials: int, db: Path, index: int) -> float:
     text = (f'name = "overhead{index}"\nrepetitions = {trials}\nduration_s = {DURATION_S}\nomit_s = {OMIT_S}\n'
             "calibrate = false\n")
 
@@ -44,7 +46,7 @@ def linerate_run(lab: Lab, trials: int, db: Path, index: int) -> float:
 
     store = Store(db)
     start = time.perf_counter()
-    run_experiment(parse_experiment(text), store, file_text=text, lab_factory=same_lab, environment={})
+    run_experiment(parse_experiment(text), store, FakeTestbeds(same_lab, {}), file_text=text)
     elapsed = time.perf_counter() - start
     store.close()
     return elapsed / trials
@@ -52,7 +54,7 @@ def linerate_run(lab: Lab, trials: int, db: Path, index: int) -> float:
 
 def main(trials: int, rounds: int) -> None:
     hand, ours = [], []
-    with tempfile.TemporaryDirectory() as tmp, Lab(LabSpec(new_lab_id())) as lab:
+    with tempfile.TemporaryDirectory() as tmp, NamespaceTestbed(LabSpec(new_lab_id())) as lab:
         for index in range(rounds):  # interleaved blocks: drift hits both sides alike
             hand.append(hand_loop(lab, trials))
             ours.append(linerate_run(lab, trials, Path(tmp) / "bench.db", index))

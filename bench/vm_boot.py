@@ -15,7 +15,7 @@ import sys
 import time
 
 from linerate.dut.linux import LinuxDriver
-from linerate.lab.lab import make_lab, new_lab_id
+from linerate.testbed.base import lab_testbed, new_lab_id
 
 
 def main(rounds: int) -> None:
@@ -23,7 +23,7 @@ def main(rounds: int) -> None:
     driver = LinuxDriver()
     for _ in range(rounds):
         started = time.monotonic()
-        lab = make_lab(new_lab_id(), {"dut": "vm", "dut_accel": "tcg"})
+        lab = lab_testbed(new_lab_id(), {"dut": "vm", "dut_accel": "tcg"})
         with lab:
             ups.append(time.monotonic() - started)
             boots.append(lab.state["vm"]["boot_to_ready_s"])
@@ -36,7 +36,7 @@ def main(rounds: int) -> None:
                 vm_full.append(time.monotonic() - began)
             began = time.monotonic()
         downs.append(time.monotonic() - began)
-        with make_lab(new_lab_id(), {}) as namespace_lab:
+        with lab_testbed(new_lab_id(), {}) as namespace_lab:
             for _ in range(5):
                 began = time.monotonic()
                 driver.window_snapshot(namespace_lab.executor("dut"))

@@ -7,16 +7,16 @@ reading /proc/config.gz alone would miss modules and lie on kernels without it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import secrets
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from linerate.errors import ExecError, PreflightError
 from linerate.exec import Executor, LocalExecutor, NetnsExecutor
+from linerate.lab.scratch import scratch_namespace
+from linerate.vm.accel import cached_kvm_status
 
 MIN_IPERF3 = (3, 7)  # --bidir appeared in iperf3 3.7
 
@@ -81,33 +81,6 @@ def probe_kernel() -> list[Check]:
         return _probe_inside(NetnsExecutor(name))
 
 
-@contextlib.contextmanager
-def scratch_namespace() -> Iterator[tuple[str, str]]:
-    """(namespace, probe id) of a scratch namespace registered like a lab *before* it exists — a
-    SIGKILL leaves a record `lab clean` acts on — and removed with whatever runs inside it (the KVM
-    probe's qemu) and its VM directory, whatever happens."""
-    from linerate.lab import netns
-    from linerate.lab.apply import remove_namespaces
-    from linerate.lab.registry import LabRecord, Registry
-    from linerate.lab.signals import terminations_raise
-    from linerate.model import probe_namespace
-    from linerate.process import ProcessRef
-
-    registry = Registry()
-    probe_id = secrets.token_hex(3)
-    name = probe_namespace(probe_id)
-    record = LabRecord(probe_id, owner=ProcessRef.me(), kind="probe", namespaces=[name])
-    with terminations_raise():
-        registry.create(record)
-        try:
-            netns.create(name)
-            yield name, probe_id
-        finally:
-            remove_namespaces([name])
-            registry.remove_vm_dir(probe_id)
-            registry.remove(probe_id)
-
-
 def _try(host: Executor, argv: list[str], stdin: str | None = None) -> str | None:
     """None when argv succeeded, else its last error line."""
     try:
@@ -154,8 +127,6 @@ def vm_checks() -> list[Check]:
               Check("vm vhost-net", os.path.exists("/dev/vhost-net"),
                     "/dev/vhost-net" if os.path.exists("/dev/vhost-net") else "unavailable: no /dev/vhost-net "
                     "(kernel without vhost_net)", False, "vhost = \"on\" will be refused on this machine")]
-    from linerate.vm.accel import cached_kvm_status
-
     usable, why = cached_kvm_status()
     checks.append(Check("vm kvm", bool(usable), why, False,
                         "" if usable else "VM DUTs boot under TCG (software CPU); own images need KVM"))

@@ -1,11 +1,19 @@
 import argparse
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
 from linerate.cli import build_parser, main
+from linerate.model import lab_namespace
+from linerate.topology.plan import ROLES
+
+# The names a lab linerate builds gets (model.lab_namespace: lr-<id>-client|dut|server, the id 1-8
+# lower-case letters/digits). Not preflight's short-lived lr-probe-<hex>: no lab.
+LAB_NAMESPACE_RE = re.compile(rf"lr-[a-z0-9]{{1,8}}-({'|'.join(ROLES)})")
+assert all(LAB_NAMESPACE_RE.fullmatch(lab_namespace("ab12", role)) for role in ROLES)
 
 
 def netns_list() -> list[str]:
@@ -32,14 +40,23 @@ def netns_list() -> list[str]:
     (["rfc2544", "--firewall", "rules:0"], "--firewall"),
 ])
 def test_bad_input_one_line_exit_2_nothing_created(argv, option, tmp_path):
-    before = netns_list()
+    before = set(netns_list())
     proc = subprocess.run([sys.executable, "-m", "linerate", *argv], capture_output=True, text=True,
                           env={**os.environ, "LINERATE_STATE_DIR": str(tmp_path / "labs")})
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and option in lines[0] and "Traceback" not in proc.stderr
+    # Nothing created. The authoritative check: linerate registers a lab (or a probe namespace) in
+    # LINERATE_STATE_DIR before it makes any namespace, so a lab this command built would have created
+    # this fresh directory; unrelated processes never touch it.
     assert not (tmp_path / "labs").exists()
-    assert netns_list() == before
+    # The backstop, for a namespace made without its record: no new namespace named like a lab. The
+    # machine-wide list is shared (other tools, other linerate runs make and remove namespaces
+    # meanwhile), and lab ids are random, so only new names of the lab scheme count; vanished ones and
+    # other names are someone else's. (Another linerate run building a lab in this same second would
+    # still trip it: no kernel record says which process made a namespace.)
+    new = {name for name in set(netns_list()) - before if LAB_NAMESPACE_RE.fullmatch(name)}
+    assert not new, f"new lab namespaces: {sorted(new)}"
 
 
 def test_unknown_lab_is_a_clean_error(capsys):

@@ -4,7 +4,8 @@ import pytest
 
 from linerate.errors import LabError
 from linerate.lab.apply import read_sysctl
-from linerate.lab.lab import Lab, new_lab_id
+from linerate.testbed.base import new_lab_id
+from linerate.testbed.namespace import NamespaceTestbed
 from linerate.lab.registry import Registry
 from linerate.model import FirewallProfile, TrialParams
 from linerate.topology.plan import LabSpec
@@ -15,7 +16,7 @@ SHORT = dict(duration_s=1, omit_s=0)
 
 def test_lab_up_trial_down_leaves_nothing():
     spec = LabSpec(new_lab_id(), FirewallProfile("stateful"))
-    with Lab(spec) as lab:
+    with NamespaceTestbed(spec) as lab:
         assert set(spec.namespaces) <= netns_names()
         assert read_sysctl(spec.netns("dut"), "net.ipv4.ip_forward") == "1"
         servers = lab.server_pids()
@@ -32,7 +33,7 @@ def test_lab_up_trial_down_leaves_nothing():
 
 @pytest.mark.parametrize("firewall", ["none", "nat", "rules:1000"])
 def test_ipv6_and_profiles(firewall):
-    with Lab(LabSpec(new_lab_id(), FirewallProfile.parse(firewall))) as lab:
+    with NamespaceTestbed(LabSpec(new_lab_id(), FirewallProfile.parse(firewall))) as lab:
         for family in (4, 6):
             trial = lab.run_trial(TrialParams(family=family, streams=2, **SHORT))
             assert trial.ok, trial.error
@@ -40,7 +41,7 @@ def test_ipv6_and_profiles(firewall):
             assert trial.dut_counters[key] > 1000
 
 
-def _probe_closed_port(lab: Lab) -> str:
+def _probe_closed_port(lab: NamespaceTestbed) -> str:
     """Connect to a port nothing listens on: the server answers with a RST ("refused") if the
     SYN crosses the DUT; a DUT that drops the SYN leaves the client to time out."""
     probe = lab.executor("client").run(
@@ -51,9 +52,9 @@ def _probe_closed_port(lab: Lab) -> str:
 
 def test_ruleset_blocks_what_it_does_not_pass():
     """The stateful profile must really filter: a port other than iperf3's never reaches the server."""
-    with Lab(LabSpec(new_lab_id(), FirewallProfile("none"))) as open_lab:
+    with NamespaceTestbed(LabSpec(new_lab_id(), FirewallProfile("none"))) as open_lab:
         assert "refused" in _probe_closed_port(open_lab)
-    with Lab(LabSpec(new_lab_id(), FirewallProfile("stateful"))) as lab:
+    with NamespaceTestbed(LabSpec(new_lab_id(), FirewallProfile("stateful"))) as lab:
         assert "policy drop" in lab.executor("dut").run(["nft", "list", "ruleset"]).stdout
         assert "refused" not in _probe_closed_port(lab)
 
@@ -61,25 +62,25 @@ def test_ruleset_blocks_what_it_does_not_pass():
 def test_exception_inside_lab_removes_it():
     spec = LabSpec(new_lab_id())
     with pytest.raises(RuntimeError):
-        with Lab(spec):
+        with NamespaceTestbed(spec):
             raise RuntimeError("boom")
     assert not set(spec.namespaces) & netns_names()
 
 
 def test_two_labs_coexist_and_a_name_clash_touches_neither():
     a, b = LabSpec(new_lab_id()), LabSpec(new_lab_id())
-    with Lab(a) as lab_a, Lab(b) as lab_b:
+    with NamespaceTestbed(a) as lab_a, NamespaceTestbed(b) as lab_b:
         assert lab_a.run_trial(TrialParams(**SHORT)).ok
         assert lab_b.run_trial(TrialParams(family=6, **SHORT)).ok
         with pytest.raises(LabError, match="already exists"):
-            with Lab(LabSpec(a.lab_id)):
+            with NamespaceTestbed(LabSpec(a.lab_id)):
                 pass
         assert set(a.namespaces) <= netns_names()  # the clash did not remove the other lab
     assert not (set(a.namespaces) | set(b.namespaces)) & netns_names()
 
 
 def test_mtu_9000_lab():
-    with Lab(LabSpec(new_lab_id(), mtu=9000)) as lab:
+    with NamespaceTestbed(LabSpec(new_lab_id(), mtu=9000)) as lab:
         out = lab.executor("dut").run(["ip", "-j", "link", "show", "lan0"]).stdout
         assert '"mtu":9000' in out
         assert lab.run_trial(TrialParams(**SHORT)).ok

@@ -4,7 +4,9 @@ from linerate.calc import LinkInput, goodput
 from linerate.experiment.axes import lab_spec
 from linerate.experiment.config import parse_experiment
 from linerate.experiment.run import run_experiment
-from linerate.lab.lab import Lab, new_lab_id
+from linerate.testbed.base import LabTestbeds
+from linerate.testbed.base import new_lab_id
+from linerate.testbed.namespace import NamespaceTestbed
 from linerate.lab.wire import WireMeter, measure_during
 from linerate.model import TrialParams
 from linerate.report.data import build_report
@@ -19,7 +21,7 @@ def test_shaped_link_never_beats_the_wire():
     # a token bucket may carry one bucket more than rate x T in any window; the shapers this
     # replaced put 1.6% (plain tbf: no preamble/FCS/gap) and 6% (tc stab) above the wire
     limit = 1e9 + burst_allowance_bps(1e9, 1500, window[1] - window[0])
-    with Lab(lab_spec(new_lab_id(), {"link_rate": "1g"})) as lab:
+    with NamespaceTestbed(lab_spec(new_lab_id(), {"link_rate": "1g"})) as lab:
         assert [q["kind"] for q in lab.state["qdiscs"]["wan0"]] == ["tbf", "tbf"]  # segmenter, shaper
         meter = WireMeter(lab.executor("dut"), "wan0")
         for streams in (1, 4, 8):  # several flows: small GSO packets must still be charged per frame
@@ -44,7 +46,7 @@ offloads = ["default", "all:tso=off,gso=off,gro=off"]
 link_rate = ["none", "1g"]
 """)
     store = Store(tmp_path / "o.db")
-    run_experiment(exp, store)
+    run_experiment(exp, store, LabTestbeds())
     rows = store.conn.execute("SELECT c.params, s.state, t.flags, t.throughput_bps FROM trials t "
                               "JOIN cells c ON c.id = t.cell_id JOIN lab_states s ON s.id = t.lab_state_id "
                               "WHERE t.status='ok'").fetchall()

@@ -136,10 +136,10 @@ def test_sigkill_during_a_vm_experiment_then_clean_and_resume(tmp_path):
 
 def test_a_refused_guest_setting_names_the_command_and_removes_the_vm():
     from linerate.errors import LabError
-    from linerate.lab.lab import make_lab
+    from linerate.testbed.base import lab_testbed
 
     before = netns_names()
-    lab = make_lab("vmbad", {"dut": "vm", "dut_accel": "tcg", "dut_sysctls": "net.core.nosuch=1"})
+    lab = lab_testbed("vmbad", {"dut": "vm", "dut_accel": "tcg", "dut_sysctls": "net.core.nosuch=1"})
     with pytest.raises(LabError, match=r"unknown key; refused: sysctl -q -w net.core.nosuch=1"):
         with lab:
             pass

@@ -288,7 +288,7 @@ def test_lab_clean_continues_past_a_planted_vm_link(tmp_path, capsys):
 def test_lab_up_is_owned_until_it_finishes(monkeypatch, capsys):
     """A kill during `lab up` must leave an orphan (removed by `lab clean`), not a kept lab."""
     from linerate import preflight
-    from linerate.lab.lab import Lab
+    from linerate.testbed.namespace import NamespaceTestbed
 
     seen = {}
 
@@ -298,7 +298,7 @@ def test_lab_up_is_owned_until_it_finishes(monkeypatch, capsys):
         seen["owner during up"] = self.record.owner
         return self
 
-    monkeypatch.setattr(Lab, "up", up)
+    monkeypatch.setattr(NamespaceTestbed, "up", up)
     monkeypatch.setattr(preflight, "require", lambda *a, **k: None)
     monkeypatch.setattr(preflight, "run_checks", lambda *a, **k: [])
     assert main(["lab", "up", "--name", "up1"]) == 0

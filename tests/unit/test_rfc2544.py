@@ -12,7 +12,8 @@ from linerate.errors import ConfigError, LinerateError, ParseError
 from linerate.search.frame_path import count_ruleset, parse_count
 from linerate.search.measurer import PacketTrial, unsent_frames
 from linerate.search.rfc2544 import SearchSettings, search_frame_size
-from linerate.search.table import lab_description, render_table
+from linerate.report.searches_table import render_table
+from linerate.testbed.lab_path import lab_description
 from linerate.store import Store
 from linerate.traffic import frames, trafgen
 from tests.conftest import DATA, capture
@@ -102,6 +103,7 @@ class SimulatedPath:
     generator = "simulated"
     link_bps = 1e9  # the emulated 1 Gbit/s link
     shared_kernel = True
+    description = "a simulated 1 Gbit/s path"
 
     def __init__(self, dut_fps, generator_fps, fail_after=None):
         self.dut_fps, self.generator_fps, self.fail_after = dut_fps, generator_fps, fail_after
@@ -119,6 +121,9 @@ class SimulatedPath:
 
     def forwarded(self):
         return self.count
+
+    def check(self, frame_bytes):
+        return None  # it makes every frame
 
     def dut_counters(self):
         return {"lan0_rx_packets": self.count}
@@ -217,7 +222,7 @@ def test_sender_choice(has_trafgen, asked, expected):
 
 def test_html_report_of_a_search_made_by_the_rfc2544_command(tmp_path):
     """`linerate rfc2544` stores its goals, not an experiment file's keys: the page reads both."""
-    from linerate.search.html import render_search_report
+    from linerate.report.searches_html import render_search_report
 
     store = Store(tmp_path / "s.db")
     settings = SearchSettings(2.0, 0.01, settle_s=0.0)

@@ -10,6 +10,7 @@ import numpy as np
 from linerate.errors import ConfigError
 from linerate.experiment.config import parse_experiment
 from linerate.experiment.run import run_experiment
+from linerate.testbed.fake import FakeTestbed, FakeTestbeds
 from linerate.model import Trial
 from linerate.report.data import build_report
 from linerate.report.exporters import serializer
@@ -30,12 +31,11 @@ firewall = ["none", "stateful"]
 """
 
 
-class FakeLab:
+class FakeLab(FakeTestbed):
     """Synthetic trials: throughput depends on the cell, with seeded noise; can fail on demand."""
 
-    read_cost_s = None
-
     def __init__(self, lab_params, rng, fail_every=0, noise=0.01, calls=None):
+        super().__init__(lab_params)
         self.lab_params = lab_params
         self.rng = rng
         self.fail_every = fail_every
@@ -68,8 +68,7 @@ def run(store, text=CLASSIC, **kwargs):
     calls = kwargs.pop("calls", [])
     lab_factory = kwargs.pop("lab_factory", None) or factory(calls, kwargs.pop("fail_every", 0),
                                                             kwargs.pop("noise", 0.01))
-    return run_experiment(exp, store, file_text=text, lab_factory=lab_factory, environment={"test": True},
-                          **kwargs)
+    return run_experiment(exp, store, FakeTestbeds(lab_factory, {"test": True}), file_text=text, **kwargs)
 
 
 def test_every_trial_stored_with_exact_repetitions(tmp_path):

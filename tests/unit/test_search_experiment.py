@@ -15,11 +15,13 @@ from linerate.cli import main
 from linerate.errors import ConfigError
 from linerate.experiment.config import parse_experiment
 from linerate.report.compare import compare_selections
-from linerate.search.experiment import run_searches, search_plan
-from linerate.search.plot import write_frame_size_png
+from linerate.experiment.run import run_experiment
+from linerate.kinds.rfc2544 import search_plan
+from linerate.report.searches_plot import write_frame_size_png
 from linerate.search.rfc2544 import SearchSettings
-from linerate.search.summary import SERIALIZERS, summarize_searches
+from linerate.report.searches import SERIALIZERS, summarize_searches
 from linerate.store import Store
+from linerate.testbed.fake import FakeTestbed, FakeTestbeds
 from tests.unit.test_rfc2544 import SimulatedPath
 
 FILE = '''name = "pktrate"
@@ -47,7 +49,7 @@ class Bench:
     @contextlib.contextmanager
     def lab(self, params):
         self.labs.append(params["firewall"])
-        yield params
+        yield BenchTestbed(self, params)
 
     @contextlib.contextmanager
     def path(self, lab, family):
@@ -56,10 +58,19 @@ class Bench:
         self.sends += path.sends
 
 
+class BenchTestbed(FakeTestbed):
+    def __init__(self, bench, params):
+        super().__init__(params)
+        self.bench = bench
+
+    def packet_path(self, family, generator="auto"):
+        return self.bench.path(self.params, family)
+
+
 def run(store, bench, resume=False):
     experiment = parse_experiment(FILE)
-    return run_searches(experiment, store, file_text=FILE, resume=resume, lab_factory=bench.lab,
-                        path_factory=bench.path, settings=SearchSettings(1.0, 0.005, settle_s=0.0))
+    return run_experiment(experiment, store, FakeTestbeds(bench.lab), file_text=FILE, resume=resume,
+                          settings=SearchSettings(1.0, 0.005, settle_s=0.0))
 
 
 def test_rfc2544_experiment_file_is_validated():
@@ -80,7 +91,7 @@ def test_rfc2544_experiment_file_is_validated():
                           ('generator = "iperf3"\n', 'generator applies to test = "rfc2544"'),
                           ('test = "rfc2544"\nprecision = 0.05\n', "precision applies to throughput tests"),
                           ('test = "latency"\nlatency = false\n', "drop latency = false"),
-                          ('test = "pps"\n', "test: Input should be")):
+                          ('test = "pps"\n', "test: unknown test 'pps'")):
         with pytest.raises(ConfigError, match=problem):
             parse_experiment('name = "bad"\n' + text)
     assert all(cell["latency"] for cell in parse_experiment('name = "l"\ntest = "latency"\n').cells())

@@ -15,6 +15,7 @@ from linerate.errors import ConfigError
 from linerate.experiment import axes
 from linerate.experiment.config import parse_experiment
 from linerate.experiment.run import run_experiment
+from linerate.testbed.fake import FakeTestbed, FakeTestbeds
 from linerate.model import TRIAL_COLUMNS, Trial
 from linerate.store import Store
 from linerate.store import schema
@@ -32,10 +33,9 @@ streams = [1, 4]
 """
 
 
-class Lab:
-    read_cost_s = None
-
+class Lab(FakeTestbed):
     def __init__(self, script):
+        super().__init__()
         self.script = script  # list of "ok" | "fail", consumed per trial
 
     def run_trial(self, params):
@@ -66,11 +66,11 @@ def test_kill_during_retry_backoff_then_resume_completes(tmp_path, monkeypatch):
 
     monkeypatch.setattr(scheduler.time, "sleep", killed_in_backoff)
     with pytest.raises(Killed):
-        run_experiment(exp, store, file_text=EXP, lab_factory=factory(["fail"]), seed=1, environment={})
+        run_experiment(exp, store, FakeTestbeds(factory(["fail"]), {}), file_text=EXP, seed=1)
     assert store.conn.execute("SELECT COUNT(*) FROM trials WHERE final=0").fetchone()[0] == 1
     monkeypatch.undo()
-    runs = [run_experiment(exp, Store(tmp_path / "s.db"), file_text=EXP, resume=True, lab_factory=factory([]),
-                           environment={}) for _ in range(2)]  # the original bug crashed every later resume
+    runs = [run_experiment(exp, Store(tmp_path / "s.db"), FakeTestbeds(factory([]), {}), file_text=EXP, resume=True)
+            for _ in range(2)]  # the original bug crashed every later resume
     assert all(r.resumed for r in runs) and runs[0].trials_run == 4 and runs[1].trials_run == 0
     rows = store.conn.execute("SELECT cell_id, repetition, attempt, final, status FROM trials").fetchall()
     keys = [(c, r, a) for c, r, a, _, _ in rows]
@@ -93,12 +93,12 @@ def test_second_run_of_the_same_experiment_is_refused_with_the_holders_pid(tmp_p
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(ConfigError, match=f"being run by pid {holder.pid}"):
-            run_experiment(parse_experiment(EXP), Store(db), file_text=EXP, lab_factory=factory([]), environment={})
+            run_experiment(parse_experiment(EXP), Store(db), FakeTestbeds(factory([]), {}), file_text=EXP)
     finally:
         holder.kill()
         holder.wait()
     # the holder died without releasing: its lock is taken over
-    run_experiment(parse_experiment(EXP), Store(db), file_text=EXP, lab_factory=factory([]), environment={})
+    run_experiment(parse_experiment(EXP), Store(db), FakeTestbeds(factory([]), {}), file_text=EXP)
 
 
 def snapshot(path: Path) -> dict:
@@ -200,9 +200,7 @@ def test_resume_survives_an_upgrade_that_registers_a_new_axis(tmp_path, monkeypa
 
     @contextlib.contextmanager
     def stopping(lab_params):
-        class L:
-            read_cost_s = None
-
+        class L(FakeTestbed):
             def run_trial(self, params):
                 if len(calls) == 2:
                     raise Stop()
@@ -211,9 +209,8 @@ def test_resume_survives_an_upgrade_that_registers_a_new_axis(tmp_path, monkeypa
         yield L()
 
     with pytest.raises(Stop):
-        run_experiment(exp, store, file_text=EXP, lab_factory=stopping, seed=3, environment={})
+        run_experiment(exp, store, FakeTestbeds(stopping, {}), file_text=EXP, seed=3)
     monkeypatch.setitem(axes.AXES, "future_knob", axes.Axis("future_knob", "trial", "off", str, "on or off"))
-    result = run_experiment(parse_experiment(EXP), store, file_text=EXP, resume=True,
-                            lab_factory=factory([]), environment={})
+    result = run_experiment(parse_experiment(EXP), store, FakeTestbeds(factory([]), {}), file_text=EXP, resume=True)
     assert result.resumed and result.trials_run == 2  # only the 2 missing, not all 4 again
     assert store.conn.execute("SELECT COUNT(*) FROM cells").fetchone()[0] == 2

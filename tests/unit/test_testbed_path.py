@@ -11,12 +11,12 @@ import pytest
 from linerate.cli import main
 from linerate.errors import ConfigError, LinerateError
 from linerate.exec.fake import FakeExecutor
-from linerate.search.testbed_path import JOURNAL_KIND, TestbedPath, parse_neighbour, parse_route
 from linerate.search.frame_path import COUNT_TABLE
 from linerate.store import Store
 from linerate.testbed.inventory import parse_inventory
 from linerate.testbed.journal import Journal
-from linerate.testbed.ssh import restore_journal
+from linerate.testbed.ssh import SshView, restore_journal
+from linerate.testbed.ssh_path import JOURNAL_KIND, TestbedPath, parse_neighbour, parse_route
 from tests.conftest import DATA, capture
 
 INVENTORY = parse_inventory('[client]\nssh = "root@192.0.2.5"\ntest_address = "198.18.1.10"\n'
@@ -65,7 +65,7 @@ def make_testbed(tmp_path, client_host, server_os="Linux", server_rc=0):
                           line_rate={"bps": 1e9, "source": "inventory link = 1g"}, store=Store(tmp_path / "s.db"),
                           journal=Journal(KEY, tmp_path / "journal"), key=KEY, driver=None,
                           activate=activated.append)
-    return SimpleNamespace(testbed=bed, lab_params={"dut_sysctls": "default"}), activated
+    return SshView(bed, {"dut_sysctls": "default"}), activated
 
 
 def test_path_finds_gateway_mac_and_journals_the_counting_table(tmp_path):

@@ -15,7 +15,7 @@ from linerate.errors import ConfigError, ExecError
 from linerate.model import FirewallProfile
 from linerate.topology.link import LinkSpec
 from linerate.topology.plan import CreateTap, LabSpec, RunTool
-from linerate.vm.agent import AgentExecutor, with_stdin
+from linerate.exec.agent import AgentExecutor, with_stdin
 from linerate.vm.plan import build_vm_plan, guest_commands
 from linerate.vm.qemu import VmSpec, negotiated_features, parse_virtio_offloads, qemu_argv
 from linerate.vm.taps import IFF_MULTI_QUEUE, IFF_VNET_HDR, ifreq, tap_flags

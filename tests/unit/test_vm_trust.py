@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from linerate.errors import ExecError
-from linerate.vm.agent import file_argv, split_files
+from linerate.exec.agent import file_argv, split_files
 from linerate.vm.observe import ThreadSample, parse_last_cpu, parse_schedstat, thread_role, threads_delta
 from linerate.vm.placement import cpu_list, place
 

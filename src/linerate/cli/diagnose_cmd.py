@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from linerate.cli.experiment_cmds import add_db, open_store
+from linerate.cli.options import add_db, open_store
 from linerate.cli.options import add_json_flag
 from linerate.errors import ConfigError
 

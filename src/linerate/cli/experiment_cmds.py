@@ -4,16 +4,12 @@ Heavy modules (scipy through stats, the lab through run) are imported inside the
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
+from linerate.cli.options import add_accept_new, add_db, open_store
 from linerate.errors import ConfigError
-
-
-def add_db(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
 
 
 def seed_type(text: str) -> int:
@@ -40,8 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="print the cells, run order and ETA, and run the preflight checks; run nothing")
     run.add_argument("--testbed", metavar="INVENTORY", help="run on real hosts over SSH (inventory TOML; see "
                      "`linerate testbed check`) instead of the namespace lab")
-    run.add_argument("--accept-new-host-keys", action="store_true",
-                     help="with --testbed: store host keys seen for the first time (a changed key is refused)")
+    add_accept_new(run)
     add_db(run)
     run.set_defaults(handler=cmd_run)
 
@@ -77,113 +72,53 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.set_defaults(handler=cmd_import)
 
 
-def open_store(args: argparse.Namespace, create: bool = True):
-    from linerate.store import Store, default_db_path
-
-    return Store(args.db if args.db is not None else default_db_path(), create=create)
-
-
-def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, inventory=None) -> int:
-    import random
-
-    from linerate import preflight
-    from linerate.experiment.axes import required_features
-    from linerate.experiment.scheduler import (cell_states, estimate_seconds, first_round, learned_overhead_s,
-                                               missing_trials, planned_trials)
-
+def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, testbeds) -> int:
+    from linerate.kinds import kind
     from linerate.store import default_db_path
     from linerate.store.db import check_db
 
     # --db is checked as the run would check it (a directory, FIFO, device, another program's or a
     # newer database: exit 2); a missing one is fine, the run would create it (not with --resume)
     store = open_store(args, create=False) if check_db(args.db or default_db_path(), not args.resume) else None
-    overhead = learned_overhead_s(store.recent_trial_timings()) if store else None
-    states = None
-    how = "--seed" if args.seed is not None else "the file's seed"
-    if args.resume:
-        existing = store.resumable(experiment.name, experiment.config_hash(), text)
-        if existing is None:
-            print(f"experiment '{experiment.name}': no earlier run in {store.path}; --resume would start afresh")
-        else:
-            seed, how = existing.seed, "the earlier run's seed"
-            states = cell_states(experiment, store, existing.id, create=False)
-    if seed is None:
-        seed = random.SystemRandom().randrange(2**31)
-        how = f"chosen now; pass --seed {seed} to run exactly this order"
-    trials = planned_trials(experiment) if states is None else missing_trials(experiment, states)
-    order = first_round(experiment, seed, states)
-    print(f"experiment '{experiment.name}': {experiment.n_cells} cells, {trials} trials"
-          f"{' still missing' if states is not None else ''}"
-          f"{' (at least; adaptive)' if experiment.precision else ''}, "
-          f"ETA {estimate_seconds(experiment, trials, overhead) / 60:.1f} min"
-          f" (per-trial overhead {'learned from ' + str(store.path) if overhead is not None else 'assumed'});"
-          f" first round order (seed {seed}, {how}):")
-    for index, cell in enumerate(order, 1):
-        varying = {k: cell[k] for k in experiment.axes}
-        print(f"  {index:3}. {json.dumps(varying)}")
-    if inventory is None:
-        require_local(experiment.cells())
-        preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()))
-        print("preflight: ok")
-    else:
-        print(f"testbed {inventory.name}: axes ok; `linerate testbed check {args.testbed}` checks the hosts")
+    test = kind(experiment.test)
+    for line in test.describe_plan(experiment, text, seed, store, resume=args.resume,
+                                   seed_given=args.seed is not None):
+        print(line)
+    print(testbeds.check(experiment.cells(), test.required_features))
     return 0
 
 
-def require_local(cells: list[dict]) -> None:
-    """PreflightError (exit 2) listing what this machine lacks for these lab cells (congestion
-    controls, own DUT images)."""
-    from linerate.errors import PreflightError
-    from linerate.experiment.axes import local_problems
+def testbeds_for(args: argparse.Namespace, store=None):
+    """The Testbeds of a run: the labs of this machine, or the hosts of the --testbed inventory
+    (loaded and checked before anything is contacted)."""
+    from linerate.testbed.base import open_testbeds
+    from linerate.testbed.inventory import load_inventory
 
-    problems = local_problems(cells)
-    if problems:
-        raise PreflightError(problems)
+    inventory = load_inventory(args.testbed) if args.testbed else None
+    return open_testbeds(inventory, store=store, accept_new=args.accept_new_host_keys)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from linerate.cli.progress import ProgressReporter
     from linerate.experiment.config import load_experiment
-    from linerate.testbed.knobs import refuse_unsupported
+    from linerate.experiment.run import run_experiment
+    from linerate.kinds import kind
+    from linerate.report.exporters import export
 
     experiment, text = load_experiment(args.file)
-    inventory = None
-    if args.testbed:
-        from linerate.testbed.inventory import load_inventory
-
-        inventory = load_inventory(args.testbed)
-    refuse_unsupported(experiment.cells(), "namespace" if inventory is None else "ssh", inventory)
+    testbeds = testbeds_for(args)
+    testbeds.refuse_unsupported(experiment.cells())
     seed = args.seed if args.seed is not None else experiment.seed
-    if experiment.test == "rfc2544":
-        from linerate.cli.search_cmds import run_search_experiment
-
-        return run_search_experiment(args, experiment, text, seed, inventory)
     if args.dry_run:
-        return _dry_run(args, experiment, text, seed, inventory)
-    from linerate import preflight
-    from linerate.cli.progress import ProgressReporter
-    from linerate.experiment.axes import required_features
-    from linerate.experiment.run import namespace_lab, run_experiment
-    from linerate.report.data import build_report
-    from linerate.report.exporters import serializer
-
-    if inventory is None:
-        require_local(experiment.cells())
+        return _dry_run(args, experiment, text, seed, testbeds)
+    testbeds.check(experiment.cells(), kind(experiment.test).required_features)
     store = open_store(args)
-    factory, environment = namespace_lab, None
-    if inventory is None:
-        preflight.require(preflight.run_checks(), extra_required=required_features(experiment.cells()))
-    else:
-        from linerate.cli.testbed_cmds import ssh_testbed
-
-        testbed, environment = ssh_testbed(args, inventory, store)
-        factory = testbed.view
+    testbeds = testbeds_for(args, store)
     with ProgressReporter() as reporter:
-        result = run_experiment(experiment, store, file_text=text, resume=args.resume, seed=seed,
-                                on_event=reporter, lab_factory=factory, environment=environment,
-                                use_calibration=inventory is None)
-    print(serializer("md")(build_report(store, result.experiment_id)))
-    print(f"{result.trials_run} trials run ({result.failures} failed) into {store.path}, experiment "
-          f"{result.experiment_id}{' (resumed)' if result.resumed else ''}, seed {result.seed}")
+        result = run_experiment(experiment, store, testbeds, file_text=text, resume=args.resume, seed=seed,
+                                on_event=reporter)
+    print(export(store, result.experiment_id, "md"))
+    print(result.summary(str(store.path)))
     return 0
 
 
@@ -208,47 +143,14 @@ def emit(text: str, path: str | None) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from linerate.report.data import build_report
+    from linerate.report.exporters import export, plot
 
     check_output(args.output)
     check_output(args.plot, "--plot")
     store = open_store(args, create=False)
-    from linerate.search.experiment import is_search_experiment
-
-    if is_search_experiment(store.experiment(args.experiment)):
-        return _report_searches(args, store)
-    report = build_report(store, args.experiment, detail=args.format == "html")
-    if args.format == "html":
-        from linerate.report.html import render_report
-
-        emit(render_report(store, report), args.output)
-    else:
-        from linerate.report.exporters import serializer
-
-        emit(serializer(args.format)(report), args.output)
+    emit(export(store, args.experiment, args.format), args.output)
     if args.plot:
-        from linerate.report.plot import write_png
-
-        write_png(report, args.plot)
-        print(f"plot written to {args.plot}", file=sys.stderr)
-    return 0
-
-
-def _report_searches(args: argparse.Namespace, store) -> int:
-    from linerate.search.summary import SERIALIZERS, summarize_searches
-
-    experiment = store.experiment(args.experiment)
-    summaries = summarize_searches(store, experiment.id)
-    if args.format == "html":
-        from linerate.search.html import render_search_report
-
-        emit(render_search_report(store, experiment), args.output)
-    else:
-        emit(SERIALIZERS[args.format](experiment, summaries), args.output)
-    if args.plot:
-        from linerate.search.plot import write_frame_size_png
-
-        write_frame_size_png(experiment, summaries, args.plot)
+        plot(store, args.experiment, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
 

@@ -64,19 +64,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_lab_up(args: argparse.Namespace) -> int:
-    from linerate import preflight
-    from linerate.experiment.axes import required_features
-    from linerate.lab.lab import make_lab, new_lab_id
+    from linerate.testbed.base import LabTestbeds, lab_testbed, new_lab_id
 
     name = as_option(lambda: validate_lab_name(args.name)) if args.name is not None else new_lab_id()
     params = lab_params_from_args(args)
     # Owned by this process until it is complete: a `lab up` killed halfway (a VM still booting)
     # leaves an orphan that `lab clean` removes, never a lab recorded as kept.
-    lab = as_option(lambda: make_lab(name, params, keep=False))
+    lab = as_option(lambda: lab_testbed(name, params, keep=False))
     if args.dry_run:
         print(lab.describe_plan())
         return 0
-    preflight.require(preflight.run_checks(), extra_required=required_features([params]))
+    LabTestbeds().check([params])
     with_cleanup_on_error(lab)
     lab.registry.keep(lab.record)
     spec = lab.spec
@@ -138,8 +136,8 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
 
 
 def cmd_lab_down(args: argparse.Namespace) -> int:
-    from linerate.lab.lab import find_lab
     from linerate.lab.registry import Registry
+    from linerate.testbed.base import find_lab
 
     removed = as_option(lambda: find_lab(args.name, Registry())).down()
     print(f"lab {args.name} removed ({len(removed)} namespaces)")
@@ -151,8 +149,8 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     with --all, kept labs — only those whose records pass vet(); the rest are reported and left as
     they are. One bad record never stops the others: it is reported and the exit code is 1."""
     from linerate.errors import LinerateError
-    from linerate.lab.apply import remove_namespaces
     from linerate.lab.registry import Registry, vet
+    from linerate.testbed.namespace import remove_record
 
     registry = Registry()
     cleaned = refused = 0
@@ -165,9 +163,7 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
             print(f"left {record.kind} {record.lab_id} untouched: {'; '.join(problems)}")
             continue
         try:
-            remove_namespaces(record.namespaces)  # a VM DUT's qemu runs inside the dut namespace
-            registry.remove_vm_dir(record.lab_id)
-            registry.remove(record.lab_id)
+            remove_record(record, registry)  # as a lab's own down(): namespaces (and a VM's qemu), files, record
         except (LinerateError, OSError) as exc:
             refused += 1
             print(f"could not finish removing {record.kind} {record.lab_id}: {exc}; its record is kept")
@@ -186,8 +182,8 @@ def cmd_lab_stop_server(args: argparse.Namespace) -> int:
     import os
     import signal
 
-    from linerate.lab.lab import find_lab
     from linerate.lab.registry import Registry, vet
+    from linerate.testbed.base import find_lab
 
     lab = as_option(lambda: find_lab(args.name, Registry()))
     problems = vet(lab.record)

@@ -112,3 +112,34 @@ def lab_params_from_args(args: argparse.Namespace, only_given: bool = False) -> 
         except ValueError as exc:
             raise ConfigError(LAB_OPTIONS[name], f"{exc}; allowed: {AXES[name].allowed}") from None
     return out
+
+
+def check_lab_options(args: argparse.Namespace, lab_name: str, built_with: dict) -> None:
+    """`--lab L` runs on L as it was built: a lab option that asks for something else is an error,
+    never silently ignored."""
+    wanted = lab_params_from_args(args, only_given=True)
+    for name, value in wanted.items():
+        have = built_with.get(name)
+        if have is not None and have != value:
+            option = LAB_OPTIONS[name]
+            raise ConfigError(option, f"lab {lab_name} was built with {name}={have}; {option} {value} cannot "
+                              f"change it: drop {option}, or build a lab with it (linerate lab up {option} ...)")
+        if have is None:
+            raise ConfigError(LAB_OPTIONS[name], f"lab {lab_name} does not record its {name}; drop "
+                              f"{LAB_OPTIONS[name]} or build a new lab")
+
+
+def open_store(args: argparse.Namespace, create: bool = True):
+    from linerate.store import Store, default_db_path
+
+    return Store(args.db if args.db is not None else default_db_path(), create=create)
+
+
+def add_accept_new(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--accept-new-host-keys", action="store_true",
+                        help="store the host key of a host seen for the first time (prints its fingerprint); "
+                        "a changed key is always refused")
+
+
+def add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")

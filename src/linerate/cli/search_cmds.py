@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import json
+import math
 import re
-import sys
 
-from linerate.cli.options import add_json_flag, add_lab_options
-from linerate.cli.testbed_cmds import add_accept_new
+from linerate.cli.options import (add_accept_new, add_json_flag, add_lab_options, as_option, check_lab_options,
+                                  lab_params_from_args, open_store)
 from linerate.errors import ConfigError
 from linerate.search.frame_path import GENERATORS
-from linerate.traffic.frames import label as frame_label
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # as experiment file names: safe in any report
 
@@ -67,8 +65,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_rfc2544(args: argparse.Namespace) -> int:
+    """The same runner as `linerate run FILE` with test = "rfc2544", on an experiment built from the
+    options: one repetition of a search per frame size, on a new lab, --lab, or --testbed."""
+    from linerate.cli.progress import ProgressReporter
+    from linerate.experiment.config import Experiment
+    from linerate.experiment.run import run_experiment
+    from linerate.report.searches_table import render_table
     from linerate.search.frame_path import check_frame_for
-    from linerate.search.rfc2544 import SearchSettings
+    from linerate.search.rfc2544 import SearchSettings, library_version
 
     for size in args.frame_sizes or []:
         check_frame_for(size, args.family, args.generator)
@@ -76,36 +80,28 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     if not NAME_RE.fullmatch(args.name or ""):
         raise ConfigError("--name", f"{(args.name or '')[:40]!r} is not a name; use letters, digits, '.', '_' or '-' "
                           "(up to 64, starting with a letter or digit)")
-    from linerate import __version__
-    from linerate.cli.experiment_cmds import open_store
-    from linerate.search.rfc2544 import library_version, search_frame_size
-    from linerate.search.table import render_table
-
     inventory = _inventory(args)
     store = open_store(args)
-    results = []
-    with _path_in_use(args, store, inventory) as (path, lab_params):
-        if args.frame_sizes is None:
-            args.frame_sizes = path.default_frame_sizes()
-        for size in args.frame_sizes:
-            path.check(size)  # what this client's sender can make (auto may have fallen back to iperf3)
-        config = {"test": "rfc2544", "frame_sizes": args.frame_sizes, "family": args.family,
-                  "lab": lab_params, "goals": settings.goals(), "library": library_version()}
-        if inventory is not None:
-            config["testbed"] = inventory.name
-        experiment_id = _experiment(store, args, config, __version__)
-        for size in args.frame_sizes:
-            params = {"frame_bytes": size, "family": args.family, **lab_params}
-            result = search_frame_size(path, store, experiment_id, params, settings, on_trial=_progress)
-            results.append(result)
-        store.finish_experiment(experiment_id)
+    with _testbeds(args, store, inventory) as (testbeds, lab_params):
+        experiment = as_option(lambda: Experiment.model_validate({
+            "name": args.name, "test": "rfc2544", "repetitions": 1, "calibrate": False,
+            "duration_s": max(1, math.ceil(args.trial_duration)), "pdr_loss": args.pdr_loss,
+            "generator": args.generator, "frame_sizes": args.frame_sizes,
+            "fixed": {"family": args.family, **lab_params}}))
+        testbeds.check(experiment.cells(), set())
+        extra = {"goals": settings.goals(), "library": library_version(),
+                 **({"testbed": inventory.name} if inventory is not None else {})}
+        with ProgressReporter() as reporter:
+            run = run_experiment(experiment, store, testbeds, kind_label="rfc2544", resume=args.resume,
+                                 on_event=reporter, settings=settings, config_extra=extra)
     if args.json:
-        print(json.dumps({"experiment_id": experiment_id, "config": config,
-                          "results": [r.to_dict() for r in results]}, indent=2))
+        print(json.dumps({"experiment_id": run.experiment_id, "config": store.experiment(run.experiment_id).config,
+                          "results": [r.to_dict() for r in run.results]}, indent=2))
     else:
-        print(render_table(results, path.description, settings, library_version(), path.generator))
-        print(f"experiment {experiment_id} '{args.name}' in {store.path}; "
-              f"{sum(len(r.trials) for r in results)} search trials stored")
+        where = next(iter(run.descriptions.values()), "")
+        print(render_table(run.results, where, settings, library_version(), ", ".join(sorted(run.generators))))
+        print(f"experiment {run.experiment_id} '{args.name}' in {store.path}; "
+              f"{sum(len(r.trials) for r in run.results)} search trials stored")
     return 0
 
 
@@ -124,95 +120,16 @@ def _inventory(args: argparse.Namespace):
 
 
 @contextlib.contextmanager
-def _path_in_use(args: argparse.Namespace, store, inventory):
-    """(PacketPath, lab params): through a namespace lab (new, or --lab), or an SSH testbed."""
-    if inventory is None:
-        from linerate.cli.trial_cmds import lab_in_use
-        from linerate.search.lab_path import LabPath
+def _testbeds(args: argparse.Namespace, store, inventory):
+    """(Testbeds, the lab params the search records): a new lab from the options, the lab --lab
+    names (left up), or the --testbed hosts."""
+    from linerate.lab.registry import Registry
+    from linerate.testbed.base import KeptLab, find_lab, open_testbeds
 
-        with lab_in_use(args) as (lab, lab_params), LabPath(lab, args.family, args.generator) as path:
-            yield path, lab_params
+    if args.lab is not None and inventory is None:
+        lab = as_option(lambda: find_lab(args.lab, Registry()))
+        check_lab_options(args, args.lab, lab.params)
+        yield KeptLab(lab), dict(lab.params)
         return
-    from linerate.cli.testbed_cmds import ssh_testbed
-    from linerate.search.testbed_path import TestbedPath
-
-    with ssh_testbed(args, inventory, store)[0].view({}) as view, TestbedPath(view, args.family, args.generator) as path:
-        yield path, {}
-
-
-def _experiment(store, args, config: dict, version: str) -> int:
-    if args.resume:
-        rows = [e for e in store.experiments() if e.name == args.name and e.kind == "rfc2544"]
-        if rows and rows[-1].status != "done":
-            if rows[-1].config != config:
-                raise ConfigError("--resume", f"the unfinished search '{args.name}' (id {rows[-1].id}) used other "
-                                  "options; run without --resume to start afresh")
-            return rows[-1].id
-    return store.create_experiment(args.name, "rfc2544", config, environment={"linerate_version": version})
-
-
-def _progress(result, trial, replayed: bool) -> None:
-    load = "unpaced" if trial.intended_load_fps is None else f"{trial.intended_load_fps:,.0f} fps"
-    what = "replayed" if replayed else "measured"
-    print(f"  {frame_label(result.frame_bytes)}: {what} {load}: sent {trial.sent:,}, forwarded {trial.forwarded:,}, "
-          f"DUT loss {trial.dut_loss:,}, unsent {trial.unsent:,}", file=sys.stderr)
-
-
-def run_search_experiment(args: argparse.Namespace, experiment, text: str, seed: int | None, inventory) -> int:
-    """`linerate run FILE` for a file with test = "rfc2544"."""
-    from linerate.search.experiment import search_plan
-
-    plan = search_plan(experiment)
-    searches = len(plan) * experiment.repetitions
-    if inventory is None:
-        from linerate.cli.experiment_cmds import require_local
-
-        require_local(experiment.cells())
-    if args.dry_run:
-        from linerate.store import default_db_path
-        from linerate.store.db import check_db
-
-        check_db(args.db or default_db_path(), not args.resume)
-        print(f"experiment '{experiment.name}' (rfc2544): {len(plan)} searches per repetition x "
-              f"{experiment.repetitions} = {searches} searches of {experiment.duration_s} s trials")
-        shown = [name for name in experiment.declared_axes() if name != "family"]
-        for params, family, size in plan:
-            print(f"  IPv{family} {frame_label(size)}" + "".join(f", {name} {params[name]}" for name in shown if name in params))
-        if inventory is not None:
-            print(f"testbed {inventory.name}: `linerate testbed check {args.testbed}` checks the hosts, trafgen and nft")
-        return 0
-    from linerate import preflight
-    from linerate.cli.experiment_cmds import open_store
-    from linerate.experiment.axes import required_features
-    from linerate.experiment.run import namespace_lab
-    from linerate.search.experiment import run_searches
-    from linerate.search.lab_path import LabPath
-    from linerate.search.summary import serialize_markdown, summarize_searches
-
-    store = open_store(args)
-    if inventory is None:
-        preflight.require(preflight.run_checks(),
-                          extra_required=required_features(experiment.cells()) | {"binary trafgen"})
-        lab_factory, environment = namespace_lab, None
-        path_factory = functools.partial(LabPath, generator=experiment.generator)
-    else:
-        from linerate.cli.testbed_cmds import ssh_testbed
-        from linerate.search.testbed_path import TestbedPath
-
-        testbed, environment = ssh_testbed(args, inventory, store)
-        lab_factory, path_factory = testbed.view, functools.partial(TestbedPath, generator=experiment.generator)
-
-    def done(repetition: int, total: int, result) -> None:
-        from linerate.report.layout import format_fps
-
-        print(f"repetition {repetition}/{total}: IPv{result.family} {frame_label(result.frame_bytes)} NDR "
-              f"{format_fps(result.ndr_fps)} fps "
-              f"({len(result.trials) - result.replayed} trials measured, {result.replayed} replayed)",
-              file=sys.stderr)
-
-    run = run_searches(experiment, store, file_text=text, resume=args.resume, seed=seed, lab_factory=lab_factory,
-                       path_factory=path_factory, environment=environment, on_search=done)
-    print(serialize_markdown(store.experiment(run.experiment_id), summarize_searches(store, run.experiment_id)))
-    print(f"{len(run.results)} searches ({run.trials_measured} trials measured) into {store.path}, experiment "
-          f"{run.experiment_id}{' (resumed)' if run.resumed else ''}, seed {run.seed}")
-    return 0
+    lab_params = lab_params_from_args(args) if inventory is None else {}
+    yield open_testbeds(inventory, store=store, accept_new=args.accept_new_host_keys), lab_params

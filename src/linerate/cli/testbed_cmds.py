@@ -6,21 +6,7 @@ import argparse
 import json
 import sys
 
-
-def add_accept_new(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--accept-new-host-keys", action="store_true",
-                        help="store the host key of a host seen for the first time (prints its fingerprint); "
-                        "a changed key is always refused")
-
-
-def ssh_testbed(args: argparse.Namespace, inventory, store):
-    """(SshTestbed for a run with --testbed, the environment its experiment row records)."""
-    from linerate import __version__
-    from linerate.testbed.ssh import SshTestbed
-
-    testbed = SshTestbed(inventory, store, accept_new=args.accept_new_host_keys,
-                         on_message=lambda m: print(m, file=sys.stderr))
-    return testbed, {"linerate_version": __version__, "testbed": inventory.name, "kind": "ssh"}
+from linerate.cli.options import add_accept_new, open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -77,8 +63,6 @@ def cmd_restore(args: argparse.Namespace) -> int:
     journal = Journal(key, create=False)  # looks only: makes nothing when there is no journal
     looked = [str(journal.path)]
     if args.db is not None:  # an older linerate's journal, in a results database
-        from linerate.cli.experiment_cmds import open_store
-
         store = open_store(args, create=False)
         looked.append(f"{store.path} (older journal)")
         if store.journal_open(key):

@@ -8,8 +8,8 @@ import json
 import contextlib
 from collections.abc import Iterator
 
-from linerate.cli.options import (LAB_OPTIONS, add_json_flag, add_lab_options, as_option, bitrate_type,
-                                  lab_params_from_args)
+from linerate.cli.options import (add_json_flag, add_lab_options, as_option, bitrate_type, check_lab_options,
+                                  lab_params_from_args, open_store)
 from linerate.errors import ConfigError
 from linerate.model import DIRECTIONS, PROTOCOLS, Trial, TrialParams
 from linerate.report.layout import format_mbps, format_ms, row_label
@@ -108,21 +108,6 @@ def rtt_lines(trial: Trial) -> list[str]:
     return lines
 
 
-def check_lab_options(args: argparse.Namespace, lab_name: str, built_with: dict) -> None:
-    """`--lab L` runs on L as it was built: a lab option that asks for something else is an error,
-    never silently ignored."""
-    wanted = lab_params_from_args(args, only_given=True)
-    for name, value in wanted.items():
-        have = built_with.get(name)
-        if have is not None and have != value:
-            option = LAB_OPTIONS[name]
-            raise ConfigError(option, f"lab {lab_name} was built with {name}={have}; {option} {value} cannot "
-                              f"change it: drop {option}, or build a lab with it (linerate lab up {option} ...)")
-        if have is None:
-            raise ConfigError(LAB_OPTIONS[name], f"lab {lab_name} does not record its {name}; drop "
-                              f"{LAB_OPTIONS[name]} or build a new lab")
-
-
 def flags_of(trial: Trial, lab_params: dict) -> list[str]:
     from linerate.experiment.ceiling import ceiling_flags
 
@@ -134,22 +119,17 @@ def flags_of(trial: Trial, lab_params: dict) -> list[str]:
 def lab_in_use(args: argparse.Namespace) -> Iterator[tuple[object, dict]]:
     """(lab, its parameters): the existing lab --lab names (left up), or a new one from the lab
     options, checked by preflight, brought up and removed afterwards."""
+    from linerate.lab.registry import Registry
+    from linerate.testbed.base import LabTestbeds, find_lab, lab_testbed, new_lab_id
+
     if args.lab is not None:
-        from linerate.lab.lab import find_lab
-        from linerate.lab.registry import Registry
-
         lab = as_option(lambda: find_lab(args.lab, Registry()))
-        built_with = lab.params or {"firewall": str(lab.spec.firewall), "mtu": lab.spec.mtu}
-        check_lab_options(args, args.lab, built_with)
-        yield lab, built_with
+        check_lab_options(args, args.lab, lab.params)
+        yield lab, lab.params
         return
-    from linerate import preflight
-    from linerate.experiment.axes import required_features
-    from linerate.lab.lab import make_lab, new_lab_id
-
     lab_params = lab_params_from_args(args)
-    lab = as_option(lambda: make_lab(new_lab_id(), lab_params))
-    preflight.require(preflight.run_checks(), extra_required=required_features([lab_params]))
+    lab = as_option(lambda: lab_testbed(new_lab_id(), lab_params))
+    LabTestbeds().check([lab_params])
     with lab:
         yield lab, lab_params
 
@@ -167,38 +147,27 @@ def cmd_trial(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from linerate import preflight
-    from linerate.cli.experiment_cmds import open_store
     from linerate.cli.progress import ProgressReporter
-    from linerate.experiment.axes import required_features
-    from linerate.experiment.builtin import demo_experiment
+    from linerate.experiment.builtin import choose_demo, demo_experiment
     from linerate.experiment.run import run_experiment
-    from linerate.report.data import build_report
-    from linerate.report.markdown import serialize
+    from linerate.report.exporters import export
+    from linerate.testbed.base import LabTestbeds
 
     for option, value, low, high in (("--repetitions", args.repetitions, 1, 1000),
                                      ("--duration", 2 if args.duration is None else args.duration, 1, 3600),
                                      ("--omit", args.omit, 0, 600)):
         if not low <= value <= high:
             raise ConfigError(option, f"{value} is out of range; use {low} to {high}")
-    dut = args.dut
-    if dut != "namespace":
-        from linerate.experiment.builtin import vm_demo_unavailable
-
-        why = vm_demo_unavailable()
-        if why and dut == "vm":
-            raise ConfigError("--dut", f"vm: {why}")
-        if why:
-            print(f"demo: namespace lab, not a VM DUT: {why}")
-        dut = "namespace" if why else "vm"
-    duration = args.duration if args.duration is not None else (3 if dut == "vm" else 2)
-    experiment = demo_experiment(args.repetitions, duration, args.omit, dut)
-    preflight.require(preflight.run_checks(),
-                      extra_required=required_features(experiment.cells()))
+    dut, why = choose_demo(args.dut)
+    if why:
+        print(f"demo: namespace lab, not a VM DUT: {why}")
+    experiment = demo_experiment(args.repetitions, args.duration, args.omit, dut)
+    testbeds = LabTestbeds()
+    testbeds.check(experiment.cells())
     store = open_store(args)
     with ProgressReporter() as reporter:
-        result = run_experiment(experiment, store, kind="demo", on_event=reporter)
-    print(serialize(build_report(store, result.experiment_id)))
+        result = run_experiment(experiment, store, testbeds, kind_label="demo", on_event=reporter)
+    print(export(store, result.experiment_id, "md"))
     print(f"stored in {store.path} as experiment {result.experiment_id}; "
           f"see `linerate report {result.experiment_id} --format json`")
     return 0

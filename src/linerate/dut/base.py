@@ -18,7 +18,7 @@ from typing import Protocol
 
 from linerate.dut import sections
 from linerate.dut.parsers import CPU_FIELDS
-from linerate.errors import ParseError
+from linerate.errors import ExecError, ParseError
 from linerate.exec import Executor
 
 FAMILIES = ("linux", "freebsd", "openbsd")
@@ -131,12 +131,9 @@ def detect_family(uname_s: str) -> str | None:
 
 
 def run_all(host: Executor, argvs: list[list[str]], timeout_s: float, optional: int = 0) -> list:
-    """Run fixed telemetry commands, in one round trip where the executor can (SshExecutor.run_many).
+    """Run fixed telemetry commands, in one round trip where the executor can (Executor.run_many).
     The last `optional` commands may fail; any other failure raises ExecError."""
-    from linerate.errors import ExecError
-
-    results = host.run_many(argvs, timeout_s=timeout_s) if hasattr(host, "run_many") else \
-        [host.run(argv, timeout_s=timeout_s, check=False) for argv in argvs]
+    results = host.run_many(argvs, timeout_s=timeout_s)
     for argv, result in list(zip(argvs, results))[:len(argvs) - optional]:
         if result.returncode != 0:
             raise ExecError(argv, host.host, result.returncode, result.stderr)

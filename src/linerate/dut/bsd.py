@@ -64,10 +64,12 @@ class _BsdDriver:
     def _cpu_probe(self) -> Probe:
         return Probe(self.cpu_argv, self._set_cpu, f"per-CPU time ({' '.join(self.cpu_argv[2:])})")
 
+    def _interface_probe(self) -> Probe:
+        return Probe(self.interface_argv, adds_counters(parsers.parse_netstat_i),
+                     f"interface counters ({' '.join(self.interface_argv)})")
+
     def probes(self) -> list[Probe]:
-        return [Probe(self.interface_argv, adds_counters(parsers.parse_netstat_i),
-                      f"interface counters ({' '.join(self.interface_argv)})"),
-                self._cpu_probe(), VMSTAT_PROBE, PF_PROBE]
+        return [self._interface_probe(), self._cpu_probe(), VMSTAT_PROBE, PF_PROBE]
 
     def offline_probes(self) -> list[Probe]:
         return [IFCONFIG_PROBE, *self.probes()]
@@ -82,6 +84,9 @@ class _BsdDriver:
     def cpu_snapshot(self, host: Executor) -> Snapshot:
         return take_snapshot(host, [self._cpu_probe()], self.family, TIMEOUT_S)
 
+    def interface_counters(self, host: Executor) -> dict[str, int]:
+        return take_snapshot(host, [self._interface_probe()], self.family, TIMEOUT_S).counters
+
     def link_speed_mbps(self, host: Executor, ifname: str) -> int | None:
         result = host.run(["ifconfig", ifname], timeout_s=TIMEOUT_S, check=False)
         return parsers.parse_ifconfig_media(result.stdout).get(ifname) if result.returncode == 0 else None
@@ -90,7 +95,7 @@ class _BsdDriver:
         return " ".join(host.run(["sysctl", "-n", name], timeout_s=TIMEOUT_S).stdout.split())
 
     def boot_time_only(self, host: Executor, name: str) -> bool:
-        from linerate.tuning.catalog import load_catalog
+        from linerate.tuning.catalog import load_catalog  # pydantic: kept off the start-up path
 
         knob = load_catalog().find(name, self.os_name)
         return knob is not None and knob.location == "loader"

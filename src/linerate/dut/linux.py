@@ -9,6 +9,7 @@ from linerate.dut import parsers
 from linerate.dut.base import Probe, Snapshot, adds_counters, take_snapshot
 from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
+from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
 
 LINK_STATS_ARGV = ["ip", "-j", "-s", "link", "show"]
 NSTAT_ARGV = ["nstat", "-a", "-z", "-s", "-j"]  # -s: leave nstat's history file alone
@@ -39,8 +40,9 @@ SOFTNET_PROBE = Probe(tuple(SOFTNET_ARGV), adds_counters(parsers.parse_softnet_s
 # Read twice inside the measured window: files only, so that an executor that can read files
 # without a process (the VM agent) does, and no command competes with forwarding.
 WINDOW_PROBES = [CPU_PROBE, INTERRUPTS_PROBE, SOFTNET_PROBE]
+LINK_PROBE = Probe(tuple(LINK_STATS_ARGV), adds_counters(counters.parse_link_stats), "interface counters (ip -j -s link)")
 PROBES = [
-    Probe(tuple(LINK_STATS_ARGV), adds_counters(counters.parse_link_stats), "interface counters (ip -j -s link)"),
+    LINK_PROBE,
     Probe(tuple(NSTAT_ARGV), adds_counters(counters.parse_nstat), "IP forwarding counters (nstat)"),
     Probe(tuple(QDISC_STATS_ARGV), adds_counters(counters.parse_qdisc_stats), "qdisc counters (tc -s qdisc)"),
     CPU_PROBE,
@@ -68,6 +70,10 @@ class LinuxDriver:
     def cpu_snapshot(self, host: Executor) -> Snapshot:
         return take_snapshot(host, [CPU_PROBE], self.family, TIMEOUT_S)
 
+    def interface_counters(self, host: Executor) -> dict[str, int]:
+        """Every interface's packet, byte, drop and error counters (an rfc2544 search trial's before/after)."""
+        return take_snapshot(host, [LINK_PROBE], self.family, TIMEOUT_S).counters
+
     def read_sysctl(self, host: Executor, name: str) -> str:
         return " ".join(host.run(["sysctl", "-n", name], timeout_s=TIMEOUT_S).stdout.split())
 
@@ -84,15 +90,11 @@ class LinuxDriver:
         return int(text) if result.returncode == 0 and text.isdigit() and int(text) > 0 else None
 
     def read_offloads(self, host: Executor, ifname: str) -> dict[str, str]:
-        from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
-
         features = parse_ethtool_features(host.run(["ethtool", "-k", ifname], timeout_s=TIMEOUT_S).stdout)
         by_long = {long: short for short, (_, long) in OFFLOAD_FEATURES.items()}
         return {by_long[k]: v.split()[0] for k, v in features.items() if k in by_long}
 
     def set_offload(self, host: Executor, ifname: str, feature: str, state: str) -> None:
-        from linerate.topology.link import OFFLOAD_FEATURES
-
         try:
             host.run(["ethtool", "-K", ifname, OFFLOAD_FEATURES[feature][0], state], timeout_s=TIMEOUT_S)
         except ExecError as exc:

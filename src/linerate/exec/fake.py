@@ -55,6 +55,10 @@ class FakeExecutor:
             raise ExecError(key, self.host, rc, err)
         return CommandResult(key, rc, out, err, self.host)
 
+    def run_many(self, argvs: Sequence[Sequence[str]], *, timeout_s: float | None = None) -> list[CommandResult]:
+        """Each argv replayed as its own run (check=False), recorded in `calls` in order."""
+        return [self.run(argv, timeout_s=timeout_s, check=False) for argv in argvs]
+
     def spawn(self, argv: Sequence[str]) -> SpawnedProcess:
         self._next_pid += 1
         proc = SpawnedProcess(self._next_pid, tuple(str(a) for a in argv), self.host)

@@ -4,9 +4,23 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from linerate.errors import ExecError
 from linerate.exec.base import Batch, CommandResult, SpawnedProcess
+
+
+@dataclass(frozen=True)
+class BytesResult:
+    """A CommandResult whose output stays bytes (LocalExecutor.run_bytes)."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    host: str
 
 
 class LocalExecutor:
@@ -25,21 +39,45 @@ class LocalExecutor:
         stdin: str | None = None,
         timeout_s: float | None = None,
         check: bool = True,
+        cwd: str | Path | None = None,
     ) -> CommandResult:
+        """Executor.run, plus cwd: the directory the command starts in (this machine's)."""
+        returncode, stdout, stderr = self._run(argv, stdin, timeout_s, cwd, text=True)
+        result = CommandResult(tuple(argv), returncode, stdout, stderr, self.host)
+        if check and returncode != 0:
+            raise ExecError(argv, self.host, returncode, stderr)
+        return result
+
+    def run_bytes(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: bytes | None = None,
+        timeout_s: float | None = None,
+        check: bool = True,
+        cwd: str | Path | None = None,
+    ) -> BytesResult:
+        """run() for binary data (an archive on stdout, a file list that need not be UTF-8 on stdin)."""
+        returncode, stdout, stderr = self._run(argv, stdin, timeout_s, cwd, text=False)
+        if check and returncode != 0:
+            raise ExecError(argv, self.host, returncode, stderr.decode(errors="replace"))
+        return BytesResult(tuple(str(a) for a in argv), returncode, stdout, stderr, self.host)
+
+    def _run(self, argv: Sequence[str], stdin, timeout_s: float | None, cwd: str | Path | None,
+             text: bool) -> tuple[int, Any, Any]:
+        """(returncode, stdout, stderr); ExecError with returncode None when it outlives timeout_s,
+        127 when it cannot be started (no such command, or no such cwd)."""
         full = self.wrap(argv)
         try:
             proc = subprocess.run(
-                full, input=stdin, capture_output=True, text=True, timeout=timeout_s, check=False
+                full, input=stdin, capture_output=True, text=text, timeout=timeout_s, check=False, cwd=cwd
             )
         except subprocess.TimeoutExpired as exc:
-            stderr = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+            stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
             raise ExecError(argv, self.host, None, stderr) from None
         except FileNotFoundError:
             raise ExecError(argv, self.host, 127, f"{full[0]}: command not found") from None
-        result = CommandResult(tuple(argv), proc.returncode, proc.stdout, proc.stderr, self.host)
-        if check and proc.returncode != 0:
-            raise ExecError(argv, self.host, proc.returncode, proc.stderr)
-        return result
+        return proc.returncode, proc.stdout, proc.stderr
 
     def run_many(self, argvs: Sequence[Sequence[str]], *, timeout_s: float | None = None) -> list[CommandResult]:
         """Fixed commands in one `sh -c` (one process start, one `ip netns exec`): telemetry read

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import shlex
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from linerate.errors import ExecError, LinerateError
+from linerate.errors import ConfigError, ExecError, LinerateError
 from linerate.exec.base import Batch, CommandResult, SpawnedProcess
+from linerate.inputs import read_text
 
 CONNECT_TIMEOUT_S = 10.0
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024  # per stream of one command: the largest telemetry read is ~100 KB
@@ -97,9 +99,6 @@ MAX_KEY_FILE_BYTES = 1_000_000
 def _read_private(path: Path, field: str, what: str) -> str | None:
     """A file of ours to parse (known_hosts, an identity): regular, bounded, UTF-8; None when it
     does not exist. Errors never quote its content (it may be /etc/shadow)."""
-    from linerate.errors import ConfigError
-    from linerate.inputs import read_text
-
     if str(path) in ("", ".") or path.is_dir():
         raise ConfigError(field, f"{str(path)[:200]!r} is a directory, not {what}; give a file path")
     if not os.path.lexists(path):
@@ -115,8 +114,6 @@ def load_known_hosts(path: Path):
     only the file, when it is not a known_hosts file."""
     import asyncssh
 
-    from linerate.errors import ConfigError
-
     text = _read_private(path, "known_hosts", "a known_hosts file")
     try:
         return asyncssh.import_known_hosts(text or "")
@@ -129,8 +126,6 @@ def load_identity(identity: str):
     """The private key in the inventory's `identity` file; ConfigError (never quoting the file)
     when it is not an unencrypted private key asyncssh can use."""
     import asyncssh
-
-    from linerate.errors import ConfigError
 
     path = Path(os.path.expanduser(identity))
     text = _read_private(path, "identity", "a private key file")
@@ -273,8 +268,6 @@ class SshSession:
             raise
 
     async def _shell_exchange(self, script: str, timeout_s: float | None) -> bytes:
-        import secrets
-
         if self._shell_lock is None:
             self._shell_lock = asyncio.Lock()  # one exchange at a time: two would interleave on the shell
         async with self._shell_lock:

@@ -11,7 +11,11 @@ experiment:
 
 from __future__ import annotations
 
-from linerate.experiment.config import Experiment
+import os
+import shutil
+
+from linerate.errors import ConfigError
+from linerate.experiment.config import Experiment, parse_experiment
 
 TABLES = {
     "namespace": """
@@ -43,21 +47,24 @@ DESCRIPTIONS = {
 # half-width is within 10% of its mean (at least `repetitions`, at most VM_MAX_REPETITIONS).
 VM_PRECISION = 0.10
 VM_MAX_REPETITIONS = 10
+SHAPES = {  # name, default trial seconds, adaptive repetitions
+    "namespace": ("demo", 2, False),
+    "vm": ("demo-vm", 3, True),
+}
 
 
-def demo_experiment(repetitions: int, duration_s: int, omit_s: int, dut: str = "namespace") -> Experiment:
-    from linerate.experiment.config import parse_experiment
-
-    adaptive = (f"precision = {VM_PRECISION}\nmin_repetitions = {max(2, int(repetitions))}\n"
-                f"max_repetitions = {max(VM_MAX_REPETITIONS, int(repetitions))}") if dut == "vm" else ""
+def demo_experiment(repetitions: int, duration_s: int | None, omit_s: int, dut: str = "namespace") -> Experiment:
+    name, default_duration_s, adaptive = SHAPES[dut]
+    precision = (f"precision = {VM_PRECISION}\nmin_repetitions = {max(2, int(repetitions))}\n"
+                 f"max_repetitions = {max(VM_MAX_REPETITIONS, int(repetitions))}") if adaptive else ""
     return parse_experiment(
         f"""
-        name = "{'demo' if dut == 'namespace' else 'demo-vm'}"
+        name = "{name}"
         description = "{DESCRIPTIONS[dut]}"
         repetitions = {int(repetitions)}
-        duration_s = {int(duration_s)}
+        duration_s = {int(default_duration_s if duration_s is None else duration_s)}
         omit_s = {int(omit_s)}
-        {adaptive}
+        {precision}
         {TABLES[dut]}
         """,
         source="demo options",
@@ -66,11 +73,17 @@ def demo_experiment(repetitions: int, duration_s: int, omit_s: int, dut: str = "
 
 def vm_demo_unavailable() -> str | None:
     """Why the VM demo cannot run here (None: it can)."""
-    import os
-    import shutil
-
     if shutil.which("qemu-system-x86_64") is None:
         return "qemu-system-x86_64 is not installed (make install adds it)"
     if not os.path.exists("/dev/net/tun"):
         return "/dev/net/tun is missing"
     return None
+
+
+def choose_demo(requested: str) -> tuple[str, str | None]:
+    """(the DUT the demo uses, why not the VM when auto fell back); ConfigError when a VM demo was
+    asked for and cannot run here."""
+    why = vm_demo_unavailable() if requested != "namespace" else None
+    if why and requested == "vm":
+        raise ConfigError("--dut", f"vm: {why}")
+    return ("namespace" if why or requested == "namespace" else "vm"), why

@@ -14,12 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, f
 
 from linerate.errors import ConfigError
 from linerate.experiment.axes import AXES
+from linerate.inputs import parse_toml, read_text
+from linerate.kinds import KINDS, kind
+from linerate.traffic import iperf3_udp
+from linerate.traffic.trafgen import default_frame_sizes
 
 MAX_FILE_BYTES = 1_000_000
 MAX_CELLS = 10_000
 MAX_DEPTH = 8
 MAX_SEED = 2**63 - 1  # SQLite INTEGER is signed 64-bit
-SEARCH_AXES = ("family",)  # the trial-scope axes an rfc2544 search varies; lab axes all apply
 
 
 class Experiment(BaseModel):
@@ -37,12 +40,19 @@ class Experiment(BaseModel):
     retry_backoff_s: float = Field(1.0, ge=0, le=60, strict=True)
     seed: StrictInt | None = Field(None, ge=0, le=MAX_SEED)
     calibrate: bool = Field(True, strict=True)
-    test: Literal["throughput", "latency", "rfc2544"] = "throughput"
+    test: str = "throughput"  # a test kind (kinds/): throughput, latency, rfc2544 ...
     frame_sizes: list[StrictInt | Literal["imix"]] | None = Field(None, min_length=1, max_length=64)
     pdr_loss: float = Field(0.005, gt=0, lt=0.5, strict=True)
     generator: Literal["auto", "trafgen", "iperf3"] = "auto"  # rfc2544's packet generator (search/frame_path.py)
     fixed: dict[str, Any] = Field(default_factory=dict)
     axes: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @field_validator("test")
+    @classmethod
+    def _test_known(cls, test: str) -> str:
+        if test not in KINDS:
+            raise ValueError(f"unknown test {test[:40]!r}; use one of {', '.join(KINDS)}")
+        return test
 
     @field_validator("fixed")
     @classmethod
@@ -75,38 +85,16 @@ class Experiment(BaseModel):
         return self
 
     def _test_consistent(self) -> None:
-        if self.test == "latency" and (self.fixed.get("latency") is False or False in self.axes.get("latency", [])):
-            raise ValueError('test = "latency" probes every cell; drop latency = false')
+        """Keys of one kind in another kind's file are mistakes; the rest is the kind's to check."""
         if self.test != "rfc2544":
             for name in ("frame_sizes", "pdr_loss", "generator"):
                 if name in self.model_fields_set:
                     raise ValueError(f"{name} applies to test = \"rfc2544\"; drop it or set test = \"rfc2544\"")
-            return
-        from linerate.experiment.axes import AXES
-        from linerate.search.frame_path import check_frame_for
-
-        trial_axes = sorted(n for n in self.declared_axes() if AXES[n].scope == "trial" and n not in SEARCH_AXES)
-        if trial_axes:
-            raise ValueError(f"{', '.join(trial_axes)} applies to throughput tests; an rfc2544 experiment varies "
-                             "family, frame_sizes and the lab's axes")
-        if self.precision is not None:
-            raise ValueError("precision applies to throughput tests; an rfc2544 experiment repeats each search "
-                             "`repetitions` times")
-        for family in {cell["family"] for cell in self.cells()}:
-            for size in self.sizes_for(family):
-                try:
-                    check_frame_for(size, family, self.generator, "frame_sizes")
-                except ConfigError as exc:
-                    raise ValueError(f"frame_sizes: {exc.problem}") from None
-        if self.frame_sizes is not None and len(set(self.frame_sizes)) != len(self.frame_sizes):
-            raise ValueError("frame_sizes lists a size twice")
+        kind(self.test).check(self)
 
     def sizes_for(self, family: int) -> list[int | str]:
         """An rfc2544 experiment's frame sizes for one family (RFC 2544's seven by default; IPv6's
         smallest is 66, the least that carries its headers)."""
-        from linerate.traffic import iperf3_udp
-        from linerate.traffic.trafgen import default_frame_sizes
-
         if self.frame_sizes is not None:
             return list(self.frame_sizes)
         return default_frame_sizes(family, iperf3_udp.min_frame(family) if self.generator == "iperf3" else None)
@@ -181,8 +169,6 @@ def _depth(value: Any, limit: int) -> bool:
 
 
 def parse_experiment(text: str, source: str = "<experiment>") -> Experiment:
-    from linerate.inputs import parse_toml
-
     doc = parse_toml(text, source, f"an experiment file (more than {MAX_DEPTH} levels)")
     if not _depth(doc, MAX_DEPTH):
         raise ConfigError(source, f"nested more than {MAX_DEPTH} levels deep; not an experiment file")
@@ -201,8 +187,6 @@ def parse_experiment(text: str, source: str = "<experiment>") -> Experiment:
 
 
 def load_experiment(path: str | Path) -> tuple[Experiment, str]:
-    from linerate.inputs import read_text
-
     text = read_text(path, MAX_FILE_BYTES, "experiment file (TOML)")
     return parse_experiment(text, str(path)), text
 

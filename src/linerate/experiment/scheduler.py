@@ -32,12 +32,16 @@ from linerate.experiment.config import Experiment
 from linerate.model import Trial, TrialParams
 from linerate.stats import relative_half_width
 from linerate.store.db import Store, cell_key
+from linerate.trial import window_problem
 
 TRIAL_OVERHEAD_S = 1.5  # fallback before any trial was stored; measured ~1-1.5 s here in 2025
 
 
 class TrialRunner(Protocol):
+    """The part of a Testbed (testbed/base.py) the scheduler uses."""
+
     read_cost_s: float | None  # one DUT window read on this testbed, measured when it came up (trial.py)
+    state: dict  # what each trial row records of the testbed
 
     def run_trial(self, params: TrialParams) -> Trial: ...
 
@@ -74,6 +78,10 @@ class RunResult:
     resumed: bool
     seed: int
     cells: list[CellState] = field(default_factory=list)
+
+    def summary(self, where: str) -> str:
+        return (f"{self.trials_run} trials run ({self.failures} failed) into {where}, experiment "
+                f"{self.experiment_id}{' (resumed)' if self.resumed else ''}, seed {self.seed}")
 
 
 def planned_trials(experiment: Experiment) -> int:
@@ -161,8 +169,6 @@ class Scheduler:
     def _say_telemetry_room(self, lab: TrialRunner, key: tuple, cell: dict[str, Any]) -> None:
         """Before the first trial of each trial length on a testbed: whether it leaves room for the
         DUT's two window reads at their measured cost (the trials measure throughput either way)."""
-        from linerate.trial import window_problem
-
         params = trial_params(cell)
         said = (key, params.duration_s, params.omit_s)
         if said in self._room_said:
@@ -184,7 +190,7 @@ class Scheduler:
             trial = lab.run_trial(params)
             final = trial.ok or index == attempts_left - 1
             self.store.add_trial(state.cell_id, repetition, attempt, trial, final=final, started_at=started,
-                                 flags=self.flagger(state.params, trial), lab_state=getattr(lab, "state", None))
+                                 flags=self.flagger(state.params, trial), lab_state=lab.state)
             if final:
                 break
             self.on_event(Event("retry", cell=state.params, trial=trial, repetition=repetition, attempt=attempt,

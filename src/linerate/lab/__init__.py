@@ -1,6 +1,3 @@
-"""The only code that needs root: apply/teardown a Plan, and the registry of what it made."""
-
-from linerate.lab.lab import Lab
-from linerate.lab.registry import LabRecord, Registry
-
-__all__ = ["Lab", "LabRecord", "Registry"]
+"""Kernel mechanics of the namespace and VM testbeds (testbed/namespace.py, testbed/vm.py): network
+namespaces, rtnetlink batches, nftables, applying a Plan, and the registry of what was made. The
+only code here that needs root."""

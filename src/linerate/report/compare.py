@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linerate.errors import ConfigError
+from linerate.kinds import kind_of
 from linerate.report.layout import format_mbps, plain, row_label
+from linerate.stats import compare, summarize
 from linerate.store.db import Store
+from linerate.traffic.frames import label as frame_label
 
 MIN_PER_SIDE = 2
 
@@ -41,17 +44,7 @@ def parse_selector(store: Store, selector: str) -> Selection:
             raise ConfigError("compare", f"{plain(item)!r} is not key=value")
         wanted[key.strip()] = value.strip()
     exp = store.experiment(ref or None)
-    from linerate.search.experiment import is_search_experiment
-
-    if is_search_experiment(exp):
-        from linerate.search.summary import ndr_values, search_groups
-
-        groups = search_groups(store, exp.id)
-        cells: list[tuple[Any, dict[str, Any]]] = [(key, json.loads(key)) for key in groups]
-        values, unit = (lambda key: ndr_values(groups[key])), "frames/s"
-    else:
-        cells = [(r["id"], json.loads(r["params"])) for r in store.cell_rows(exp.id)]
-        values, unit = store.ok_throughputs, "Mbit/s"
+    cells, values, unit = kind_of(exp).samples(store, exp)
     known = sorted({k for _, params in cells for k in params})
     for key in wanted:
         if key not in known:
@@ -112,8 +105,6 @@ class CompareResult:
 
 def _label(params: dict[str, Any], shown: list[str]) -> str:
     if "frame_bytes" in params:
-        from linerate.traffic.frames import label as frame_label
-
         label = f"IPv{params.get('family', 4)} {frame_label(params['frame_bytes'])} NDR"
     else:
         label = row_label(params.get("family", 4), params.get("streams", 1), params.get("direction", "forward"))
@@ -123,8 +114,6 @@ def _label(params: dict[str, Any], shown: list[str]) -> str:
 
 
 def compare_selections(store: Store, selector_a: str, selector_b: str) -> CompareResult:
-    from linerate.stats import compare, summarize
-
     a, b = parse_selector(store, selector_a), parse_selector(store, selector_b)
     if a.unit != b.unit:
         raise ConfigError("compare", "A and B measure different things (a throughput experiment and an rfc2544 "

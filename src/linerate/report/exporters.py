@@ -1,10 +1,15 @@
-"""Format name -> serializer. One small module per format (as hyperfine's exporters), imported
-only when that format is asked for."""
+"""Reports by (test kind, format): `export` finds a stored experiment's kind (kinds/, its `test`)
+and asks it for the format; a kind renders from report/ modules — one small module per format for
+the throughput table (as hyperfine's exporters: `serializer(fmt)`), report/searches*.py for
+rfc2544. A new kind brings its renderers in its own folder (kinds/<kind>/) and is found the same way."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+
+from linerate.errors import ConfigError
+from linerate.kinds import kind_of
 
 MODULES = {"md": "markdown", "csv": "csv_export", "json": "json_export"}
 FORMATS = tuple(MODULES)
@@ -14,8 +19,15 @@ def serializer(name: str) -> Callable:
     return importlib.import_module(f"linerate.report.{MODULES[name]}").serialize
 
 
-def write_file(path: str, text: str, option: str = "--output") -> int:
-    """By report/output.py's rule: whole or nothing for files, written into devices and FIFOs."""
-    from linerate.report import output
+def export(store, experiment_ref, fmt: str) -> str:
+    """The report of a stored experiment (name or id; None: the newest) in a format its kind gives."""
+    row = store.experiment(experiment_ref)
+    kind = kind_of(row)
+    if fmt not in kind.formats:
+        raise ConfigError("--format", f"{kind.name} experiments report as {', '.join(kind.formats)}")
+    return kind.render(store, row, fmt)
 
-    return output.write(path, text, option)
+
+def plot(store, experiment_ref, path: str) -> None:
+    row = store.experiment(experiment_ref)
+    kind_of(row).plot(store, row, path)

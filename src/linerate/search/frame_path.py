@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from linerate.errors import ConfigError, LabError, LinerateError, ParseError
+from linerate.search.measurer import SentBy
 from linerate.traffic import frames, trafgen
 from linerate.traffic.base import FrameSender
 
@@ -90,6 +91,23 @@ def choose_sender(client, generator: str = "auto"):
     return Iperf3UdpSender(".".join(map(str, version)))
 
 
+class _NotingArgv:
+    """The client's executor as a sender sees it, noting the argv of every command run through it:
+    the sender's command line is then stored with the trial (the last one run: the send)."""
+
+    def __init__(self, executor):
+        self.executor = executor
+        self.host = executor.host
+        self.argvs: list[tuple[str, ...]] = []
+
+    def run(self, argv, **kwargs):
+        self.argvs.append(tuple(str(a) for a in argv))
+        return self.executor.run(argv, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self.executor, name)
+
+
 class FramePath:
     """Set by subclasses: client, server (executors), device (the client's egress interface),
     flow (trafgen.FlowSpec), mtu (of that interface), family, sender (choose_sender), link_bps
@@ -138,12 +156,14 @@ class FramePath:
     def drop_table(self) -> bool:
         return self.server.run(["nft", "delete", "table", "inet", COUNT_TABLE], timeout_s=30, check=False).returncode == 0
 
-    def send(self, frame: frames.FrameSize, rate_pps: int | None, count: int, *, to_dut: bool = True) -> trafgen.Sent:
+    def send(self, frame: frames.FrameSize, rate_pps: int | None, count: int, *, to_dut: bool = True) -> SentBy:
         biggest = frames.largest(frame, self.family)
         if biggest - L2_OVERHEAD > self.mtu:
             raise LabError(f"a {biggest}-byte frame does not fit the MTU {self.mtu} of {self.device} on "
                            f"{self.client.host}; raise it to {biggest - L2_OVERHEAD} (a lab: --mtu)")
-        return self.sender.send(self.client, self.device, self.flow, frame, rate_pps, count, to_dut=to_dut)
+        client = _NotingArgv(self.client)
+        sent = self.sender.send(client, self.device, self.flow, frame, rate_pps, count, to_dut=to_dut)
+        return SentBy(sent.packets, sent.bytes, sent.cpu_s, client.argvs[-1] if client.argvs else ())
 
     def forwarded(self) -> int:
         return parse_count(self.server.run(["nft", "-j", "list", "table", "inet", COUNT_TABLE], timeout_s=10).stdout)

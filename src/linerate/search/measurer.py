@@ -40,11 +40,21 @@ class PacketPath(Protocol):
     link_bps: float | None  # the path's line rate (None: unknown)
     shared_kernel: bool  # the DUT forwards on the sender's CPUs (the namespace lab)
 
-    def send(self, frame: FrameSize, rate_pps: int | None, count: int, *, to_dut: bool = True) -> Sent: ...
+    def send(self, frame: FrameSize, rate_pps: int | None, count: int, *, to_dut: bool = True) -> Sent:
+        """A SentBy when the path knows the generator's command line (stored with the trial)."""
+        ...
 
     def forwarded(self) -> int: ...  # cumulative frames counted at the server
 
     def dut_counters(self) -> dict[str, int]: ...  # cumulative DUT interface counters
+
+
+@dataclass(frozen=True)
+class SentBy(Sent):
+    """What a PacketPath's send returns when it knows the command that sent: the generator's argv
+    (trafgen or iperf3, as run on the client), stored with the trial as throughput trials store theirs."""
+
+    argv: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,7 @@ class PacketTrial:
     dut_counters: dict[str, int] = field(default_factory=dict)
     started_at: float | None = None
     ended_at: float | None = None
+    argv: tuple[str, ...] = ()  # the generator's command line (empty: the path did not say)
 
     @property
     def offered(self) -> int:
@@ -71,7 +82,7 @@ class PacketTrial:
         return 0.0 if not self.intended_count else (self.intended_count - min(self.forwarded, self.offered)) / self.intended_count
 
     def to_record(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "argv": list(self.argv)}
 
     def to_result(self):
         from MLRsearch import MeasurementResult
@@ -105,8 +116,9 @@ def measure(path: PacketPath, frame_bytes: FrameSize, duration_s: float, load_fp
     deltas = {k: dut_after[k] - dut_before[k] for k in dut_after if k in dut_before}
     unsent = 0 if load_fps is None else unsent_frames(intended, sent, duration_s)
     lost = max(0, sent.packets - forwarded) if to_dut else 0  # a ceiling probe is addressed to no one
+    argv = sent.argv if isinstance(sent, SentBy) else ()
     return PacketTrial(duration_s, load_fps, intended, sent.packets, forwarded if to_dut else 0, lost,
-                       unsent, sent.cpu_s, deltas, started, time.time())
+                       unsent, sent.cpu_s, deltas, started, time.time(), argv)
 
 
 class Measurer:

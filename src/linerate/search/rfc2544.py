@@ -117,7 +117,8 @@ def library_version() -> str:
 
 def _trial_from_row(row) -> PacketTrial:
     values = {f.name: row[f.name] for f in fields(PacketTrial)}
-    return PacketTrial(**{**values, "dut_counters": json.loads(values["dut_counters"])})
+    return PacketTrial(**{**values, "dut_counters": json.loads(values["dut_counters"]),
+                          "argv": tuple(json.loads(values["argv"]))})
 
 
 def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params: dict[str, Any],

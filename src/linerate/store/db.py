@@ -263,11 +263,13 @@ class Store:
             raise ConfigError("experiment", f"{what} in {self.path}; see `linerate list`")
         return self._row(row)
 
-    def resumable(self, name: str, config_hash: str, file_text: str | None = None) -> ExperimentRow | None:
-        """The newest run of `name` (finished or not: resuming a finished run runs nothing), if it was
-        started from the same experiment (same declared content, or byte-identical file)."""
+    def resumable(self, name: str, config_hash: str, file_text: str | None = None,
+                  kind: str = "run") -> ExperimentRow | None:
+        """The newest run of `name` started the same way (kind: run, rfc2544 ...; finished or not:
+        resuming a finished run runs nothing), if it was started from the same experiment (same
+        declared content, or byte-identical file)."""
         row = self.conn.execute(
-            "SELECT * FROM experiments WHERE name=? AND kind='run' ORDER BY id DESC LIMIT 1", (name,)).fetchone()
+            "SELECT * FROM experiments WHERE name=? AND kind=? ORDER BY id DESC LIMIT 1", (name, kind)).fetchone()
         if row is None:
             return None
         found = self._row(row)
@@ -406,10 +408,10 @@ class Store:
                    "unsent", "send_s", "started_at", "ended_at")
         with self.transaction():
             cur = self.conn.execute(
-                f"INSERT INTO search_trials (search_id, seq, purpose, {', '.join(columns)}, dut_counters) "
-                f"VALUES (?, ?, ?, {', '.join('?' * len(columns))}, ?)",
+                f"INSERT INTO search_trials (search_id, seq, purpose, {', '.join(columns)}, dut_counters, argv) "
+                f"VALUES (?, ?, ?, {', '.join('?' * len(columns))}, ?, ?)",
                 (search_id, seq, purpose, *[record.get(c) for c in columns],
-                 json.dumps(record.get("dut_counters") or {})))
+                 json.dumps(record.get("dut_counters") or {}), json.dumps([str(a) for a in record.get("argv") or ()])))
         return int(cur.lastrowid)
 
     def search_trials(self, search_id: int) -> list[sqlite3.Row]:

@@ -190,4 +190,8 @@ MIGRATIONS: list[list[Step]] = [
             UNIQUE (search_id, seq)
         )""",
     ],
+    [
+        # the generator's command line of each search trial (trafgen or iperf3), as trials keep theirs
+        "ALTER TABLE search_trials ADD COLUMN argv TEXT NOT NULL DEFAULT '[]'",
+    ],
 ]

@@ -11,10 +11,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from linerate import counters
 from linerate.dut.base import DutDriver, rx_packets
-from linerate.errors import LinerateError
-from linerate.exec.ssh import SshExecutor
+from linerate.errors import ExecError, LinerateError
+from linerate.exec.ssh import SshError, SshExecutor
+from linerate.model import TrialParams
+from linerate.testbed.fingerprint import host_fingerprint
 from linerate.testbed.inventory import Inventory
+from linerate.testbed.ssh import (SERVER_PORT, close_hosts, connect_host, detect_driver, pidfile_for, start_server,
+                                  stop_server)
+from linerate.traffic import iperf3
 
 BURST_PACKETS = 2000
 PATH_RATIO = 0.9  # of the burst's datagrams must show up in the DUT's counters
@@ -54,48 +60,9 @@ def passed(checks: list[Check]) -> bool:
     return all(c.ok or c.optional for c in checks)
 
 
-def host_fingerprint(executor: SshExecutor, driver: DutDriver | None = None,
-                     interfaces: list[str] | tuple[str, ...] = ()) -> dict:
-    """Kernel/OS, CPU model and count, NIC drivers and offloads, iperf3 version of one host."""
-    def out(argv: list[str]) -> str | None:
-        result = executor.run(argv, timeout_s=TIMEOUT_S, check=False)
-        return result.stdout.strip() or None if result.returncode == 0 else None
-
-    from linerate.preflight import parse_iperf3_version
-
-    system = out(["uname", "-s"]) or "?"
-    info = {"os": system, "kernel": out(["uname", "-r"]), "machine": out(["uname", "-m"])}
-    if system == "Linux":
-        cpuinfo = out(["cat", "/proc/cpuinfo"]) or ""
-        models = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
-        info.update(cpu_model=models[0] if models else None, cpu_count=int(out(["nproc"]) or 0) or None)
-    else:
-        count = out(["sysctl", "-n", "hw.ncpu"])
-        info.update(cpu_model=out(["sysctl", "-n", "hw.model"]), cpu_count=int(count) if count and count.isdigit() else None)
-    version = executor.run(["iperf3", "--version"], timeout_s=TIMEOUT_S, check=False)
-    parsed = parse_iperf3_version(version.stdout + version.stderr) if version.returncode == 0 else None
-    info["iperf3_version"] = ".".join(map(str, parsed)) if parsed else None
-    if driver is not None:
-        info["offloads"] = {}
-        for ifname in interfaces:
-            try:
-                info["offloads"][ifname] = driver.read_offloads(executor, ifname)
-            except LinerateError as exc:
-                info["offloads"][ifname] = {"error": str(exc)[:200]}
-            if system == "Linux":
-                driver_line = next((line for line in (out(["ethtool", "-i", ifname]) or "").splitlines()
-                                    if line.startswith("driver:")), None)
-                info.setdefault("nic_drivers", {})[ifname] = driver_line.split(":", 1)[1].strip() if driver_line else None
-    return info
-
-
 def path_check(inventory: Inventory, executors: dict[str, SshExecutor], driver: DutDriver, family: int,
                port: int) -> Check:
     """A UDP burst client -> server; the DUT must have forwarded (Linux) / received (BSD) it."""
-    from linerate import counters
-    from linerate.model import TrialParams
-    from linerate.traffic import iperf3
-
     address = inventory.address(family)
     dut = executors["dut"]
     before = driver.snapshot(dut).counters
@@ -127,11 +94,6 @@ def path_check(inventory: Inventory, executors: dict[str, SshExecutor], driver: 
 
 def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lambda m: None) -> tuple[list[Check], dict]:
     """All checks; (checks, environment fingerprint of every reachable host)."""
-    from linerate.errors import ExecError
-    from linerate.exec.ssh import SshError
-    from linerate.testbed.ssh import (SERVER_PORT, close_hosts, connect_host, detect_driver, pidfile_for,
-                                      start_server, stop_server)
-
     checks: list[Check] = []
     executors: dict[str, SshExecutor] = {}
     environment: dict = {}

@@ -8,55 +8,29 @@ runs. DUT knobs of a real testbed: `dut_sysctls` (any sysctl name of the DUT's O
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from linerate.errors import ConfigError
+# The spec parsers live in topology/link.py (pure; experiment/axes.py imports them from there); these
+# names stay importable from here.
+from linerate.topology.link import ANY_SYSCTL_NAME_RE as SYSCTL_NAME_RE
+from linerate.topology.link import ANY_SYSCTL_VALUE_RE as SYSCTL_VALUE_RE
+from linerate.topology.link import IFNAME_RE, parse_any_sysctls, parse_dut_offloads, parse_sysctls
+from linerate.topology.link import OFFLOAD_FEATURES as _OFFLOAD_FEATURES
 
-SYSCTL_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[A-Za-z0-9_%-]+)+$")
-SYSCTL_VALUE_RE = re.compile(r"^[0-9A-Za-z_ .:-]{1,64}$")
-IFNAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
-OFFLOAD_FEATURES = ("rx", "tx", "tso", "gso", "gro", "lro")
+__all__ = ["IFNAME_RE", "NAMESPACE_ONLY", "OFFLOAD_FEATURES", "SYSCTL_NAME_RE", "SYSCTL_VALUE_RE",
+           "parse_any_sysctls", "parse_dut_offloads", "refuse_unsupported"]
+
+OFFLOAD_FEATURES = tuple(_OFFLOAD_FEATURES)  # short names: rx, tx, tso, gso, gro, lro
 NAMESPACE_ONLY = {"link_rate": "an emulated link rate", "delay_ms": "netem delay", "jitter_ms": "netem jitter",
                   "loss_pct": "netem loss", "txqueuelen": "the lab's queue lengths", "dut_rps": "the lab's RPS masks",
                   "offloads": "the lab's veth offloads (use dut_offloads)", "firewall": "the lab's ruleset",
                   "mtu": "the lab's MTU", "dut": "a DUT built by linerate"}  # + every VM axis (VM_AXES)
 
 
-def parse_any_sysctls(text: str) -> tuple[tuple[str, str], ...]:
-    """'default' or 'NAME=VALUE;NAME=VALUE' with NAME any sysctl (net.inet.ip.forwarding, kern.ipc.maxsockbuf)."""
-    from linerate.topology.link import parse_sysctl_pairs
-
-    return parse_sysctl_pairs(text, SYSCTL_NAME_RE, SYSCTL_VALUE_RE,
-                              "NAME=VALUE with a sysctl name such as net.inet.ip.redirect")
-
-
-def parse_dut_offloads(text: str) -> tuple[tuple[str, str, str], ...]:
-    """'default' or 'igb0:tso=off,lro=off;igb1:rx=off' -> ((ifname, feature, on|off), ...)."""
-    text = text.strip()
-    if text == "default":
-        return ()
-    settings: dict[tuple[str, str], str] = {}
-    for group in filter(None, (g.strip() for g in text.split(";"))):
-        ifname, sep, features = group.partition(":")
-        if not sep or not IFNAME_RE.match(ifname):
-            raise ValueError(f"'{group}' needs IF:feature=on|off with IF a DUT interface name such as igb0")
-        for item in filter(None, (f.strip() for f in features.split(","))):
-            name, eq, state = item.partition("=")
-            if not eq or name not in OFFLOAD_FEATURES or state not in ("on", "off"):
-                raise ValueError(f"'{item}' needs feature=on|off with feature one of {', '.join(OFFLOAD_FEATURES)}")
-            settings[(ifname, name)] = state
-    if not settings:
-        raise ValueError("'' is empty; write 'default' to leave the DUT's offloads as they are")
-    return tuple((ifname, name, state) for (ifname, name), state in sorted(settings.items()))
-
-
 def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -> None:
     """ConfigError (exit 2, nothing touched) for the first axis value this testbed kind cannot honour."""
-    from linerate.experiment.axes import AXES
-    from linerate.topology.link import parse_sysctls
-
-    from linerate.experiment.axes import VM_AXES
+    from linerate.experiment.axes import AXES, VM_AXES  # here, not at the top: axes.py imports this module's parsers
 
     for cell in cells:
         if kind == "namespace":

@@ -22,15 +22,21 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from linerate.dut.base import DutDriver, detect_family, driver_for
+from linerate import __version__
+from linerate.calc.linerate import parse_rate
+from linerate.dut.base import OS_FAMILY, DutDriver, detect_family, driver_for
 from linerate.errors import ConfigError, ExecError, LinerateError
 from linerate.exec.ssh import OutputLimitError, SshExecutor, SshSession
+from linerate.lab.signals import terminations_raise
 from linerate.model import Trial, TrialParams
 from linerate.store.db import Store
+from linerate.testbed.fingerprint import host_fingerprint
 from linerate.testbed.inventory import Inventory
 from linerate.testbed.journal import HostValueError, Journal, manual_command, value_problem
-from linerate.testbed.knobs import parse_any_sysctls, parse_dut_offloads
+from linerate.testbed.knobs import parse_any_sysctls, parse_dut_offloads, refuse_unsupported
+from linerate.testbed.ssh_path import JOURNAL_KIND, TestbedPath
 from linerate.traffic.iperf3 import IPERF3
+from linerate.trial import measure_read_cost_or_none, run_trial
 
 SERVER_IDLE_TIMEOUT_S = 600  # a server whose controller died exits after this long without a test
 SERVER_PORT = 5201
@@ -67,8 +73,6 @@ def resolve_line_rate(inventory: Inventory, dut: SshExecutor | None, driver: Dut
     """The path's line rate: the inventory's `link`, else the slowest negotiated speed of the DUT
     interfaces the inventory names; None when neither is known (reports then say 'line rate
     unknown' rather than guess)."""
-    from linerate.calc.linerate import parse_rate
-
     if inventory.link is not None:
         return {"bps": parse_rate(inventory.link), "source": f"inventory link = {inventory.link}"}
     if dut is None or driver is None or inventory.dut is None:
@@ -86,8 +90,6 @@ def resolve_line_rate(inventory: Inventory, dut: SshExecutor | None, driver: Dut
 
 
 def detect_driver(dut: SshExecutor, declared_os: str | None) -> DutDriver:
-    from linerate.dut.base import OS_FAMILY
-
     name = dut.run(["uname", "-s"], timeout_s=TIMEOUT_S).stdout.strip()
     family = detect_family(name)
     if family is None:
@@ -168,8 +170,6 @@ def _needs_hand(journal: Journal, entry, family: str | None, why: str, problems:
 
 
 def _restore_one(entry, host: SshExecutor, driver: DutDriver | None) -> str:
-    from linerate.search.testbed_path import JOURNAL_KIND
-
     problem = value_problem(entry["kind"], entry["original"])
     if problem is not None:  # never written back: what the host once printed is not a value
         raise HostValueError(f"the recorded original value is not one linerate writes back ({problem})")
@@ -232,8 +232,6 @@ class SshTestbed:
         if self.store is not None:
             self.journal.adopt(self.store, self.driver.family if self.driver else None)  # an older linerate's
         self._restore("restored from an earlier run")
-        from linerate.testbed.check import host_fingerprint
-
         self.environment = {role: host_fingerprint(host, self.driver if role == "dut" else None,
                                                    self.inventory.dut.interfaces if role == "dut" else ())
                             for role, host in self.executors.items()}
@@ -244,17 +242,15 @@ class SshTestbed:
         self._start_server()
         self._measure_read_cost()
 
-    def _generator_hosts(self) -> dict[str, tuple[SshExecutor, DutDriver]]:
+    def generator_hosts(self) -> dict[str, tuple[SshExecutor, DutDriver]]:
         return {role: (self.executors[role], driver) for role, driver in self.generator_drivers.items()}
 
     def _measure_read_cost(self) -> None:
         """Once per testbed, before any trial: what one window read costs here, which places the
         second read (trial.py) and tells the scheduler whether the trial length leaves room."""
-        from linerate.trial import measure_read_cost_or_none
-
         # once: unreadable now means trials measure anyway and say their telemetry is partial
         self.read_cost_s = measure_read_cost_or_none(self.driver, self.executors.get("dut"),
-                                                     hosts=self._generator_hosts())
+                                                     hosts=self.generator_hosts())
 
     def close(self) -> None:
         try:
@@ -270,11 +266,9 @@ class SshTestbed:
             self.applied = None
 
     @contextlib.contextmanager
-    def view(self, lab_params: dict[str, Any]) -> Iterator["TestbedView"]:
+    def view(self, lab_params: dict[str, Any]) -> Iterator["SshView"]:
         """What the scheduler enters per combination of lab axes; the first opens the testbed, the
         last closes it (restoring every knob)."""
-        from linerate.lab.signals import terminations_raise
-
         with terminations_raise():
             if self.users == 0:
                 try:
@@ -284,7 +278,7 @@ class SshTestbed:
                     raise
             self.users += 1
             try:
-                yield TestbedView(self, lab_params)
+                yield SshView(self, lab_params)
             finally:
                 self.users -= 1
                 if self.users == 0:
@@ -366,35 +360,31 @@ class SshTestbed:
     # --- trials ---------------------------------------------------------------------------------------
 
     def run_trial(self, params: TrialParams) -> Trial:
-        from linerate.trial import run_trial
-
         address = self.inventory.address(params.family)
         if address is None:
             return Trial(status="failed", params=params, argv=(), error=f"the inventory's server has no IPv"
                          f"{params.family} test address (test_address{'6' if params.family == 6 else ''})")
         params = dataclasses.replace(params, port=self.port)
-        hosts = self._generator_hosts()
+        hosts = self.generator_hosts()
         return run_trial(self.executors["client"], self.executors.get("dut"), params, address, driver=self.driver,
                          generator_hosts=hosts, read_cost_s=self.read_cost_s)
 
 
-class TestbedView:
-    """One combination of lab axes on a shared SshTestbed: the scheduler's "lab"."""
+class SshView:
+    """One combination of lab axes on a shared SshTestbed: the Testbed (testbed/base.py) a run
+    holds. Its DUT knobs are switched on (journaled) before each trial or search that needs them."""
+
+    kind = "ssh"
+    shared_kernel = False  # the DUT is another machine
 
     def __init__(self, testbed: SshTestbed, lab_params: dict[str, Any]):
         self.testbed = testbed
-        self.lab_params = lab_params
+        self.params = lab_params
         self.state: dict = {}
 
-    def run_trial(self, params: TrialParams) -> Trial:
-        try:
-            self.state = {"testbed": self.testbed.inventory.name, "dut_knobs": self.testbed.activate(self.lab_params)}
-        except ExecError as exc:
-            return Trial(status="failed", params=params, argv=(), error=f"applying DUT knobs: {exc}")
-        return self.testbed.run_trial(params)
-
-    def environment(self) -> dict:
-        return self.testbed.environment
+    @property
+    def driver(self) -> DutDriver | None:
+        return self.testbed.driver
 
     @property
     def line_rate(self) -> dict | None:
@@ -402,5 +392,68 @@ class TestbedView:
 
     @property
     def read_cost_s(self) -> float | None:
-        """One telemetry window read on this testbed (measured at its first trial), as a lab has it."""
+        """One telemetry window read on this testbed (measured when it was opened)."""
         return self.testbed.read_cost_s
+
+    @property
+    def description(self) -> str:
+        rate = self.testbed.line_rate
+        return f"testbed {self.testbed.inventory.name}, " + (
+            f"line rate {rate['bps'] / 1e9:g} Gbit/s ({rate['source']})" if rate
+            else "line rate unknown (set link = in the inventory)")
+
+    def executor(self, role: str) -> SshExecutor:
+        return self.testbed.executors[role]
+
+    def generator_hosts(self) -> dict[str, tuple[SshExecutor, DutDriver]]:
+        return self.testbed.generator_hosts()
+
+    def environment(self) -> dict:
+        """Every host's fingerprint and the path's line rate."""
+        return {"hosts": self.testbed.environment, "line_rate": self.testbed.line_rate}
+
+    def apply_knobs(self) -> dict:
+        return self.testbed.activate(self.params)
+
+    def dut_counters(self) -> dict[str, int]:
+        dut = self.testbed.executors.get("dut")
+        if dut is None or self.testbed.driver is None:
+            return {}
+        return self.testbed.driver.interface_counters(dut)
+
+    def packet_path(self, family: int, generator: str = "auto") -> TestbedPath:
+        return TestbedPath(self, family, generator)
+
+    def run_trial(self, params: TrialParams) -> Trial:
+        try:
+            self.state = {"testbed": self.testbed.inventory.name, "dut_knobs": self.apply_knobs()}
+        except ExecError as exc:
+            return Trial(status="failed", params=params, argv=(), error=f"applying DUT knobs: {exc}")
+        return self.testbed.run_trial(params)
+
+
+class SshTestbeds:
+    """The Testbeds of a run on real hosts: one SshTestbed (connected once, restored at the end)
+    and a view of it per combination of lab axes."""
+
+    kind = "ssh"
+    calibrates = False  # the rig is real hosts: no baseline lab to measure it against
+
+    def __init__(self, inventory: Inventory, store: Store | None, *, accept_new: bool = False,
+                 on_message: Callable[[str], None] = lambda m: None):
+        self.inventory = inventory
+        self.testbed = SshTestbed(inventory, store, accept_new=accept_new, on_message=on_message)
+
+    def open(self, lab_params: dict[str, Any]) -> contextlib.AbstractContextManager[SshView]:
+        return self.testbed.view(lab_params)
+
+    def record(self) -> dict:
+        return {"linerate_version": __version__, "testbed": self.inventory.name, "kind": "ssh"}
+
+    def refuse_unsupported(self, cells: list[dict[str, Any]]) -> None:
+        refuse_unsupported(cells, "ssh", self.inventory)
+
+    def check(self, cells: list[dict[str, Any]], extra_required: set[str] = frozenset()) -> str:
+        """The axes only: the hosts are checked by `linerate testbed check` (it contacts them)."""
+        self.refuse_unsupported(cells)
+        return f"testbed {self.inventory.name}: axes ok; `linerate testbed check INVENTORY` checks the hosts"

@@ -45,6 +45,7 @@ netem (delay/jitter/loss) is the shaper's child, or root without a rate.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from linerate.calc import parse_rate
@@ -72,8 +73,12 @@ OFFLOAD_TARGETS = {  # where: [(role, ifname)]
     "server": [("server", "eth0")],
     "all": [("client", "eth0"), ("dut", "lan0"), ("dut", "wan0"), ("server", "eth0")],
 }
-SYSCTL_NAME_RE = re.compile(r"^net\.[a-z0-9_]+(\.[a-z0-9_-]+)+$")
+SYSCTL_NAME_RE = re.compile(r"^net\.[a-z0-9_]+(\.[a-z0-9_-]+)+$")  # per-namespace net.* sysctls only
 SYSCTL_VALUE_RE = re.compile(r"^[0-9a-z_ \t-]{1,64}$")
+# a real DUT's knobs (testbed/knobs.py re-exports these as SYSCTL_NAME_RE, SYSCTL_VALUE_RE, IFNAME_RE)
+ANY_SYSCTL_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[A-Za-z0-9_%-]+)+$")  # net.inet.ip.forwarding, kern.ipc.*
+ANY_SYSCTL_VALUE_RE = re.compile(r"^[0-9A-Za-z_ .:-]{1,64}$")
+IFNAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,25 @@ def parse_link_rate(value: str) -> float | None:
     return rate
 
 
+def parse_offload_groups(text: str, where_ok: Callable[[str], bool], where_hint: str,
+                         features: Iterable[str] = OFFLOAD_FEATURES) -> tuple[tuple[str, str, str], ...]:
+    """'WHERE:feature=on|off[,...][;WHERE:...]' -> ((where, feature, on|off), ...) in the order written
+    (a later setting of the same where and feature wins when applied). where_ok(WHERE) accepts a WHERE;
+    where_hint completes "'GROUP' needs ..." when it does not. Callers handle 'default' and empty text."""
+    features = tuple(features)
+    settings = []
+    for group in filter(None, (g.strip() for g in text.split(";"))):
+        where, sep, items = group.partition(":")
+        if not sep or not where_ok(where):
+            raise ValueError(f"'{group}' needs {where_hint}")
+        for item in filter(None, (f.strip() for f in items.split(","))):
+            name, eq, state = item.partition("=")
+            if not eq or name not in features or state not in ("on", "off"):
+                raise ValueError(f"'{item}' needs feature=on|off with feature one of {', '.join(features)}")
+            settings.append((where, name, state))
+    return tuple(settings)
+
+
 def parse_offloads(text: str) -> tuple[tuple[str, str, str, str], ...]:
     """'default' or 'dut:tso=off,gso=off;client:gro=on' -> ((role, ifname, feature, on|off), ...)."""
     text = text.strip()
@@ -158,17 +182,26 @@ def parse_offloads(text: str) -> tuple[tuple[str, str, str, str], ...]:
     if not text:
         raise ValueError("'' is empty; write 'default' to leave offloads as the kernel has them")
     settings: dict[tuple[str, str, str], str] = {}
-    for group in filter(None, (g.strip() for g in text.split(";"))):
-        where, sep, features = group.partition(":")
-        if not sep or where not in OFFLOAD_TARGETS:
-            raise ValueError(f"'{group}' needs WHERE:feature=on|off with WHERE one of {', '.join(OFFLOAD_TARGETS)}")
-        for item in filter(None, (f.strip() for f in features.split(","))):
-            name, eq, state = item.partition("=")
-            if not eq or name not in OFFLOAD_FEATURES or state not in ("on", "off"):
-                raise ValueError(f"'{item}' needs feature=on|off with feature one of {', '.join(OFFLOAD_FEATURES)}")
-            for role, ifname in OFFLOAD_TARGETS[where]:
-                settings[(role, ifname, name)] = state
+    for where, name, state in parse_offload_groups(
+            text, OFFLOAD_TARGETS.__contains__, f"WHERE:feature=on|off with WHERE one of {', '.join(OFFLOAD_TARGETS)}"):
+        for role, ifname in OFFLOAD_TARGETS[where]:
+            settings[(role, ifname, name)] = state
     return tuple((role, ifname, name, state) for (role, ifname, name), state in sorted(settings.items()))
+
+
+def parse_dut_offloads(text: str) -> tuple[tuple[str, str, str], ...]:
+    """A real DUT's offloads: 'default' or 'igb0:tso=off,lro=off;igb1:rx=off' -> ((ifname, feature, on|off), ...)."""
+    text = text.strip()
+    if text == "default":
+        return ()
+    settings: dict[tuple[str, str], str] = {}
+    for ifname, name, state in parse_offload_groups(
+            text, lambda where: bool(IFNAME_RE.match(where)),
+            "IF:feature=on|off with IF a DUT interface name such as igb0"):
+        settings[(ifname, name)] = state
+    if not settings:
+        raise ValueError("'' is empty; write 'default' to leave the DUT's offloads as they are")
+    return tuple((ifname, name, state) for (ifname, name), state in sorted(settings.items()))
 
 
 def parse_sysctl_pairs(text: str, name_re: re.Pattern = None, value_re: re.Pattern = None,
@@ -197,6 +230,13 @@ def parse_sysctls(text: str) -> tuple[tuple[str, str], ...]:
     """'default' or 'net.core.netdev_budget=600;net.core.netdev_max_backlog=5000'. Only namespaced
     net.* sysctls: the DUT is a namespace, and anything else would change the host."""
     return parse_sysctl_pairs(text)
+
+
+def parse_any_sysctls(text: str) -> tuple[tuple[str, str], ...]:
+    """A real DUT's sysctls: 'default' or 'NAME=VALUE;NAME=VALUE' with NAME any sysctl (net.inet.ip.forwarding,
+    kern.ipc.maxsockbuf)."""
+    return parse_sysctl_pairs(text, ANY_SYSCTL_NAME_RE, ANY_SYSCTL_VALUE_RE,
+                              "NAME=VALUE with a sysctl name such as net.inet.ip.redirect")
 
 
 def parse_cpu_mask(text: str) -> str:

@@ -11,9 +11,18 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from pathlib import Path
 
+from linerate import statedir
 from linerate.errors import ConfigError, LabError
+from linerate.exec import NetnsExecutor
+from linerate.exec.agent import AgentExecutor
+from linerate.lab.registry import Registry
+from linerate.lab.scratch import scratch_namespace
+from linerate.vm.boot import KERNEL_APPEND, wait_for_agent
+from linerate.vm.guest_build import current_guest
+from linerate.vm.qemu import VmSpec, qemu_argv
 
 KVM_PROBE_TIMEOUT_S = 12.0
 
@@ -25,18 +34,12 @@ def _boot_id() -> str:
 def _cache_path() -> Path:
     """In the labs' state directory (linerate's own, 0700; never its parent, which may be a shared
     /tmp), under a name no lab record can have."""
-    from linerate.lab.registry import Registry
-
     return Registry().state_dir / ".kvm-probe"
 
 
 def _write_cache(path: Path, text: str) -> None:
     """Into our own directory only (statedir.ensure refuses one that is not), through a new file that
     no link can redirect, renamed into place."""
-    import secrets
-
-    from linerate import statedir
-
     statedir.ensure(path.parent)
     temp = path.with_name(f".kvm-probe.{os.getpid()}.{secrets.token_hex(4)}")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -76,14 +79,6 @@ def kvm_status(use_cache: bool = True) -> tuple[bool, str]:
 
 
 def _probe_by_booting() -> tuple[bool, str]:
-    from linerate.exec import NetnsExecutor
-    from linerate.lab.registry import Registry
-    from linerate.preflight import scratch_namespace
-    from linerate.vm.agent import AgentExecutor
-    from linerate.vm.guest_build import current_guest
-    from linerate.vm.lab import KERNEL_APPEND, wait_for_agent
-    from linerate.vm.qemu import VmSpec, qemu_argv
-
     guest = current_guest()
     with scratch_namespace() as (name, probe_id):
         directory = Registry().vm_dir(probe_id)

@@ -11,22 +11,23 @@ minutes to boot, so an own image needs a KVM that really boots a guest (vm/accel
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
-from linerate.errors import ConfigError, LabError
+from linerate.errors import ConfigError, ExecError, LabError
+from linerate.exec import LocalExecutor
 
 OVERLAY_NAME = "overlay.qcow2"
 
 
 def image_format(image: Path) -> str:
     try:
-        info = subprocess.run(["qemu-img", "info", "--output=json", "--", str(image)], capture_output=True,
-                              text=True, check=True, timeout=60)
-    except FileNotFoundError:
-        raise LabError("qemu-img is not installed (package qemu-utils; make install adds it)") from None
-    except subprocess.CalledProcessError as exc:
-        raise ConfigError("dut_image", f"{image}: qemu-img cannot read it ({exc.stderr.strip()[-160:]})") from None
+        info = LocalExecutor().run(["qemu-img", "info", "--output=json", "--", str(image)], timeout_s=60, check=False)
+    except ExecError as exc:
+        if exc.returncode == 127:  # could not be started; a timeout (None) stays an ExecError
+            raise LabError("qemu-img is not installed (package qemu-utils; make install adds it)") from None
+        raise
+    if info.returncode != 0:
+        raise ConfigError("dut_image", f"{image}: qemu-img cannot read it ({info.stderr.strip()[-160:]})")
     return json.loads(info.stdout)["format"]
 
 
@@ -36,8 +37,8 @@ def create_overlay(image: Path, directory: Path) -> Path:
     if not image.is_file():
         raise ConfigError("dut_image", f"{image} is not a file")
     overlay = directory / OVERLAY_NAME
-    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", image_format(image), "-b", str(image),
-                    str(overlay)], capture_output=True, text=True, check=True, timeout=60)
+    LocalExecutor().run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", image_format(image), "-b", str(image),
+                         str(overlay)], timeout_s=60)  # a failure: ExecError naming the command
     return overlay
 
 

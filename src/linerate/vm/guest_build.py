@@ -19,13 +19,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from linerate.errors import LabError
+from linerate.errors import ExecError, LabError
+from linerate.exec import LocalExecutor
 
 GUEST_DIR = Path(os.environ.get("LINERATE_GUEST_DIR", "/var/cache/linerate/guest"))
 KERNEL_META = "linux-image-cloud-amd64"
@@ -59,11 +59,14 @@ class Guest:
 
 def _run(argv: list[str], cwd: Path | None = None) -> str:
     try:
-        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=True, timeout=600).stdout
-    except FileNotFoundError:
-        raise LabError(f"{argv[0]} not found; the built-in guest needs Debian's apt and dpkg") from None
-    except subprocess.CalledProcessError as exc:
-        raise LabError(f"building the guest: {' '.join(argv)} failed: {exc.stderr.strip()[-300:]}") from None
+        result = LocalExecutor().run(argv, cwd=cwd, timeout_s=600, check=False)
+    except ExecError as exc:
+        if exc.returncode == 127:  # could not be started; a timeout (None) stays an ExecError
+            raise LabError(f"{argv[0]} not found; the built-in guest needs Debian's apt and dpkg") from None
+        raise
+    if result.returncode != 0:
+        raise LabError(f"building the guest: {' '.join(argv)} failed: {result.stderr.strip()[-300:]}")
+    return result.stdout
 
 
 def kernel_package() -> str:
@@ -209,8 +212,8 @@ def _compile_agent(target: Path) -> None:
 
 
 def _cpio(busybox: Path, root: Path, files: list[str]) -> bytes:
-    result = subprocess.run([str(busybox), "cpio", "-o", "-H", "newc"], cwd=root,
-                            input=("\n".join(files) + "\n").encode(), capture_output=True, check=False)
+    result = LocalExecutor().run_bytes([str(busybox), "cpio", "-o", "-H", "newc"], cwd=root,
+                                       stdin=("\n".join(files) + "\n").encode(), check=False)
     if result.returncode != 0:
         raise LabError(f"building the guest: busybox cpio failed: {result.stderr.decode()[-300:]}")
     return result.stdout

@@ -18,7 +18,7 @@ from linerate.errors import ConfigError, LinerateError, ParseError
 from linerate.search.frame_path import COUNT_TABLE, FramePath, choose_sender, link_info
 from linerate.traffic import trafgen
 
-JOURNAL_KIND = "nft-table"  # testbed/ssh.py's restore_journal deletes such a table
+JOURNAL_KIND = "nft-table"  # restore_journal (testbed/ssh.py) deletes such a table
 # one echo request to the gateway, with whichever of the two the client has
 RESOLVERS = (lambda family: ["ping", f"-{family}", "-c", "1", "-W", "1"],
              lambda family: ["fping", f"-{family}", "-c", "1", "-t", "1000", "-q"])
@@ -84,9 +84,7 @@ class TestbedPath(FramePath):
                                      route.prefsrc or testbed.inventory.client.test_address, address,
                                      dst_port=testbed.port)
         self.link_bps = testbed.line_rate["bps"] if testbed.line_rate else None
-        self.description = f"testbed {testbed.inventory.name}, " + (
-            f"line rate {self.link_bps / 1e9:g} Gbit/s ({testbed.line_rate['source']})" if testbed.line_rate
-            else "line rate unknown (set link = in the inventory)")
+        self.description = view.description
         self.journal_id: int | None = None
 
     def _gateway_mac(self, route: Route, family: int) -> str:
@@ -103,7 +101,7 @@ class TestbedPath(FramePath):
         return mac
 
     def __enter__(self) -> "TestbedPath":
-        self.testbed.activate(self.view.lab_params)
+        self.view.apply_knobs()
         self.journal_id = self.testbed.journal.add("server", JOURNAL_KIND, COUNT_TABLE, "", None)
         try:
             return super().__enter__()
@@ -121,6 +119,4 @@ class TestbedPath(FramePath):
             self.journal_id = None
 
     def dut_counters(self) -> dict[str, int]:
-        if self.dut is None or self.testbed.driver is None:
-            return {}
-        return dict(self.testbed.driver.snapshot(self.dut).counters)
+        return self.view.dut_counters()

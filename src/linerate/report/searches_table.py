@@ -18,14 +18,8 @@ def _share(fps: float | None, theoretical: float | None) -> str:
     return "–" if fps is None or not theoretical else f"{fps / theoretical * 100:.1f}%"
 
 
-def lab_description(lab_params: dict) -> str:
-    link = lab_params.get("link_rate", "none")
-    return (f"{'emulated ' + str(link) + ' link' if link != 'none' else 'no emulated link (theoretical rate unknown)'}, "
-            f"firewall {lab_params.get('firewall', 'none')}")
-
-
 def render_table(results: Sequence[Any], where: str, settings: Any, library: str, generator: str) -> str:
-    """where: the path (lab_description(), or TestbedPath.description)."""
+    """where: the path's description (Testbed.description)."""
     head = (f"RFC 2544 throughput, IPv{results[0].family if results else '?'}, {where}; {library}, {generator}, "
             f"{settings.trial_duration_s:g} s trials, NDR loss 0, PDR loss {settings.pdr_loss * 100:g}%")
     columns = ["frame B", "theoretical fps", "NDR fps", "NDR Mbit/s", "NDR %", "PDR fps", "PDR Mbit/s", "PDR %",

@@ -47,8 +47,8 @@ def render_search_report(store: Store, experiment: ExperimentRow) -> str:
     from linerate.report.evidence import environment_sections
     from linerate.report.html import templates
     from linerate.report.plot import svg_text
-    from linerate.search.plot import frame_size_figure
-    from linerate.search.summary import search_groups, summarize_searches, trial_settings, varying
+    from linerate.report.searches_plot import frame_size_figure
+    from linerate.report.searches import search_groups, summarize_searches, trial_settings, varying
 
     summaries = summarize_searches(store, experiment.id)
     families = []

@@ -1,54 +1,58 @@
-"""Lab: a live client -> DUT -> server lab built from a LabSpec, torn down on every way out.
+"""NamespaceTestbed: a live client -> DUT -> server lab of network namespaces on this host, built
+from a LabSpec (the kernel mechanics live in lab/), torn down on every way out.
 
 Use as a context manager. Teardown runs on normal exit, exceptions, SIGINT, SIGTERM and SIGHUP;
-for SIGKILL the registry record lets `linerate lab clean` finish the job.
+for SIGKILL the registry record lets `linerate lab clean` finish the job. The DUT is this host's
+own kernel in a namespace, so it shares the generator's CPUs (`shared_kernel`), and its knobs are
+baked in when it is built: one testbed per combination of lab-scoped axes.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import time
 from pathlib import Path
 
+from linerate.dut.linux import LinuxDriver
 from linerate.errors import LabError
 from linerate.exec import NetnsExecutor
+from linerate.experiment.ceiling import link_bps
 from linerate.lab.apply import apply_plan, pids_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import TERMINATIONS, raise_interrupted
 from linerate.lab.state import read_lab_state, verify
-from linerate.process import ProcessRef
 from linerate.model import Trial, TrialParams
+from linerate.process import ProcessRef
+from linerate.testbed.lab_path import LabPath, lab_description
 from linerate.topology.plan import LabSpec, build_plan, server_address
 from linerate.traffic import iperf3
-from linerate.dut.linux import LinuxDriver
 from linerate.trial import measure_read_cost_or_none, run_trial
 
 SERVER_READY_TIMEOUT_S = 5.0
 TEARDOWN_SIGNALS = TERMINATIONS
 
 
-def new_lab_id() -> str:
-    return secrets.token_hex(3)
+class NamespaceTestbed:
+    kind = "namespace"
+    shared_kernel = True  # the DUT forwards on the generator's own CPUs
 
-
-class Lab:
     def __init__(self, spec: LabSpec, registry: Registry | None = None, keep: bool = False,
                  params: dict | None = None):
         self.spec = spec
-        self.params = dict(params or {})
+        self.params = dict(params or {"firewall": str(spec.firewall), "mtu": spec.mtu})
         self.registry = registry or Registry()
         self.keep = keep
         self.record: LabRecord | None = None
         self.record_is_ours = False
         self.state: dict = {}
         self.read_cost_s: float | None = None  # one DUT window read, measured once the lab is up
+        self.driver = LinuxDriver()
         self._saved_handlers: dict[int, object] = {}
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    def up(self) -> "Lab":
+    def up(self) -> "NamespaceTestbed":
         owner = None if self.keep else ProcessRef.of(os.getpid())
         record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
         self.registry.create(record)  # refuses a taken name; the other lab's record stays as it is
@@ -62,7 +66,7 @@ class Lab:
         self.state = read_lab_state(self.spec, self.executor, read_sysctl)
         verify(self.spec, self.state)
         self.start_server()
-        self.read_cost_s = measure_read_cost_or_none(LinuxDriver(), self.executor("dut"))
+        self.read_cost_s = measure_read_cost_or_none(self.driver, self.executor("dut"))
         return self
 
     def down(self) -> list[str]:
@@ -74,12 +78,11 @@ class Lab:
         problems = [] if self.record_is_ours else vet(self.record)
         if problems:
             raise LabError(f"lab {self.spec.lab_id} left untouched: " + "; ".join(problems))
-        removed = remove_namespaces(list(self.record.namespaces))
-        self.registry.remove(self.spec.lab_id)
+        removed = remove_record(self.record, self.registry)
         self.record = None
         return removed
 
-    def __enter__(self) -> "Lab":
+    def __enter__(self) -> "NamespaceTestbed":
         for sig in TEARDOWN_SIGNALS:
             self._saved_handlers[sig] = signal.signal(sig, raise_interrupted)
         try:
@@ -107,10 +110,45 @@ class Lab:
     def describe_plan(self) -> str:
         return build_plan(self.spec).describe()
 
-    # --- use ------------------------------------------------------------------------------------
+    # --- the Testbed protocol (testbed/base.py) -------------------------------------------------------
+
+    @property
+    def mtu(self) -> int:
+        return self.spec.mtu
+
+    @property
+    def line_rate(self) -> dict | None:
+        bps = link_bps(self.params)
+        return None if bps is None else {"bps": bps, "source": f"emulated link {self.params.get('link_rate')}"}
+
+    @property
+    def description(self) -> str:
+        return lab_description(self.params)
 
     def executor(self, role: str) -> NetnsExecutor:
         return NetnsExecutor(self.spec.netns(role), self.spec.cpus(role))
+
+    def generator_hosts(self) -> dict:
+        return {}  # the generators run on the DUT's own kernel: its CPU reads are theirs
+
+    def environment(self) -> dict:
+        """What an experiment records of the first live lab: the read-back offload states."""
+        return {"offloads": self.state.get("offloads")}
+
+    def apply_knobs(self) -> dict:
+        return {}  # built in when the lab came up (its spec): nothing to switch per trial
+
+    def dut_counters(self) -> dict[str, int]:
+        return self.driver.interface_counters(self.executor("dut"))
+
+    def packet_path(self, family: int, generator: str = "auto") -> LabPath:
+        return LabPath(self, family, generator)
+
+    def run_trial(self, params: TrialParams) -> Trial:
+        return run_trial(self.executor("client"), self.executor("dut"), params,
+                         server_address(params.family), shared_kernel=True, read_cost_s=self.read_cost_s)
+
+    # --- the iperf3 server --------------------------------------------------------------------------
 
     def start_server(self) -> None:
         proc = self.executor("server").spawn(iperf3.server_argv(self.spec.iperf_port))
@@ -131,9 +169,14 @@ class Lab:
     def server_pids(self) -> list[int]:
         return pids_in_netns(self.spec.netns("server"))
 
-    def run_trial(self, params: TrialParams) -> Trial:
-        return run_trial(self.executor("client"), self.executor("dut"), params,
-                         server_address(params.family), shared_kernel=True, read_cost_s=self.read_cost_s)
+
+def remove_record(record: LabRecord, registry: Registry) -> list[str]:
+    """Remove a lab's namespaces (a VM DUT's qemu runs inside its dut namespace and goes with
+    them), its VM directory and its record: what `down` and `linerate lab clean` both do."""
+    removed = remove_namespaces(list(record.namespaces))
+    registry.remove_vm_dir(record.lab_id)
+    registry.remove(record.lab_id)
+    return removed
 
 
 def _listening(ns: str, port: int) -> bool:
@@ -151,49 +194,3 @@ def _listening(ns: str, port: int) -> bool:
                     return True
     return False
 
-
-def make_lab(lab_id: str, lab_params: dict, *, keep: bool = False, registry: Registry | None = None) -> Lab:
-    """The lab for one combination of lab-scoped axis values: a namespace DUT, or a VM DUT
-    (dut = "vm", vm/lab.py) between the same client and server namespaces."""
-    from linerate.experiment.axes import lab_spec
-
-    spec = lab_spec(lab_id, lab_params)
-    if lab_params.get("dut") != "vm":
-        return Lab(spec, registry, keep=keep, params=lab_params)
-    import dataclasses
-
-    from linerate.experiment.axes import vm_params
-    from linerate.vm.lab import VmLab
-    from linerate.vm.placement import place
-    from linerate.vm.plan import vm_options
-
-    options = vm_options(vm_params(lab_params))
-    placement = place(tuple(os.sched_getaffinity(0)), options.vcpus)
-    spec = dataclasses.replace(spec, cpu_sides=(placement.client_cpus, placement.server_cpus))
-    return VmLab(spec, options, registry, keep=keep, params=lab_params, placement=placement)
-
-
-def lab_from_record(record: LabRecord, registry: Registry) -> Lab:
-    from linerate.errors import ConfigError
-    from linerate.model import FirewallProfile
-
-    try:
-        if record.params.get("dut") == "vm":
-            lab = make_lab(record.lab_id, record.params, keep=record.owner is None, registry=registry)
-        else:
-            spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)
-            lab = Lab(spec, registry, keep=record.owner is None, params=record.params)
-    except (ConfigError, KeyError, TypeError, ValueError) as exc:
-        raise LabError(f"state file of lab {record.lab_id} is malformed ({exc}); left untouched") from None
-    lab.record = record
-    return lab
-
-
-def find_lab(name: str, registry: Registry) -> Lab:
-    from linerate.model import validate_lab_name
-
-    record = registry.load(validate_lab_name(name, "lab"))
-    if record is None or record.kind != "lab":
-        known = ", ".join(r.lab_id for r in registry.all()) or "none"
-        raise LabError(f"no lab named '{name}' (labs: {known}); see `linerate lab status`")
-    return lab_from_record(record, registry)

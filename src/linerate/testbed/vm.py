@@ -1,4 +1,5 @@
-"""VmLab: the namespace lab's client and server, with a qemu guest as the DUT.
+"""VmTestbed: the namespace lab's client and server, with a qemu guest as the DUT (qemu, guest
+build and agent mechanics live in vm/ and exec/agent.py).
 
 Everything it creates is findable from its record, the same way a namespace lab's is: the three
 namespaces are recorded before they exist; qemu runs *inside* the lab's dut namespace, which also
@@ -11,47 +12,36 @@ id, `<state dir>/<id>.vm`, removed with the lab — `linerate lab clean` include
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from pathlib import Path
 
-from linerate.dut.linux import LinuxDriver
 from linerate.errors import ConfigError, ExecError, LabError
 from linerate.exec import NetnsExecutor
+from linerate.exec.agent import AgentExecutor, with_stdin
 from linerate.lab.apply import apply_plan
-from linerate.lab.lab import Lab
 from linerate.lab.registry import LabRecord, Registry
 from linerate.model import Trial, TrialParams
-from linerate.process import ProcessRef, process_start_time
+from linerate.process import ProcessRef
+from linerate.testbed.namespace import NamespaceTestbed
 from linerate.topology.plan import CreateTap, LabSpec, server_address
-from linerate.trial import measure_read_cost_or_none
-from linerate.vm.agent import AgentExecutor, with_stdin
+from linerate.trial import measure_read_cost_or_none, run_trial
+from linerate.vm.accel import choose_accel, kvm_status
+from linerate.vm.boot import BOOT_TIMEOUT_S, KERNEL_APPEND, wait_for_agent
+from linerate.vm.byo import require_kvm
+from linerate.vm.guest_build import current_guest
+from linerate.vm.observe import QemuThreads, thread_tids
 from linerate.vm.placement import Placement, place
 from linerate.vm.plan import VmOptions, build_vm_plan, guest_commands
+from linerate.vm.qemu import VmSpec, qemu_argv
+from linerate.vm.state import read_vm_state, verify_vm
+from linerate.vm.taps import open_tap
 
-BOOT_TIMEOUT_S = {"kvm": 30.0, "tcg": 90.0}
-KERNEL_APPEND = "console=ttyS0 quiet panic=-1 mitigations=off"
+class VmTestbed(NamespaceTestbed):
+    """A namespace testbed whose DUT is a qemu guest (built-in Linux guest; see vm/byo.py for own images)."""
 
-
-def wait_for_agent(agent: AgentExecutor, qemu_pid: int, timeout_s: float, console: Path) -> float:
-    """Seconds until the guest agent answers; LabError (with the console's last lines) when qemu
-    exits or the time runs out."""
-    started = time.monotonic()
-    while True:
-        try:
-            agent.run(["true"], timeout_s=2)
-            return time.monotonic() - started
-        except ExecError:
-            agent.close()
-        gone = process_start_time(qemu_pid) is None
-        if gone or time.monotonic() - started > timeout_s:
-            tail = console.read_text(errors="replace").strip().splitlines()[-3:] if console.exists() else []
-            what = "qemu exited" if gone else f"the guest did not answer within {timeout_s:.0f} s"
-            raise LabError(f"VM DUT: {what}" + (f"; console: {' | '.join(tail)}" if tail else ""))
-        time.sleep(0.1)
-
-
-class VmLab(Lab):
-    """A Lab whose DUT is a qemu guest (built-in Linux guest; see vm/byo.py for own images)."""
+    kind = "vm"
+    shared_kernel = False  # the guest forwards on its own vCPU threads
 
     def __init__(self, spec: LabSpec, vm: VmOptions, registry: Registry | None = None, keep: bool = False,
                  params: dict | None = None, placement: Placement | None = None):
@@ -63,8 +53,6 @@ class VmLab(Lab):
         self.vm_info: dict = {}
 
     def describe_plan(self) -> str:
-        import shlex
-
         host = build_vm_plan(self.spec, self.vm.queues).describe()
         guest = "\n".join(f"guest: {shlex.join(argv)}" + (" <<< ruleset" if stdin else "")
                           for argv, stdin in guest_commands(self.spec))
@@ -75,10 +63,7 @@ class VmLab(Lab):
     def directory(self) -> Path:
         return self.registry.vm_dir(self.spec.lab_id)
 
-    def up(self) -> "VmLab":
-        from linerate.vm.accel import choose_accel
-        from linerate.vm.guest_build import current_guest
-
+    def up(self) -> "VmTestbed":
         owner = None if self.keep else ProcessRef.of(os.getpid())
         record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
         self.registry.create(record)
@@ -101,12 +86,10 @@ class VmLab(Lab):
                 os.close(fd)
             self.taps.clear()
         self._configure_guest()
-        from linerate.vm.state import read_vm_state, verify_vm
-
         self.state = read_vm_state(self.spec, self.vm, self.agent, self.vm_info)
         verify_vm(self.spec, self.vm, self.state)
         self.start_server()
-        self.read_cost_s = measure_read_cost_or_none(LinuxDriver(), self.agent)
+        self.read_cost_s = measure_read_cost_or_none(self.driver, self.agent)
         self.state["vm"]["placement"] = self.placement.summary()
         self.state["vm"]["telemetry_read_ms"] = None if self.read_cost_s is None else round(self.read_cost_s * 1000, 1)
         return self
@@ -114,8 +97,6 @@ class VmLab(Lab):
     def _pin_threads(self, pid: int) -> None:
         """vCPU and I/O threads onto their host CPUs when the placement keeps them apart from the
         generator; where it cannot (too few CPUs) they float, and the placement says so."""
-        from linerate.vm.observe import thread_tids
-
         if not self.placement.disjoint:
             return
         tids = thread_tids(pid)
@@ -127,21 +108,14 @@ class VmLab(Lab):
                 raise LabError(f"VM DUT: placing qemu thread {role} on host CPU {cpus}: {exc}") from None
 
     def _refuse_own_image(self, accel: str) -> None:
-        from linerate.vm.accel import kvm_status
-        from linerate.vm.byo import require_kvm
-
         require_kvm(accel, kvm_status()[1])
         raise ConfigError("dut_image", "own images boot on KVM with an overlay (vm/byo.py), but trials through "
                           "their management SSH are not wired yet in this version; use the built-in guest")
 
     def _open_tap(self, step: CreateTap) -> None:
-        from linerate.vm.taps import open_tap
-
         self.taps[step.ifname] = open_tap(step.netns, step.ifname, step.index, step.queues)
 
     def _boot(self, guest, accel: str) -> None:
-        from linerate.vm.qemu import VmSpec, qemu_argv
-
         console, socket_path = self.directory / "console.log", self.directory / "agent.sock"
         spec = VmSpec(f"linerate-{self.spec.lab_id}", vcpus=self.vm.vcpus, memory_mb=self.vm.memory_mb, accel=accel,
                       queues=self.vm.queues, vhost=self.vm.vhost, virtio=self.vm.virtio, kernel=guest.kernel,
@@ -170,8 +144,6 @@ class VmLab(Lab):
     def _configure_guest(self) -> None:
         """Every guest command in one agent request (~0.2 s a round trip under TCG); the first one
         the guest refuses stops the script and is named."""
-        import shlex
-
         lines = []
         for argv, stdin in guest_commands(self.spec):
             first, _, rest = with_stdin(argv, stdin).partition("\n")
@@ -184,12 +156,17 @@ class VmLab(Lab):
             raise LabError(f"VM DUT: {'; '.join(said) or exc}") from None
 
     def down(self) -> list[str]:
-        lab_id = self.spec.lab_id
         if self.agent is not None:
             self.agent.close()
-        removed = super().down()
-        self.registry.remove_vm_dir(lab_id)
-        return removed
+        return super().down()
+
+    def environment(self) -> dict:
+        """The read-back offloads, and where the VM's threads and the generator ran (and a read's cost)."""
+        vm = self.state.get("vm") or {}
+        placement = vm.get("placement") or {}
+        return {**super().environment(),
+                "vm_host": {"placement": placement.get("note"), "detail": placement.get("detail"),
+                            "disjoint": placement.get("disjoint"), "telemetry_read_ms": vm.get("telemetry_read_ms")}}
 
     def executor(self, role: str):
         """The client and server namespaces as in the namespace lab; the DUT is the guest's agent."""
@@ -200,13 +177,10 @@ class VmLab(Lab):
         return self.agent
 
     def run_trial(self, params: TrialParams) -> Trial:
-        from linerate.trial import run_trial
-        from linerate.vm.observe import QemuThreads
-
         pid = self.vm_info.get("qemu_pid") or next((p.pid for p in (self.record.servers if self.record else [])), None)
         placement = {"disjoint": self.placement.disjoint, "note": self.placement.note, "detail": self.placement.detail}
         observers = [QemuThreads(pid, placement)] if pid else []
         return run_trial(self.executor("client"), self.executor("dut"), params, server_address(params.family),
-                         driver=LinuxDriver(), shared_kernel=False, observers=observers,
+                         driver=self.driver, shared_kernel=False, observers=observers,
                          read_cost_s=self.read_cost_s)
 

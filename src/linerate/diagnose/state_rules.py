@@ -1,0 +1,319 @@
+"""State-table verdicts: is a stateful DUT held back by its connection-state table?
+
+Pure functions over the normalised dicts of linerate.dut.state_parsers (one snapshot, or a
+before/after pair around a trial). They return the Verdict of diagnose/rules.py:
+
+- `state-table-full` (limit): the table is at (>= 98% of) its limit, or the kernel refused new
+  state because it was: pf 'memory' rising (pool_get()/uma_zalloc() of a state failed under
+  `set limit states`, PFRES_MEMORY) or 'state-limit' (a rule's `max`, PFRES_MAXSTATES) -
+  OpenBSD sys/net/pf.c pf_test_rule/pf_create_state, FreeBSD sys/netpfil/pf/pf.c; conntrack
+  `early_drop` and `drop` rising together (early_drop only runs above nf_conntrack_max and
+  `drop` counts what it could not evict); a kernel log line 'nf_conntrack: table full, dropping
+  packet' / 'PF states limit reached' / 'Cannot allocate dynamic state'.
+- `state-insert-failures` (limit): state could not be inserted or created while the table was
+  not full: conntrack `insert_failed` (a clash: another CPU inserted the same tuple first; an
+  unresolved clash also counts in `drop`), `drop` beyond insert_failed without evidence of a
+  full table, pf 'state-insert' (PFRES_STATEINS, the key already existed).
+- `state-evictions` (note): pressure without loss: conntrack `early_drop` (Linux evicts entries
+  that are not assured, and closing TCP ones, to admit new connections), or pf adaptive timeouts
+  in force (states above adaptive.start: every timeout is scaled by (end - states) / (end -
+  start), pf.conf(5)).
+
+Counter semantics (Linux net/netfilter/nf_conntrack_core.c): `drop` is incremented when
+resolve_normal_ct() fails ("too stressed": table full with nothing evictable, or no memory),
+when an insert clash cannot be resolved (with insert_failed), and when the TCP tracker drops a
+SYN for an entry being removed (rare). So `drop` alone does not say which; the verdict says so.
+
+With one snapshot the counters run since boot (SINCE_BOOT, as in rules.py): a failure counter
+then needs at least MIN_SINCE_BOOT events and, where the number of states created is known, at
+least NEGLIGIBLE_DROP_SHARE of them, so that a handful of events over months does not read as
+a limit. With before and after, any rise during the trial counts.
+
+Connection rate and table size are tied by Little's law (J. D. C. Little, "A Proof for the
+Queuing Formula: L = lambda W", Operations Research 9(3), 1961): a table of N entries whose
+closed connections keep their state for W seconds sustains at most N / W new connections per
+second - the coupling RFC 9693 ("Benchmarking Methodology for Stateful NATxy Gateways",
+https://www.rfc-editor.org/info/rfc9693) measures as connection establishment rate against
+connection-tracking-table capacity. The W of a normally closed TCP connection, verified in the
+sources rather than the man pages' one-line summaries:
+- Linux: TIME_WAIT, net.netfilter.nf_conntrack_tcp_timeout_time_wait, default 120 s (the
+  tcp_conntracks table of nf_conntrack_proto_tcp.c takes a FIN/ACK close LAST_ACK -> TIME_WAIT;
+  defaults in Documentation/networking/nf_conntrack-sysctl.rst).
+- pf: tcp.closed, default 90 s. pf_tcp_track_full() sets PFTM_TCP_CLOSED once both peers are in
+  TCPS_FIN_WAIT_2, i.e. both FINs acknowledged (tcp.finwait, 45 s, only covers both FINs sent
+  but not both acknowledged), although pf.conf(5) describes tcp.closed as "the state after one
+  endpoint sends an RST" (OpenBSD sys/net/pf.c; FreeBSD sys/netpfil/pf/pf.c alike).
+- ipfw: net.inet.ip.fw.dyn_fin_lifetime, default 1 s (ip_fw_dynamic.c: BOTH_SYN|BOTH_FIN ->
+  dyn_fin_lifetime, kept below dyn_keepalive_period), ipfw(8) SYSCTL VARIABLES.
+"""
+
+from __future__ import annotations
+
+from linerate.diagnose.rules import NEGLIGIBLE_DROP_SHARE, SINCE_BOOT, Verdict
+
+FULL_SHARE = 0.98  # a table this full is at its limit (the kernels refuse at 100%; reads are not atomic)
+MIN_SINCE_BOOT = 100  # failure events since boot below this say nothing about a test (cf. rules.MIN_TIME_SQUEEZE)
+GAUGES = frozenset({"state_count", "state_count_peak", "state_max", "buckets", "adaptive_start",
+                    "adaptive_end", "cpus", "dyn_count", "dyn_max", "curr_dyn_buckets", "pf_states"})
+DEFAULT_LINGER_S = {"conntrack": 120.0, "pf": 90.0, "ipfw": 1.0}
+LINGER_TIMEOUT = {"conntrack": "tcp_timeout_time_wait", "pf": "tcp.closed", "ipfw": "dyn_fin_lifetime"}
+LINGER_WHAT = {"conntrack": "conntrack TIME_WAIT, net.netfilter.nf_conntrack_tcp_timeout_time_wait",
+               "pf": "pf tcp.closed, the state after both FINs are acknowledged",
+               "ipfw": "ipfw net.inet.ip.fw.dyn_fin_lifetime"}
+PF_OSES = frozenset({"freebsd", "openbsd", "pfsense", "opnsense", "netbsd", "macos", "darwin", "dragonfly"})
+
+KERNEL_DOC = ('Linux "Netfilter Conntrack Sysfs variables" '
+              "(https://docs.kernel.org/networking/nf_conntrack-sysctl.html)")
+PF_CONF = "pf.conf(5) (https://man.openbsd.org/pf.conf.5, https://man.freebsd.org/cgi/man.cgi?query=pf.conf&sektion=5)"
+PFCTL = "pfctl(8) (https://man.openbsd.org/pfctl.8)"
+IPFW = "ipfw(8) SYSCTL VARIABLES (https://man.freebsd.org/cgi/man.cgi?query=ipfw&sektion=8)"
+PFSENSE_DOC = "https://docs.netgate.com/pfsense/en/latest/config/advanced-firewall-nat.html"
+
+
+def firewall(os_name: str, snapshot: dict | None = None) -> str:
+    """'conntrack' | 'pf' | 'ipfw' for an OS name, told apart on FreeBSD by what was read (ipfw's
+    dyn_* sysctls, pf's pf_* counters, or the timeouts' names)."""
+    keys = set(snapshot or {})
+    name = (os_name or "").lower()
+    if "ipfw" in name or keys & {"dyn_count", "dyn_max", "dyn_fin_lifetime", "dyn_ack_lifetime"}:
+        return "ipfw"
+    if name == "pf" or name in PF_OSES or any(k.startswith("pf_") or k.startswith("tcp.") for k in keys):
+        return "pf"
+    return "conntrack"
+
+
+def littles_law_bound(table_size: int, linger_s: float) -> float:
+    """Most new connections per second a table of `table_size` states sustains when each closed
+    connection keeps its state `linger_s` seconds (Little's law, L = lambda W, solved for lambda)."""
+    if table_size < 0 or linger_s <= 0:
+        raise ValueError(f"littles_law_bound needs table_size >= 0 and linger_s > 0, not {table_size}, {linger_s}")
+    return table_size / linger_s
+
+
+def linger_seconds(os_name: str, timeouts_s: dict | None) -> float:
+    """Seconds a normally closed TCP connection's state stays in the DUT's table: the OS's own
+    timeout read from the DUT (parse_conntrack_timeouts, parse_pfctl_timeouts,
+    parse_ipfw_timeouts), else its default (Linux 120, pf 90, ipfw 1; see the module docstring)."""
+    fw = firewall(os_name, timeouts_s)
+    value = (timeouts_s or {}).get(LINGER_TIMEOUT[fw])
+    return float(value) if value else DEFAULT_LINGER_S[fw]
+
+
+def state_deltas(before: dict | None, after: dict) -> dict[str, int]:
+    """Counters: after - before (a counter that went down was reset, e.g. `pfctl -z` or a reboot:
+    its after value is the increase); gauges: the after value (state_count_peak if sampled). A key
+    read after but not before is left out rather than guessed. Without before: after as is."""
+    if before is None:
+        return dict(after)
+    out: dict[str, int] = {}
+    for key, value in after.items():
+        if key in GAUGES:
+            out[key] = value
+        elif key in before:
+            out[key] = value - before[key] if value >= before[key] else value
+    return out
+
+
+class _Reading:
+    """One snapshot or one trial's deltas, with the since-boot thresholds applied."""
+
+    def __init__(self, before: dict | None, after: dict, os_name: str, timeouts_s: dict | None):
+        self.fw = firewall(os_name, after)
+        self.os = (os_name or "").lower()
+        self.since_boot = before is None
+        self.d = state_deltas(before, after)
+        self.timeouts = timeouts_s or {}
+        self.count = self.d.get("state_count_peak", self.d.get("state_count"))
+        self.size = self.d.get("state_max")
+        self.created = self.d.get("inserts") or self.d.get("new")
+
+    def moved(self, key: str) -> int:
+        value = self.d.get(key) or 0
+        if value <= 0 or not self.since_boot or key == "table_full_events":
+            return max(value, 0)
+        if value < MIN_SINCE_BOOT or (self.created and value < NEGLIGIBLE_DROP_SHARE * self.created):
+            return 0
+        return value
+
+    @property
+    def at_max(self) -> bool:
+        return bool(self.count is not None and self.size and self.count >= FULL_SHARE * self.size)
+
+    def when(self) -> str:
+        return f" {SINCE_BOOT}" if self.since_boot else " during the test"
+
+    def share(self, value: int) -> str:
+        return f" = {value / self.created * 100:.3f}% of {self.created:,} states created" if self.created else ""
+
+    def fill(self) -> str:
+        if self.count is not None and self.size:
+            return f"{self.count:,} of {self.size:,} states in use ({self.count / self.size * 100:.1f}%)"
+        if self.count is not None:
+            return f"{self.count:,} states in use, limit not read"
+        return "table fill not read"
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def bound_sentence(reading: _Reading) -> str:
+    """Little's law with the DUT's own figures (and pf's adaptive scaling at the limit)."""
+    linger = linger_seconds(reading.fw, reading.timeouts)
+    read = LINGER_TIMEOUT[reading.fw] in reading.timeouts
+    what = f"{LINGER_WHAT[reading.fw]}, {'as read' if read else 'default'}"
+    if not reading.size:
+        return (f"read the table limit to get the sustainable new-connection rate: by Little's law it is the table "
+                f"size / {linger:g} s ({what})")
+    text = (f"by Little's law a table of {_n(reading.size)} states, with closed connections lingering {linger:g} s "
+            f"({what}), sustains at most ~{littles_law_bound(reading.size, linger):,.0f} new connections/s")
+    start, end = reading.d.get("adaptive_start"), reading.d.get("adaptive_end")
+    if reading.fw == "pf" and start and end and start < reading.size < end:
+        factor = (end - reading.size) / (end - start)
+        text += (f"; with adaptive timeouts (start {_n(start)}, end {_n(end)}) pf scales timeouts by "
+                 f"{factor:.2f} at the limit, so ~{littles_law_bound(reading.size, linger * factor):,.0f}/s "
+                 f"before it refuses states")
+    return text + " - test rates above this measure the table, not the forwarding path"
+
+
+def _knob(reading: _Reading, rule_max_only: bool = False) -> str:
+    if reading.fw == "conntrack":
+        return ("raise net.netfilter.nf_conntrack_max (sysctl -w, persisted in /etc/sysctl.d; its default is "
+                "nf_conntrack_buckets) and the hash with it (nf_conntrack_buckets, writable only in the initial "
+                "network namespace, or /sys/module/nf_conntrack/parameters/hashsize): every entry is hashed twice, "
+                "so max = buckets gives chains of 2 on average - " + KERNEL_DOC + "; or shorten the closing "
+                "timeouts (nf_conntrack_tcp_timeout_time_wait, _fin_wait, _close_wait) so states leave sooner")
+    if reading.fw == "ipfw":
+        return ("raise net.inet.ip.fw.dyn_max (and dyn_buckets) with sysctl, or shorten dyn_ack_lifetime if idle "
+                "connections hold the table - " + IPFW)
+    if rule_max_only:
+        return ("a rule's own limit was hit: raise or drop its `max N` (keep state (max N), and max-src-states / "
+                "max-src-nodes for src-limit) - " + PF_CONF + "; find the rule with `pfctl -vsr` (States column)")
+    return ("raise `set limit states N` in pf.conf (" + PF_CONF + "; check with `pfctl -sm`, " + PFCTL + "); "
+            "pfSense: System > Advanced > Firewall & NAT, Firewall Maximum States (" + PFSENSE_DOC + "); "
+            "OPNsense: Firewall > Settings > Advanced, Firewall Maximum States; about 1 KB of kernel memory per "
+            "state; or shorten `set timeout tcp.closed` / tcp.finwait so closed connections leave sooner")
+
+
+def table_full(r: _Reading) -> Verdict | None:
+    parts: list[str] = []
+    counters: list[str] = []
+    rule_only = False
+    if r.at_max:
+        parts.append(r.fill())
+    events = r.moved("table_full_events")
+    if events:
+        suppressed = r.d.get("suppressed_log_messages") or 0
+        extra = f" (plus {_n(suppressed)} rate-limited messages suppressed)" if suppressed else ""
+        window = " in the log as read (not necessarily during this test)" if r.since_boot else " during the test"
+        parts.append(f"{events} kernel log line{'s' if events > 1 else ''} saying the table was full and a "
+                     f"packet was dropped{extra}{window}")
+    if r.fw == "pf":
+        memory, rule_limit = r.moved("memory_failures"), r.moved("state_limit_hits")
+        if memory:
+            counters.append(f"pf 'memory' {_n(memory)}{r.share(memory)} (a pool allocation failed: a state "
+                            f"refused at the `set limit states` limit is the usual cause)")
+        if rule_limit:
+            counters.append(f"pf 'state-limit' {_n(rule_limit)} (a rule's `max` was reached)")
+        rule_only = bool(rule_limit and not memory and not r.at_max and not events)
+    elif r.fw == "conntrack":
+        early, drop = r.moved("early_drop"), r.moved("drop")
+        excess = max((r.d.get("drop") or 0) - (r.d.get("insert_failed") or 0), 0)
+        if early and drop and excess:
+            counters.append(f"early_drop {_n(early)} and drop {_n(drop)}: the table was over nf_conntrack_max "
+                            f"and the kernel could not always evict an entry")
+        elif r.at_max and (drop or r.moved("insert_failed")):
+            counters.append(f"drop {_n(r.d.get('drop') or 0)}, insert_failed {_n(r.d.get('insert_failed') or 0)}")
+    if counters:
+        parts.append("; ".join(counters) + r.when())
+    if not parts:
+        return None
+    if not r.at_max and r.count is not None:
+        parts.append(f"now {r.fill()}")
+    title = "a rule's state limit reached: new connections dropped" if rule_only else \
+        "state table full: new connections dropped"
+    return Verdict("state-table-full", "limit", title, "; ".join(parts),
+                   _knob(r, rule_only) + "; " + bound_sentence(r))
+
+
+def insert_failures(r: _Reading) -> Verdict | None:
+    if r.at_max:
+        return None  # a full table explains them: state-table-full
+    if r.fw == "pf":
+        failed = r.moved("state_insert_failures")
+        if not failed:
+            return None
+        return Verdict("state-insert-failures", "limit", "pf could not insert new states (table not full)",
+                       f"pf 'state-insert' {_n(failed)}{r.share(failed)}{r.when()}: pf_state_insert() found a "
+                       f"state with the same key (PFRES_STATEINS); {r.fill()}",
+                       "two flows mapped onto one state key: NAT reusing source ports (`static-port` on a nat rule "
+                       "forces it), or floating states meeting across interfaces (`set state-policy if-bound`) - "
+                       + PF_CONF + "; `pfctl -ss` shows the colliding states")
+    if r.fw != "conntrack":
+        return None
+    failed, drop = r.moved("insert_failed"), r.moved("drop")
+    full_elsewhere = r.moved("early_drop") or r.moved("table_full_events")
+    excess = max((r.d.get("drop") or 0) - (r.d.get("insert_failed") or 0), 0) if drop else 0
+    if not failed and not (excess and not full_elsewhere):
+        return None
+    parts = []
+    if failed:
+        parts.append(f"insert_failed {_n(failed)}{r.share(failed)} (another CPU inserted the same tuple first: "
+                     f"a clash that could not be resolved)")
+    if excess and not full_elsewhere:
+        parts.append(f"drop {_n(r.d.get('drop') or 0)}{r.share(drop)} with no sign of a full table (state could "
+                     f"not be created: no memory, or the TCP tracker's drop of a SYN for a dying entry)")
+    for key, why in (("clash_resolve", "clashes resolved"), ("chaintoolong", "hash chains too long")):
+        if r.moved(key):
+            parts.append(f"{key} {_n(r.d[key])} ({why})")
+    advice = []
+    if failed:
+        advice.append("clashes come from packets of one new flow racing on two CPUs through NAT (UDP DNS sending A "
+                      "and AAAA from one socket is the classic case): `--random-fully` on MASQUERADE/SNAT rules "
+                      "(iptables-extensions(8)), fewer parallel same-tuple sends (resolv.conf single-request-reopen) "
+                      "or a node-local DNS cache")
+    else:
+        advice.append("drops without clashes or evictions: check kernel memory for conntrack (the nf_conntrack slab "
+                      "in /proc/slabinfo, dmesg for allocation failures) and read the kernel log for 'table full'")
+    advice = "; ".join(advice)
+    if r.moved("chaintoolong"):
+        advice += "; chaintoolong: more hash buckets (nf_conntrack_buckets) - " + KERNEL_DOC
+    if r.count is None or not r.size:
+        advice += ("; read nf_conntrack_count and nf_conntrack_max with the counters to tell a clash from a full "
+                   "table")
+    return Verdict("state-insert-failures", "limit", "conntrack could not insert or create state (table not full)",
+                   "; ".join(parts) + f"{r.when()}; {r.fill()}", advice)
+
+
+def evictions(r: _Reading) -> Verdict | None:
+    if r.fw == "conntrack":
+        early = r.moved("early_drop")
+        if not early:
+            return None
+        return Verdict("state-evictions", "note", "conntrack evicting entries to admit new connections",
+                       f"early_drop {_n(early)}{r.share(early)}{r.when()}: the table reached nf_conntrack_max and "
+                       f"the kernel evicted entries not yet assured (or closing TCP ones); {r.fill()}",
+                       "the table is at its limit at this load, without loss as long as drop stays flat: count it as "
+                       "pressure; " + _knob(r) + "; " + bound_sentence(r))
+    start, end = r.d.get("adaptive_start"), r.d.get("adaptive_end")
+    if r.fw != "pf" or not start or not end or r.count is None or r.count <= start:
+        return None
+    factor = max(0.0, min(1.0, (end - r.count) / (end - start)))
+    return Verdict("state-evictions", "note", "pf adaptive timeouts in force: states expire early",
+                   f"{_n(r.count)} states above adaptive.start {_n(start)} (adaptive.end {_n(end)}): pf scales every "
+                   f"timeout by {factor:.2f}, so idle and closing states are expired early",
+                   "connections kept idle on purpose (RFC 9411 concurrent-connection tests) can be expired before "
+                   "the hard limit; " + _knob(r) + " (adaptive.start/end default to 60%/120% of it) or set "
+                   "`set timeout { adaptive.start N, adaptive.end M }` - " + PF_CONF)
+
+
+STATE_RULES = (table_full, insert_failures, evictions)
+
+
+def state_verdicts(before: dict | None, after: dict, os_name: str, timeouts_s: dict | None) -> list[Verdict]:
+    """The state-table verdicts for one DUT reading: `after` alone (since boot) or a before/after
+    pair around a trial, both merged dicts of linerate.dut.state_parsers; `timeouts_s` from its
+    timeout parsers (None: the OS defaults). An empty list: nothing state-related held it back
+    (or nothing was read that could show it - the rules never guess)."""
+    reading = _Reading(before, after, os_name, timeouts_s)
+    return [v for v in (rule(reading) for rule in STATE_RULES) if v is not None]

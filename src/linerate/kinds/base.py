@@ -1,0 +1,47 @@
+"""The TestKind protocol: what a kind brings to the one runner (experiment/run.py) and to reports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ContextManager, Protocol
+
+from linerate.experiment.config import Experiment
+from linerate.experiment.scheduler import Event
+from linerate.store.db import ExperimentRow, Store
+
+
+@dataclass
+class RunContext:
+    """What the runner hands a kind: the experiment (started or resumed, its environment recorded),
+    the store it commits every trial to, and how to open a testbed for a combination of lab axes
+    (the first one opened records its environment)."""
+
+    experiment: Experiment
+    store: Store
+    experiment_id: int
+    seed: int
+    resumed: bool
+    open_testbed: Callable[[dict[str, Any]], ContextManager[Any]]
+    calibrates: bool  # the testbeds can measure the rig's own ceiling (the namespace lab)
+    on_event: Callable[[Event], None] = lambda event: None
+    settings: Any = None  # kind-specific overrides (e.g. rfc2544 SearchSettings from `linerate rfc2544`)
+    extra: dict = field(default_factory=dict)
+
+
+class TestKind(Protocol):
+    name: str
+    formats: tuple[str, ...]  # what `linerate report --format` can give for it
+
+    def check(self, experiment: Experiment) -> None:
+        """ValueError naming what in the file does not fit this kind (experiment/config.py turns it
+        into the file's ConfigError)."""
+        ...
+
+    def run(self, context: RunContext) -> Any:
+        """Measure what is missing, committing each trial as it ends; a result with summary()."""
+        ...
+
+    def render(self, store: Store, experiment: ExperimentRow, fmt: str) -> str: ...
+
+    def plot(self, store: Store, experiment: ExperimentRow, path: str) -> None: ...

@@ -1,0 +1,177 @@
+"""RFC 2544 throughput per frame size (test = "rfc2544", and `linerate rfc2544`): every combination of
+the lab's axes x family x frame size searched `repetitions` times, each repetition a whole,
+independent MLRsearch (search/rfc2544.py) through the testbed's packet path, so NDR and PDR get a
+mean and a 95% interval and two configurations can be compared with Welch's test.
+
+Rounds, as the throughput scheduler runs them: repetition r of every search before repetition r+1
+of any, in an order shuffled per round from the experiment's seed, with every lab combination up
+for the whole run — drift of the machine spreads over the configurations instead of landing on
+one. A resumed run finds the same order again; a finished search is replayed from the store
+(MLRsearch is deterministic given the same trial results), a half-finished one continues where it
+stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from linerate.errors import ConfigError
+from linerate.experiment.axes import AXES, lab_key
+from linerate.experiment.config import Experiment
+from linerate.experiment.scheduler import Event
+from linerate.kinds.base import RunContext
+from linerate.report.layout import format_fps
+from linerate.report.searches import SERIALIZERS, ndr_values, search_groups, summarize_searches
+from linerate.report.searches_html import render_search_report
+from linerate.search.frame_path import check_frame_for
+from linerate.search.rfc2544 import SearchSettings, search_frame_size
+from linerate.store.db import ExperimentRow, Store
+from linerate.traffic.frames import label as frame_label
+
+SEARCH_AXES = ("family",)  # the trial-scope axes an rfc2544 search varies; lab axes all apply
+
+
+def lab_params(cell: dict[str, Any]) -> dict[str, Any]:
+    return {name: cell[name] for name, axis in AXES.items() if axis.scope == "lab"}
+
+
+def search_pairs(experiment: Experiment) -> list[tuple[dict[str, Any], int]]:
+    """(lab params, family) of every combination, in declaration order."""
+    pairs, seen = [], set()
+    for cell in experiment.cells():
+        key = (lab_key(cell), cell["family"])
+        if key not in seen:
+            seen.add(key)
+            pairs.append((lab_params(cell), cell["family"]))
+    return pairs
+
+
+def search_plan(experiment: Experiment, sizes_for=None) -> list[tuple[dict[str, Any], int, int | str]]:
+    """(lab params, family, frame size) of every search in one repetition, in declaration order.
+    sizes_for(params, family): the sizes of one combination (default: the file's, else RFC 2544's)."""
+    sizes_for = sizes_for or (lambda params, family: experiment.sizes_for(family))
+    return [(params, family, size) for params, family in search_pairs(experiment)
+            for size in sizes_for(params, family)]
+
+
+@dataclass
+class SearchRun:
+    experiment_id: int
+    seed: int
+    resumed: bool
+    results: list[Any] = field(default_factory=list)  # FrameResult, in run order
+    descriptions: dict[tuple, str] = field(default_factory=dict)  # lab key -> its testbed's description
+    generators: set[str] = field(default_factory=set)
+
+    @property
+    def trials_measured(self) -> int:
+        return sum(len(r.trials) - r.replayed for r in self.results)
+
+    def summary(self, where: str) -> str:
+        return (f"{len(self.results)} searches ({self.trials_measured} trials measured) into {where}, experiment "
+                f"{self.experiment_id}{' (resumed)' if self.resumed else ''}, seed {self.seed}")
+
+
+class Rfc2544:
+    name = "rfc2544"
+    formats = ("md", "csv", "json", "html")
+    required_features = frozenset({"binary trafgen"})
+
+    def describe_plan(self, experiment: Experiment, text: str, seed: int | None, store: Store | None, *,
+                      resume: bool = False, seed_given: bool = False) -> list[str]:
+        """--dry-run: every search of one repetition (IPv4 64 B, firewall none ...)."""
+        plan = search_plan(experiment)
+        lines = [f"experiment '{experiment.name}' (rfc2544): {len(plan)} searches per repetition x "
+                 f"{experiment.repetitions} = {len(plan) * experiment.repetitions} searches of "
+                 f"{experiment.duration_s} s trials"]
+        shown = [name for name in experiment.declared_axes() if name != "family"]
+        for params, family, size in plan:
+            lines.append(f"  IPv{family} {frame_label(size)}"
+                         + "".join(f", {name} {params[name]}" for name in shown if name in params))
+        return lines
+
+    def check(self, experiment: Experiment) -> None:
+        trial_axes = sorted(n for n in experiment.declared_axes() if AXES[n].scope == "trial" and n not in SEARCH_AXES)
+        if trial_axes:
+            raise ValueError(f"{', '.join(trial_axes)} applies to throughput tests; an rfc2544 experiment varies "
+                             "family, frame_sizes and the lab's axes")
+        if experiment.precision is not None:
+            raise ValueError("precision applies to throughput tests; an rfc2544 experiment repeats each search "
+                             "`repetitions` times")
+        for family in {cell["family"] for cell in experiment.cells()}:
+            for size in experiment.sizes_for(family):
+                try:
+                    check_frame_for(size, family, experiment.generator, "frame_sizes")
+                except ConfigError as exc:
+                    raise ValueError(f"frame_sizes: {exc.problem}") from None
+        if experiment.frame_sizes is not None and len(set(experiment.frame_sizes)) != len(experiment.frame_sizes):
+            raise ValueError("frame_sizes lists a size twice")
+
+    def run(self, context: RunContext) -> SearchRun:
+        experiment = context.experiment
+        settings = context.settings or SearchSettings(float(experiment.duration_s), experiment.pdr_loss)
+        run = SearchRun(context.experiment_id, context.seed, context.resumed)
+        order = random.Random(context.seed)
+
+        def on_trial(result, trial, replayed: bool) -> None:
+            load = "unpaced" if trial.intended_load_fps is None else f"{trial.intended_load_fps:,.0f} fps"
+            context.on_event(Event("message", message=(
+                f"  {frame_label(result.frame_bytes)}: {'replayed' if replayed else 'measured'} {load}: sent "
+                f"{trial.sent:,}, forwarded {trial.forwarded:,}, DUT loss {trial.dut_loss:,}, unsent {trial.unsent:,}")))
+
+        with contextlib.ExitStack() as stack:
+            testbeds = {}
+            for params, _ in search_pairs(experiment):
+                key = lab_key(params)
+                if key not in testbeds:
+                    testbeds[key] = stack.enter_context(context.open_testbed(params))
+
+            def sizes_for(params: dict[str, Any], family: int) -> list[int | str]:
+                if experiment.frame_sizes is not None:
+                    return list(experiment.frame_sizes)
+                # RFC 2544's sizes down to what this client's sender makes (auto may fall back to iperf3)
+                return testbeds[lab_key(params)].packet_path(family, experiment.generator).default_frame_sizes()
+
+            plan = search_plan(experiment, sizes_for)
+            for repetition in range(1, experiment.repetitions + 1):
+                round_plan = list(plan)
+                order.shuffle(round_plan)
+                for params, family, size in round_plan:
+                    testbed = testbeds[lab_key(params)]
+                    with testbed.packet_path(family, experiment.generator) as path:
+                        path.check(size)  # what this client's sender can make (auto may have fallen back)
+                        result = search_frame_size(
+                            path, context.store, context.experiment_id,
+                            {"frame_bytes": size, "family": family, "repetition": repetition, **params},
+                            settings, on_trial=on_trial)
+                        run.descriptions[lab_key(params)] = path.description
+                        run.generators.add(path.generator)
+                    run.results.append(result)
+                    context.on_event(Event("message", message=(
+                        f"repetition {repetition}/{experiment.repetitions}: IPv{result.family} "
+                        f"{frame_label(result.frame_bytes)} NDR {format_fps(result.ndr_fps)} fps "
+                        f"({len(result.trials) - result.replayed} trials measured, {result.replayed} replayed)")))
+        return run
+
+    def render(self, store: Store, experiment: ExperimentRow, fmt: str) -> str:
+        if fmt == "html":
+            return render_search_report(store, experiment)
+        return SERIALIZERS[fmt](experiment, summarize_searches(store, experiment.id))
+
+    def samples(self, store: Store, experiment: ExperimentRow) -> tuple[list, Callable[[Any], list[float]], str]:
+        """For `compare`: every configuration (lab axes, family, frame size) and its searches' NDRs."""
+        groups = search_groups(store, experiment.id)
+        return [(key, json.loads(key)) for key in groups], (lambda key: ndr_values(groups[key])), "frames/s"
+
+    def plot(self, store: Store, experiment: ExperimentRow, path: str) -> None:
+        from linerate.report.searches_plot import write_frame_size_png  # matplotlib: off the start-up path
+
+        write_frame_size_png(experiment, summarize_searches(store, experiment.id), path)
+
+
+KIND = Rfc2544()

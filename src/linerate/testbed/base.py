@@ -1,0 +1,191 @@
+"""The Testbed seam: what every client -> DUT -> server testbed offers, declared once.
+
+Three implementations sit beside this file: the namespace lab (namespace.py: the DUT is this host's
+kernel in a namespace), the VM DUT (vm.py: a qemu guest between the same client and server
+namespaces) and real hosts over SSH (ssh.py). A run gets its testbeds from a `Testbeds` — one
+`Testbed` per combination of lab-scoped axis values, entered as a context manager — made by
+`open_testbeds()`. Code outside testbed/ holds a Testbed or Testbeds and never asks which kind it is:
+what differs (whether the DUT shares the generator's CPUs, where counters come from, how knobs are
+switched, what the environment records) is a member of the protocol.
+
+The implementations do not import this module (the protocols are structural), so it may import
+them all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import secrets
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, ContextManager, Protocol
+
+from linerate import preflight
+from linerate.dut.base import DutDriver
+from linerate.errors import ConfigError, LabError, PreflightError
+from linerate.exec import Executor
+from linerate.experiment.axes import lab_spec, local_problems, required_features, vm_params
+from linerate.experiment.environment import fingerprint
+from linerate.lab.registry import LabRecord, Registry
+from linerate.model import FirewallProfile, Trial, TrialParams, validate_lab_name
+from linerate.store.db import Store
+from linerate.testbed.inventory import Inventory
+from linerate.testbed.knobs import refuse_unsupported
+from linerate.testbed.namespace import NamespaceTestbed
+from linerate.testbed.ssh import SshTestbeds
+from linerate.testbed.vm import VmTestbed
+from linerate.topology.plan import LabSpec
+from linerate.vm.placement import place
+from linerate.vm.plan import vm_options
+
+
+class Testbed(Protocol):
+    """One live combination of lab-scoped axis values: roles -> executors, the DUT's driver, the
+    path's line rate, whether the DUT shares the generator's CPUs, the environment a run records,
+    the DUT's knobs applied (journaled where they are switched live) and read back, its counters
+    through the driver, a packet path per IP family, and trials."""
+
+    kind: str  # namespace | vm | ssh: recorded with results; never branched on outside testbed/
+    params: dict[str, Any]  # the lab-scoped axis values it holds
+    shared_kernel: bool  # the DUT forwards on the generator's own CPUs (the namespace lab)
+    state: dict  # what each trial row records of the testbed (read-back offloads, DUT knobs, VM)
+
+    @property
+    def driver(self) -> DutDriver | None: ...  # None: a testbed without a DUT host
+
+    @property
+    def line_rate(self) -> dict | None: ...  # {"bps", "source"}, None when unknown
+
+    @property
+    def read_cost_s(self) -> float | None: ...  # one DUT window read, measured when it came up
+
+    @property
+    def description(self) -> str: ...  # one line for report headings
+
+    def executor(self, role: str) -> Executor: ...
+
+    def generator_hosts(self) -> dict[str, tuple[Executor, DutDriver]]: ...  # hosts whose CPUs are read too
+
+    def environment(self) -> dict: ...  # what an experiment records of its first live testbed
+
+    def apply_knobs(self) -> dict: ...  # make the DUT hold this testbed's knobs; their read-back
+
+    def dut_counters(self) -> dict[str, int]: ...  # cumulative interface counters, through the driver
+
+    def packet_path(self, family: int, generator: str = "auto") -> ContextManager[Any]: ...  # search/measurer.py
+
+    def run_trial(self, params: TrialParams) -> Trial: ...
+
+
+class Testbeds(Protocol):
+    """Where a run's testbeds come from: a new lab per combination (namespace or VM DUT), or views
+    of one set of real hosts."""
+
+    kind: str
+    calibrates: bool  # measures the rig's own ceiling first (experiment/calibration.py)
+
+    def open(self, lab_params: dict[str, Any]) -> ContextManager[Testbed]: ...
+
+    def record(self) -> dict: ...  # the environment an experiment row starts with
+
+    def check(self, cells: list[dict[str, Any]], extra_required: set[str] = ...) -> str: ...  # before anything runs
+
+    def refuse_unsupported(self, cells: list[dict[str, Any]]) -> None: ...  # axes this kind cannot honour
+
+
+def new_lab_id() -> str:
+    return secrets.token_hex(3)
+
+
+def lab_testbed(lab_id: str, lab_params: dict, *, keep: bool = False,
+                registry: Registry | None = None) -> NamespaceTestbed:
+    """The testbed for one combination of lab-scoped axis values: a namespace DUT, or a VM DUT
+    (dut = "vm") between the same client and server namespaces. Not up yet: enter it."""
+    spec = lab_spec(lab_id, lab_params)
+    if lab_params.get("dut") != "vm":
+        return NamespaceTestbed(spec, registry, keep=keep, params=lab_params)
+    options = vm_options(vm_params(lab_params))
+    placement = place(tuple(os.sched_getaffinity(0)), options.vcpus)
+    spec = dataclasses.replace(spec, cpu_sides=(placement.client_cpus, placement.server_cpus))
+    return VmTestbed(spec, options, registry, keep=keep, params=lab_params, placement=placement)
+
+
+def lab_from_record(record: LabRecord, registry: Registry) -> NamespaceTestbed:
+    try:
+        if record.params.get("dut") == "vm":
+            lab = lab_testbed(record.lab_id, record.params, keep=record.owner is None, registry=registry)
+        else:
+            spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)
+            lab = NamespaceTestbed(spec, registry, keep=record.owner is None, params=record.params or None)
+    except (ConfigError, KeyError, TypeError, ValueError) as exc:
+        raise LabError(f"state file of lab {record.lab_id} is malformed ({exc}); left untouched") from None
+    lab.record = record
+    return lab
+
+
+def find_lab(name: str, registry: Registry) -> NamespaceTestbed:
+    record = registry.load(validate_lab_name(name, "lab"))
+    if record is None or record.kind != "lab":
+        known = ", ".join(r.lab_id for r in registry.all()) or "none"
+        raise LabError(f"no lab named '{name}' (labs: {known}); see `linerate lab status`")
+    return lab_from_record(record, registry)
+
+
+class LabTestbeds:
+    """A new namespace or VM lab per combination of lab-scoped axes, removed when the run is done."""
+
+    kind = "lab"
+    calibrates = True
+
+    @contextlib.contextmanager
+    def open(self, lab_params: dict[str, Any]) -> Iterator[NamespaceTestbed]:
+        with lab_testbed(new_lab_id(), lab_params) as lab:
+            yield lab
+
+    def record(self) -> dict:
+        return fingerprint()
+
+    def refuse_unsupported(self, cells: list[dict[str, Any]]) -> None:
+        refuse_unsupported(cells, "namespace")
+
+    def check(self, cells: list[dict[str, Any]], extra_required: set[str] = frozenset()) -> str:
+        """PreflightError (exit 2) listing everything this machine lacks for the cells."""
+        problems = local_problems(cells)
+        if problems:
+            raise PreflightError(problems)
+        preflight.require(preflight.run_checks(), extra_required=required_features(cells) | set(extra_required))
+        return "preflight: ok"
+
+
+class KeptLab:
+    """Testbeds of one lab that is already up (`--lab`, from `linerate lab up`): every combination
+    runs on it, and it is left up afterwards."""
+
+    kind = "lab"
+    calibrates = False  # a kept lab is what it is: no baseline lab is built beside it
+
+    def __init__(self, lab: NamespaceTestbed):
+        self.lab = lab
+
+    @contextlib.contextmanager
+    def open(self, lab_params: dict[str, Any]) -> Iterator[NamespaceTestbed]:
+        yield self.lab
+
+    def record(self) -> dict:
+        return fingerprint()
+
+    def refuse_unsupported(self, cells: list[dict[str, Any]]) -> None:
+        refuse_unsupported(cells, "namespace")
+
+    def check(self, cells: list[dict[str, Any]], extra_required: set[str] = frozenset()) -> str:
+        return f"lab {self.lab.spec.lab_id}: up"
+
+
+def open_testbeds(inventory: Inventory | None, *, store: Store | None = None, accept_new: bool = False,
+                  on_message: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> Testbeds:
+    """The labs of this machine (no inventory), or the real hosts an inventory names."""
+    if inventory is None:
+        return LabTestbeds()
+    return SshTestbeds(inventory, store, accept_new=accept_new, on_message=on_message)
