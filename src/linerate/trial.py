@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from linerate import counters
 from linerate.dut.base import DutDriver, Snapshot, cpu_delta, telemetry_delta
+from linerate.dut.linux import LinuxDriver
 from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
 from linerate.exec.base import CommandResult
@@ -232,8 +233,6 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
     window read's measured cost on this DUT (measure_read_cost)."""
     argv = generator.client_argv(params, server_address)
     if dut is not None and driver is None:
-        from linerate.dut.linux import LinuxDriver
-
         driver = LinuxDriver()
     telemetry = _Telemetry(dut, driver, generator_hosts or {}, list(observers or []))
     first_at, second_at = window_offsets(params, read_cost_s)

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from linerate.dut import parsers
-from linerate.dut.base import Snapshot, driver_for, rx_packets, telemetry_delta
+from linerate.dut.base import Snapshot, rx_packets, telemetry_delta
+from linerate.dut.drivers import driver_for
 from linerate.errors import ConfigError, ParseError
 from linerate.exec import FakeExecutor
 from tests.conftest import capture

@@ -203,7 +203,8 @@ def test_corpus_precision(capsys):
         found += bool(expected) and expected[0] in got
     with capsys.disabled():
         print(f"\nstate corpus: {matched}/{len(CASES)} cases matched their label; precision {correct}/{fired} "
-              f"verdicts = {correct / fired:.0%}; recall {found}/{positives} labelled problems = {found / positives:.0%}")
+              f"verdicts = {correct / fired:.0%}; recall {found}/{positives} labelled problems = "
+              f"{found / positives:.0%}")
     misses = sum("missing" in case for case in CASES)
     disagreements = sum("disagrees" in case for case in CASES)
     assert matched == len(CASES) - misses - disagreements  # every other case agrees with its source

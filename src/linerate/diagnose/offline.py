@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 from linerate.diagnose.facts import Facts, cpus_from_threads, drops_from_counters
 from linerate.diagnose.raw import Reading, recognise
-from linerate.dut.base import OS_FAMILY, Snapshot, cpu_delta, driver_for
+from linerate.dut.base import OS_FAMILY, Snapshot, cpu_delta
+from linerate.dut.drivers import driver_for
 from linerate.dut.parsers import ETHTOOL_DROP_COUNTERS
-from linerate.dut.sections import command_line, family_of, outside, shell_line, split
+from linerate.dut.sections import FORMAT_HELP, command_line, family_of, outside, shell_line, split
 from linerate.errors import ConfigError, ParseError
 
 RAW_HELP = ("or raw output of /proc/interrupts, /proc/net/softnet_stat, /proc/softirqs, top, mpstat -P ALL, "
@@ -46,8 +47,6 @@ def snapshot_script(os_name: str) -> str:
 
 
 def read_snapshot(text: str, os_name: str, source: str) -> Pasted:
-    from linerate.dut.sections import FORMAT_HELP
-
     family = OS_FAMILY[os_name]
     named = family_of(text)
     if named is not None and named != family:

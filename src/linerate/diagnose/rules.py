@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from linerate.diagnose import coverage
 from linerate.diagnose.facts import Facts
 from linerate.diagnose.queues import is_network, is_usb_host, rx_groups
 
@@ -60,8 +61,6 @@ def diagnose(facts: Facts) -> list[Verdict]:
     (diagnose/coverage.py: host contention, shared host CPUs, partial telemetry) and, for a cell
     below line rate that no rule explained, `unexplained` with the closest evidence. At line rate
     nothing held the box back: only the notes are kept beside that verdict."""
-    from linerate.diagnose import coverage
-
     verdicts = [v for v in (check(facts) for check in RULES.values()) if v is not None]
     verdicts += [v for v in (check(facts, Verdict) for check in (coverage.host_contended, coverage.shared_host_cpus,
                                                                   coverage.telemetry_partial)) if v is not None]

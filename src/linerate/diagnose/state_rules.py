@@ -179,7 +179,7 @@ def bound_sentence(reading: _Reading) -> str:
 def _knob(reading: _Reading, rule_max_only: bool = False) -> str:
     if reading.fw == "conntrack":
         return ("raise net.netfilter.nf_conntrack_max (sysctl -w, persisted in /etc/sysctl.d; its default is "
-                "nf_conntrack_buckets) and the hash with it (nf_conntrack_buckets, writable only in the initial "
+                "nf_conntrack_buckets, x4 on older kernels) and the hash with it (nf_conntrack_buckets, writable only in the initial "
                 "network namespace, or /sys/module/nf_conntrack/parameters/hashsize): every entry is hashed twice, "
                 "so max = buckets gives chains of 2 on average - " + KERNEL_DOC + "; or shorten the closing "
                 "timeouts (nf_conntrack_tcp_timeout_time_wait, _fin_wait, _close_wait) so states leave sooner")
@@ -191,8 +191,7 @@ def _knob(reading: _Reading, rule_max_only: bool = False) -> str:
                 "max-src-nodes for src-limit) - " + PF_CONF + "; find the rule with `pfctl -vsr` (States column)")
     return ("raise `set limit states N` in pf.conf (" + PF_CONF + "; check with `pfctl -sm`, " + PFCTL + "); "
             "pfSense: System > Advanced > Firewall & NAT, Firewall Maximum States (" + PFSENSE_DOC + "); "
-            "OPNsense: Firewall > Settings > Advanced, Firewall Maximum States; about 1 KB of kernel memory per "
-            "state; or shorten `set timeout tcp.closed` / tcp.finwait so closed connections leave sooner")
+            "OPNsense: Firewall > Settings > Advanced, Firewall Maximum States; or shorten `set timeout tcp.closed` / tcp.finwait so closed connections leave sooner")
 
 
 def table_full(r: _Reading) -> Verdict | None:
@@ -246,8 +245,8 @@ def insert_failures(r: _Reading) -> Verdict | None:
         return Verdict("state-insert-failures", "limit", "pf could not insert new states (table not full)",
                        f"pf 'state-insert' {_n(failed)}{r.share(failed)}{r.when()}: pf_state_insert() found a "
                        f"state with the same key (PFRES_STATEINS); {r.fill()}",
-                       "two flows mapped onto one state key: NAT reusing source ports (`static-port` on a nat rule "
-                       "forces it), or floating states meeting across interfaces (`set state-policy if-bound`) - "
+                       "typically two flows mapped onto one state key: NAT reusing a source port (a nat rule with "
+                       "`static-port`), or one connection seen on two interfaces (`set state-policy`) - "
                        + PF_CONF + "; `pfctl -ss` shows the colliding states")
     if r.fw != "conntrack":
         return None

@@ -78,6 +78,10 @@ class DutDriver(Protocol):
 
     def cpu_snapshot(self, host: Executor) -> Snapshot: ...
 
+    def interface_counters(self, host: Executor) -> dict[str, int]:
+        """Cumulative packet/byte/drop counters of every interface (an rfc2544 search trial's before/after)."""
+        ...
+
     def set_offload(self, host: Executor, ifname: str, feature: str, state: str) -> None: ...
 
     def probes(self) -> list[Probe]: ...
@@ -116,13 +120,6 @@ def rx_packets(counters: dict[str, int]) -> int:
     """Packets received on all interfaces but loopback: what the path check compares."""
     return sum(value for key, value in counters.items()
                if key.endswith("_rx_packets") and not key.startswith(("lo_", "lo0_")))
-
-
-def driver_for(family: str) -> DutDriver:
-    from linerate.dut.bsd import FreeBsdDriver, OpenBsdDriver
-    from linerate.dut.linux import LinuxDriver
-
-    return {"linux": LinuxDriver, "freebsd": FreeBsdDriver, "openbsd": OpenBsdDriver}[family]()
 
 
 def detect_family(uname_s: str) -> str | None:

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from linerate.errors import ConfigError
 from linerate.model import DIRECTIONS, PROTOCOLS, FirewallProfile, TrialParams
-from linerate.topology.plan import MTU_MAX, MTU_MIN
+from linerate.topology.link import (LinkSpec, parse_any_sysctls, parse_cpu_mask, parse_dut_offloads, parse_link_rate,
+                                    parse_offloads, parse_sysctls)
+from linerate.topology.plan import MTU_MAX, MTU_MIN, LabSpec
+from linerate.vm.plan import DUT_OSES
+from linerate.vm.qemu import ACCELS, parse_virtio_offloads
 
 
 @dataclass(frozen=True)
@@ -113,8 +119,6 @@ def lab_key(cell: dict[str, Any]) -> tuple:
 # --- link and per-interface knobs (topology.link) ---------------------------------------------
 
 def _link_rate(value: Any) -> str:
-    from linerate.topology.link import parse_link_rate
-
     text = str(value).strip().lower() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
     if not text:
         raise ValueError(f"{value!r} is not a link rate")
@@ -148,14 +152,10 @@ def _txqueuelen(value: Any) -> int:
 
 
 def _rps(value: Any) -> str:
-    from linerate.topology.link import parse_cpu_mask
-
     return "default" if _text(value).strip() == "default" else parse_cpu_mask(_text(value))
 
 
 def _register_link_axes() -> None:
-    from linerate.topology.link import parse_offloads
-
     register(Axis("link_rate", "lab", "none", _link_rate,
                   "none, or a rate from 100k to 40g such as 100m, 1g, 2.5g, 10g"))
     register(Axis("delay_ms", "lab", 0.0, _non_negative(60_000), "milliseconds >= 0 (needs sch_netem)"))
@@ -164,8 +164,6 @@ def _register_link_axes() -> None:
     register(Axis("offloads", "lab", "default", _spec_text(parse_offloads),
                   "default, or WHERE:feature=on|off[,...][;WHERE:...] with WHERE client, dut_in, dut_out, "
                   "dut, server or all and feature rx, tx, tso, gso, gro or lro"))
-    from linerate.testbed.knobs import parse_any_sysctls, parse_dut_offloads
-
     register(Axis("dut_sysctls", "lab", "default", _spec_text(parse_any_sysctls),
                   "default, or NAME=VALUE[;NAME=VALUE] (the namespace lab: net.* only; a real DUT: any sysctl)"))
     register(Axis("dut_offloads", "lab", "default", _spec_text(parse_dut_offloads),
@@ -205,9 +203,6 @@ def _image(value: Any) -> str:
 
 def _register_vm_axes() -> None:
     """The VM DUT (vm/): which DUT, its vCPUs, memory, accelerator and virtio NICs."""
-    from linerate.vm.plan import DUT_OSES
-    from linerate.vm.qemu import ACCELS, parse_virtio_offloads
-
     register(Axis("dut", "lab", "namespace", _one_of("namespace", "vm"),
                   "namespace (the DUT is the host's kernel in a namespace) or vm (a qemu guest)"))
     register(Axis("dut_vcpus", "lab", 1, _whole_between(1, 64), "1 to 64 guest vCPUs (dut = vm)"))
@@ -234,9 +229,6 @@ def vm_params(lab_params: dict[str, Any]) -> dict[str, Any]:
 
 def lab_spec(lab_id: str, lab_params: dict[str, Any]):
     """LabSpec for one combination of lab-scoped axis values."""
-    from linerate.topology.link import LinkSpec, parse_link_rate, parse_offloads, parse_sysctls
-    from linerate.topology.plan import LabSpec
-
     p = {name: AXES[name].default for name, axis in AXES.items() if axis.scope == "lab"} | dict(lab_params)
     link = LinkSpec(parse_link_rate(p["link_rate"]), p["delay_ms"], p["jitter_ms"], p["loss_pct"])
     return LabSpec(lab_id, FirewallProfile.parse(p["firewall"]), p["mtu"], link=link,
@@ -270,8 +262,6 @@ IMAGE_MAGIC = {b"QFI\xfb": "qcow2"}  # raw images: a boot sector (MBR or GPT's p
 def congestion_available(name: str, release: str | None = None) -> bool:
     """Is the TCP congestion control `name` usable by this kernel: loaded already, built in, or a
     module it can load (tcp_NAME.ko*)?"""
-    from pathlib import Path
-
     try:
         if name in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split():
             return True
@@ -290,8 +280,6 @@ def congestion_available(name: str, release: str | None = None) -> bool:
 def image_problem(path: str) -> str | None:
     """Why an own DUT image file cannot be one (None: it can): a regular file, readable, with a
     qcow2 header or a raw disk's boot sector. Opened without blocking (a FIFO would hang)."""
-    import stat
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from linerate.calc import LinkInput, goodput
 from linerate.model import Trial
+from linerate.topology.link import burst_allowance_bps, parse_link_rate
 
 ABOVE_CEILING = "above-ceiling"
 ABOVE_TOLERANCE = 0.005
 
 
 def link_bps(cell: dict[str, Any]) -> float | None:
-    from linerate.topology.link import parse_link_rate
-
     try:
         return parse_link_rate(str(cell.get("link_rate", "none")))
     except ValueError:
@@ -30,8 +30,6 @@ def link_bps(cell: dict[str, Any]) -> float | None:
 
 def ceiling_bps(cell: dict[str, Any], rate_bps: float | None = None) -> float | None:
     """Theoretical goodput of the cell's emulated link, or None when no link rate is set."""
-    from linerate.calc import LinkInput, goodput
-
     rate = rate_bps if rate_bps is not None else link_bps(cell)
     if rate is None:
         return None
@@ -40,8 +38,6 @@ def ceiling_bps(cell: dict[str, Any], rate_bps: float | None = None) -> float | 
 
 
 def ceiling_flags(cell: dict[str, Any], trial: Trial) -> list[str]:
-    from linerate.topology.link import burst_allowance_bps
-
     rate = link_bps(cell)
     if not trial.ok or rate is None or trial.throughput_bps is None:
         return []

@@ -9,6 +9,8 @@ from typing import Any
 
 from linerate.diagnose.facts import cell_facts, mean_cpus
 from linerate.diagnose.rules import diagnose
+from linerate.dut.base import detect_family
+from linerate.experiment.ceiling import ceiling_bps
 from linerate.report.layout import row_label
 from linerate.stats import Summary, summarize
 from linerate.stats.summary import RTT_FIGURES
@@ -172,8 +174,6 @@ def column_of(cell: CellReport, column_axes: list[str]) -> str:
 def line_rate(params: dict[str, Any], environment: Any) -> tuple[float | None, str | None]:
     """(goodput ceiling bit/s, where the link rate came from) for a cell: its emulated link in a
     namespace lab, else the testbed's line rate (inventory `link` or negotiated NIC speed)."""
-    from linerate.experiment.ceiling import ceiling_bps
-
     shape = f"MTU {params.get('mtu', 1500)}, IPv{params.get('family', 4)}, {params.get('protocol', 'tcp').upper()}"
     emulated = ceiling_bps(params)  # None without an emulated link
     if emulated:
@@ -185,8 +185,6 @@ def line_rate(params: dict[str, Any], environment: Any) -> tuple[float | None, s
 
 
 def _dut_os(environment: Any) -> str | None:
-    from linerate.dut.base import detect_family
-
     hosts = environment.get("hosts") if isinstance(environment, dict) else None
     dut = (hosts or {}).get("dut") or {}
     return detect_family(str(dut.get("os", ""))) if dut else None

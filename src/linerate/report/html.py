@@ -21,6 +21,8 @@ from markupsafe import Markup
 
 from linerate import __version__
 from linerate.report.compare import MIN_PER_SIDE
+from linerate.report.data import unique_verdicts
+from linerate.report.evidence import gather
 from linerate.report.layout import format_fps, format_mbps, format_ms
 
 SPARK_W, SPARK_H = 240.0, 48.0
@@ -114,8 +116,6 @@ def attempt_rows(points: Sequence[Any]) -> Markup:
 def render_report(store: Any, report: Any) -> str:
     """report: built with detail=True (data.build_report); the store gives the chosen trials' raw
     iperf3 output and the read-back knob states."""
-    from linerate.report.data import unique_verdicts
-    from linerate.report.evidence import gather
     from linerate.report.plot import mean_ci_figure, run_order_figure, svg_text
 
     evidence = gather(store, report)

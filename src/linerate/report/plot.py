@@ -17,6 +17,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from linerate.report import output
 from linerate.report.data import ROW_AXES, Report, column_of, row_of  # noqa: E402
 
 # Paul Tol's colour-blind safe "bright" scheme; markers differ too, so print in grey still works.
@@ -80,8 +81,6 @@ def png_bytes(fig) -> bytes:
 
 
 def write_png(report: Report, path: str, option: str = "--plot") -> int:
-    from linerate.report import output
-
     return output.write(path, png_bytes(mean_ci_figure(report)), option)
 
 

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from linerate.report.csv_export import safe
 from linerate.report.layout import markdown_table, md_name, plain
 from linerate.stats import Summary, summarize
 from linerate.store.db import ExperimentRow, Store
@@ -163,8 +164,6 @@ def serialize_json(experiment: ExperimentRow, summaries: list[SizeSummary]) -> s
 
 
 def serialize_csv(experiment: ExperimentRow, summaries: list[SizeSummary]) -> str:
-    from linerate.report.csv_export import safe
-
     params = sorted({k for s in summaries for k in s.params})
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from linerate.report.plot import CEILING_COLOR, COLORS, MARKERS, plt
+from linerate.calc.linerate import frame_rate
+from linerate.report import output
+from linerate.report.plot import CEILING_COLOR, COLORS, MARKERS, plt, png_bytes
 from linerate.traffic.frames import is_mix, name
 
 
 def frame_size_figure(experiment: Any, summaries: Sequence[Any]):
     from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    from linerate.calc.linerate import frame_rate
 
     families = sorted({s.family for s in summaries}) or [4]
     fig, axes = plt.subplots(1, len(families), figsize=(6.4 * len(families), 4.4), squeeze=False)
@@ -71,7 +71,4 @@ def _ci(points: Sequence[Any]) -> list[list[float]]:
 
 
 def write_frame_size_png(experiment: Any, summaries: Sequence[Any], path: str, option: str = "--plot") -> int:
-    from linerate.report import output
-    from linerate.report.plot import png_bytes
-
     return output.write(path, png_bytes(frame_size_figure(experiment, summaries)), option)

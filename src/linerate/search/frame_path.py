@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 
 from linerate.errors import ConfigError, LabError, LinerateError, ParseError
+from linerate.preflight import parse_iperf3_version
 from linerate.search.measurer import SentBy
-from linerate.traffic import frames, trafgen
+from linerate.traffic import frames, iperf3_udp, trafgen
 from linerate.traffic.base import FrameSender
+from linerate.traffic.iperf3_udp import Iperf3UdpSender
 
 COUNT_TABLE = "linerate_rfc2544"
 L2_OVERHEAD = 18  # MAC header + FCS: a frame of N bytes carries an (N - 18)-byte IP packet
@@ -62,8 +64,6 @@ def parse_count(text: str) -> int:
 def check_frame_for(frame: frames.FrameSize, family: int, generator: str, field: str = "--frame-sizes") -> None:
     """Before any host is contacted: a frame the family takes and, when iperf3 is asked for, one it
     can make (with "auto" the sender is known only on the client: FramePath.check)."""
-    from linerate.traffic import iperf3_udp
-
     trafgen.check_frame_size(frame, family, field)
     if generator == "iperf3":
         iperf3_udp.check_frame(frame, family, field)
@@ -71,9 +71,6 @@ def check_frame_for(frame: frames.FrameSize, family: int, generator: str, field:
 
 def choose_sender(client, generator: str = "auto"):
     """The client's sender: trafgen when asked or, with "auto", when the client has it; else iperf3 UDP."""
-    from linerate.preflight import parse_iperf3_version
-    from linerate.traffic.iperf3_udp import Iperf3UdpSender
-
     if generator not in GENERATORS:
         raise ConfigError("--generator", f"{generator!r} is not a packet generator; use {', '.join(GENERATORS)}")
     if generator != "iperf3":

@@ -29,8 +29,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from linerate.calc.linerate import parse_rate
 from linerate.errors import ConfigError
 from linerate.exec.ssh import SshTarget
+from linerate.inputs import parse_toml, read_text
+from linerate.model import MAX_BITRATE_BPS, MIN_BITRATE_BPS
 from linerate.testbed.knobs import IFNAME_RE
 
 MAX_FILE_BYTES = 100_000
@@ -154,9 +157,6 @@ class Inventory(BaseModel):
     @field_validator("link")
     @classmethod
     def _link(cls, value: str | None) -> str | None:
-        from linerate.calc.linerate import parse_rate
-        from linerate.model import MAX_BITRATE_BPS, MIN_BITRATE_BPS
-
         if value is not None:
             bps = parse_rate(value)  # ValueError names what is allowed
             if not MIN_BITRATE_BPS <= bps <= MAX_BITRATE_BPS:
@@ -210,8 +210,6 @@ def _describe(exc: ValidationError) -> str:
 
 
 def parse_inventory(text: str, source: str = "<inventory>") -> Inventory:
-    from linerate.inputs import parse_toml
-
     doc = parse_toml(text, source, "an inventory file")
     try:
         return Inventory.model_validate(doc)
@@ -220,6 +218,4 @@ def parse_inventory(text: str, source: str = "<inventory>") -> Inventory:
 
 
 def load_inventory(path: str | Path) -> Inventory:
-    from linerate.inputs import read_text
-
     return parse_inventory(read_text(path, MAX_FILE_BYTES, "inventory file (TOML)"), str(path))

@@ -23,6 +23,7 @@ import re
 import shlex
 
 from linerate.errors import LinerateError
+from linerate.report.layout import plain
 from linerate.store.journal import JournalFile
 
 MAX_VALUE_CHARS = 256
@@ -53,8 +54,6 @@ def value_problem(kind: str, value: str) -> str | None:
 
 
 def _shown(value: str) -> str:
-    from linerate.report.layout import plain
-
     return repr(plain(value[:40])) + ("..." if len(value) > 40 else "")
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from linerate.errors import ConfigError
+from linerate.experiment.axes import AXES, VM_AXES
 # The spec parsers live in topology/link.py (pure; experiment/axes.py imports them from there); these
 # names stay importable from here.
 from linerate.topology.link import ANY_SYSCTL_NAME_RE as SYSCTL_NAME_RE
 from linerate.topology.link import ANY_SYSCTL_VALUE_RE as SYSCTL_VALUE_RE
-from linerate.topology.link import IFNAME_RE, parse_any_sysctls, parse_dut_offloads, parse_sysctls
+from linerate.topology.link import IFNAME_RE
 from linerate.topology.link import OFFLOAD_FEATURES as _OFFLOAD_FEATURES
+from linerate.topology.link import parse_any_sysctls, parse_dut_offloads, parse_sysctls
 
 __all__ = ["IFNAME_RE", "NAMESPACE_ONLY", "OFFLOAD_FEATURES", "SYSCTL_NAME_RE", "SYSCTL_VALUE_RE",
            "parse_any_sysctls", "parse_dut_offloads", "refuse_unsupported"]
@@ -30,8 +32,6 @@ NAMESPACE_ONLY = {"link_rate": "an emulated link rate", "delay_ms": "netem delay
 
 def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -> None:
     """ConfigError (exit 2, nothing touched) for the first axis value this testbed kind cannot honour."""
-    from linerate.experiment.axes import AXES, VM_AXES  # here, not at the top: axes.py imports this module's parsers
-
     for cell in cells:
         if kind == "namespace":
             vm = cell.get("dut") == "vm"

@@ -24,7 +24,8 @@ from typing import Any
 
 from linerate import __version__
 from linerate.calc.linerate import parse_rate
-from linerate.dut.base import OS_FAMILY, DutDriver, detect_family, driver_for
+from linerate.dut.base import OS_FAMILY, DutDriver, detect_family
+from linerate.dut.drivers import driver_for
 from linerate.errors import ConfigError, ExecError, LinerateError
 from linerate.exec.ssh import OutputLimitError, SshExecutor, SshSession
 from linerate.lab.signals import terminations_raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from linerate.errors import ExecError, ParseError
 from linerate.model import Trial, TrialParams
 
 
@@ -46,8 +47,6 @@ def run_sender(client: Any, argv: Sequence[str], parse: Callable[[str], Any], co
     the summary may be there: trafgen's is); a missing or unreadable summary is an ExecError naming
     the command and the host. The timeout allows three times the intended sending time (unpaced: at
     50 kframes/s) plus 30 s."""
-    from linerate.errors import ExecError, ParseError
-
     seconds = count / rate_pps if rate_pps else count / 50_000
     result = client.run(list(argv), stdin=stdin, timeout_s=3 * seconds + 30, check=False)
     try:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from linerate.errors import ConfigError, ParseError
 from linerate.traffic import frames
+from linerate.traffic.base import run_sender
+from linerate.traffic.iperf3 import load_json
 from linerate.traffic.trafgen import FCS_BYTES, HEADERS, FlowSpec, Sent
 
 MIN_PAYLOAD = 16
@@ -49,8 +51,6 @@ def send_argv(flow: FlowSpec, frame_bytes: int, rate_pps: int | None, count: int
 
 def parse_send(text: str) -> Sent:
     """iperf3 -J of a UDP client run -> datagrams sent, payload bytes, seconds the sending took."""
-    from linerate.traffic.iperf3 import load_json
-
     try:
         doc = load_json(text)
     except ParseError:  # iperf3 prints option errors as text even with -J
@@ -80,7 +80,5 @@ class Iperf3UdpSender:
     def send(self, client, device: str, flow: FlowSpec, frame: frames.FrameSize, rate_pps: int | None,
              count: int, *, to_dut: bool = True) -> Sent:
         """to_dut is moot: iperf3 sends only to its server."""
-        from linerate.traffic.base import run_sender
-
         self.check(frame, flow.family)
         return run_sender(client, send_argv(flow, frame, rate_pps, count), parse_send, count, rate_pps)

@@ -16,8 +16,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from linerate.calc.linerate import RFC2544_SIZES
 from linerate.errors import ConfigError, ParseError
 from linerate.traffic import frames
+from linerate.traffic.base import run_sender
 
 FCS_BYTES = 4
 HEADERS = {4: 14 + 20 + 8, 6: 14 + 40 + 8}
@@ -34,8 +36,6 @@ def min_frame(family: int) -> int:
 def default_frame_sizes(family: int, smallest: int | None = None) -> list[int]:
     """RFC 2544's seven sizes, the smallest raised to what the family's headers need (IPv6: 66) or
     to what the sender can make (`smallest`: iperf3 UDP's 82 for IPv6)."""
-    from linerate.calc.linerate import RFC2544_SIZES
-
     return sorted({max(size, smallest or min_frame(family)) for size in RFC2544_SIZES})
 
 
@@ -144,8 +144,6 @@ class TrafgenSender:
     def send(self, client, device: str, flow: FlowSpec, frame: frames.FrameSize, rate_pps: int | None,
              count: int, *, to_dut: bool = True) -> Sent:
         """to_dut False: to an unused MAC (the generator's ceiling, without the DUT's work)."""
-        from linerate.traffic.base import run_sender
-
         if not to_dut:
             flow = FlowSpec(**{**flow.__dict__, "dst_mac": NOBODY_MAC})
         argv = send_argv(device, rate_pps, count)

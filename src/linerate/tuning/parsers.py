@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from linerate.errors import ConfigError
+from linerate.inputs import read_bytes
 
 MAX_FILE_BYTES = 5_000_000
 MAX_LINE_CHARS = 65_536
@@ -42,8 +43,6 @@ def guess_kind(path: str) -> str:
 
 
 def read_text(path: str) -> str:
-    from linerate.inputs import read_bytes
-
     data = read_bytes(path, MAX_FILE_BYTES, "tuning file")
     if b"\x00" in data:
         raise ConfigError(path, "binary data (NUL bytes); expected a text configuration file")

@@ -20,25 +20,10 @@ from dataclasses import dataclass, replace
 
 from linerate.topology.firewall import render_ruleset
 from linerate.topology.link import OFFLOAD_FEATURES
-from linerate.topology.plan import (
-    ADDR,
-    CLIENT_IF,
-    DUT_LAN_IF,
-    DUT_WAN_IF,
-    IFINDEX,
-    SERVER_IF,
-    CreateNamespace,
-    CreateTap,
-    CreateVeth,
-    LabSpec,
-    Plan,
-    RunTool,
-    SetLink,
-    SetSysctls,
-    Step,
-    address_steps,
-    knob_steps,
-)
+from linerate.topology.plan import (ADDR, CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, IFINDEX, SERVER_IF, CreateNamespace,
+                                    CreateTap, CreateVeth, LabSpec, Plan, RunTool, SetLink, SetSysctls, Step,
+                                    address_steps, knob_steps)
+from linerate.vm.qemu import parse_virtio_offloads
 
 DUT_OSES = ("linux", "opnsense", "pfsense", "freebsd", "openbsd")
 
@@ -57,8 +42,6 @@ class VmOptions:
     @property
     def virtio(self) -> dict[str, str]:
         """The virtio-net device properties virtio_text asks for."""
-        from linerate.vm.qemu import parse_virtio_offloads
-
         return parse_virtio_offloads(self.virtio_text)
 
 

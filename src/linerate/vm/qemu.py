@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from linerate.errors import ParseError
+
 LAN_MAC, WAN_MAC, MGMT_MAC = "52:54:00:4c:52:01", "52:54:00:4c:52:02", "52:54:00:4c:52:03"
 LAN_SLOT, WAN_SLOT, MGMT_SLOT, SERIAL_SLOT, DISK_SLOT = 3, 4, 5, 6, 7
 ACCELS = ("auto", "kvm", "tcg")
@@ -123,7 +125,5 @@ def negotiated_features(text: str) -> dict[str, str]:
     {property: on|off} for the properties linerate sets."""
     bits = text.strip()
     if not bits or set(bits) - {"0", "1"}:
-        from linerate.errors import ParseError
-
         raise ParseError(f"virtio features {bits[:40]!r} is not a bit string")
     return {name: "on" if bit < len(bits) and bits[bit] == "1" else "off" for name, bit in VIRTIO_PROPERTIES.items()}

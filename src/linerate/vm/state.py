@@ -6,7 +6,8 @@ guest was booted (accelerator, vCPUs, memory, boot-to-ready time)."""
 from __future__ import annotations
 
 from linerate.errors import LabError
-from linerate.exec import Executor
+from linerate.exec import Executor, NetnsExecutor
+from linerate.lab.apply import read_sysctl
 from linerate.lab.state import read_lab_state, read_offloads, verify
 from linerate.topology.plan import LabSpec
 from linerate.vm.plan import TAPS, VmOptions, host_rps_masks
@@ -16,9 +17,6 @@ from linerate.vm.qemu import UNVERIFIABLE_ON, negotiated_features
 def read_vm_state(spec: LabSpec, vm: VmOptions, guest: Executor, info: dict) -> dict:
     """The namespace lab's read-back with the DUT's interfaces and sysctls read in the guest; the
     dut namespace's veth ends and taps (the wire) under "wire"."""
-    from linerate.exec import NetnsExecutor
-    from linerate.lab.apply import read_sysctl
-
     def sysctl(ns: str, key: str) -> str:
         if ns == spec.netns("dut"):
             return " ".join(guest.run(["sysctl", "-n", key], timeout_s=10).stdout.split())
