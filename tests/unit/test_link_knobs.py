@@ -1,7 +1,8 @@
 import pytest
 
 from linerate.errors import ConfigError
-from linerate.experiment.axes import lab_spec, required_features
+from linerate.experiment.axes import lab_spec
+from linerate.testbed.requirements import required_features
 from linerate.experiment.calibration import GENERATOR_BOUND, flags_for
 from linerate.experiment.config import parse_experiment
 from linerate.lab.state import verify

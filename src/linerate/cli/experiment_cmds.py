@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from linerate.cli.options import add_accept_new, add_db, open_store
+from linerate.cli.options import add_accept_new, add_db, open_store, testbeds_for
 from linerate.errors import ConfigError
 
 
@@ -86,16 +86,6 @@ def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, 
         print(line)
     print(testbeds.check(experiment.cells(), test.required_features))
     return 0
-
-
-def testbeds_for(args: argparse.Namespace, store=None):
-    """The Testbeds of a run: the labs of this machine, or the hosts of the --testbed inventory
-    (loaded and checked before anything is contacted)."""
-    from linerate.testbed.base import open_testbeds
-    from linerate.testbed.inventory import load_inventory
-
-    inventory = load_inventory(args.testbed) if args.testbed else None
-    return open_testbeds(inventory, store=store, accept_new=args.accept_new_host_keys)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -143,3 +143,26 @@ def add_accept_new(parser: argparse.ArgumentParser) -> None:
 
 def add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
+
+
+def testbeds_for(args: argparse.Namespace, store=None):
+    """The Testbeds a command runs on: the --testbed inventory's hosts (loaded and checked before any
+    is contacted; lab options are refused beside it), the lab --lab names (left up), or new labs
+    from the lab options. The one place a command chooses among them."""
+    from linerate.lab.registry import Registry
+    from linerate.testbed.base import find_lab, open_testbeds
+    from linerate.testbed.inventory import load_inventory
+
+    options = vars(args)
+    inventory = None
+    if options.get("testbed"):
+        given = lab_params_from_args(args, only_given=True) if "firewall" in options else {}
+        if given or options.get("lab"):
+            raise ConfigError("--lab" if options.get("lab") else LAB_OPTIONS[next(iter(given))],
+                              "builds a namespace lab; with --testbed the hosts are what the inventory names (its "
+                              "link = sets the line rate): drop one")
+        inventory = load_inventory(args.testbed)
+    lab = as_option(lambda: find_lab(args.lab, Registry())) if options.get("lab") else None
+    if lab is not None:
+        check_lab_options(args, args.lab, lab.params)
+    return open_testbeds(inventory, lab=lab, store=store, accept_new=options.get("accept_new_host_keys", False))

@@ -4,13 +4,12 @@ a lab built from the same options as `trial`, every search trial stored."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import re
 
-from linerate.cli.options import (add_accept_new, add_json_flag, add_lab_options, as_option, check_lab_options,
-                                  lab_params_from_args, open_store)
+from linerate.cli.options import (add_accept_new, add_json_flag, add_lab_options,
+                                  lab_params_from_args, open_store, testbeds_for)
 from linerate.errors import ConfigError
 from linerate.search.frame_path import GENERATORS
 
@@ -68,7 +67,7 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     """The same runner as `linerate run FILE` with test = "rfc2544", on an experiment built from the
     options: one repetition of a search per frame size, on a new lab, --lab, or --testbed."""
     from linerate.cli.progress import ProgressReporter
-    from linerate.experiment.config import Experiment
+    from linerate.experiment.config import experiment_from_dict
     from linerate.experiment.run import run_experiment
     from linerate.report.searches_table import render_table
     from linerate.search.frame_path import check_frame_for
@@ -80,20 +79,19 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     if not NAME_RE.fullmatch(args.name or ""):
         raise ConfigError("--name", f"{(args.name or '')[:40]!r} is not a name; use letters, digits, '.', '_' or '-' "
                           "(up to 64, starting with a letter or digit)")
-    inventory = _inventory(args)
+    testbeds = testbeds_for(args)  # checked (inventory, --lab, lab options) before the store is made
+    lab_params = {**lab_params_from_args(args), **testbeds.held_params()}
+    experiment = experiment_from_dict({
+        "name": args.name, "test": "rfc2544", "repetitions": 1, "calibrate": False,
+        "duration_s": max(1, math.ceil(args.trial_duration)), "pdr_loss": args.pdr_loss,
+        "generator": args.generator, "frame_sizes": args.frame_sizes,
+        "fixed": {"family": args.family, **lab_params}}, "rfc2544 options")
+    testbeds.check(experiment.cells(), set())
     store = open_store(args)
-    with _testbeds(args, store, inventory) as (testbeds, lab_params):
-        experiment = as_option(lambda: Experiment.model_validate({
-            "name": args.name, "test": "rfc2544", "repetitions": 1, "calibrate": False,
-            "duration_s": max(1, math.ceil(args.trial_duration)), "pdr_loss": args.pdr_loss,
-            "generator": args.generator, "frame_sizes": args.frame_sizes,
-            "fixed": {"family": args.family, **lab_params}}))
-        testbeds.check(experiment.cells(), set())
-        extra = {"goals": settings.goals(), "library": library_version(),
-                 **({"testbed": inventory.name} if inventory is not None else {})}
-        with ProgressReporter() as reporter:
-            run = run_experiment(experiment, store, testbeds, kind_label="rfc2544", resume=args.resume,
-                                 on_event=reporter, settings=settings, config_extra=extra)
+    testbeds = testbeds_for(args, store)
+    with ProgressReporter() as reporter:
+        run = run_experiment(experiment, store, testbeds, kind_label="rfc2544", resume=args.resume, on_event=reporter,
+                             settings=settings, config_extra={"goals": settings.goals(), "library": library_version()})
     if args.json:
         print(json.dumps({"experiment_id": run.experiment_id, "config": store.experiment(run.experiment_id).config,
                           "results": [r.to_dict() for r in run.results]}, indent=2))
@@ -103,33 +101,3 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
         print(f"experiment {run.experiment_id} '{args.name}' in {store.path}; "
               f"{sum(len(r.trials) for r in run.results)} search trials stored")
     return 0
-
-
-def _inventory(args: argparse.Namespace):
-    """The --testbed inventory (checked before anything is contacted), or None for a namespace lab."""
-    if not args.testbed:
-        return None
-    from linerate.cli.options import LAB_OPTIONS, lab_params_from_args
-    from linerate.testbed.inventory import load_inventory
-
-    given = lab_params_from_args(args, only_given=True)
-    if given or args.lab:
-        raise ConfigError("--lab" if args.lab else LAB_OPTIONS[next(iter(given))], "builds a namespace lab; with "
-                          "--testbed the hosts are what the inventory names (its link = sets the line rate): drop one")
-    return load_inventory(args.testbed)
-
-
-@contextlib.contextmanager
-def _testbeds(args: argparse.Namespace, store, inventory):
-    """(Testbeds, the lab params the search records): a new lab from the options, the lab --lab
-    names (left up), or the --testbed hosts."""
-    from linerate.lab.registry import Registry
-    from linerate.testbed.base import KeptLab, find_lab, open_testbeds
-
-    if args.lab is not None and inventory is None:
-        lab = as_option(lambda: find_lab(args.lab, Registry()))
-        check_lab_options(args, args.lab, lab.params)
-        yield KeptLab(lab), dict(lab.params)
-        return
-    lab_params = lab_params_from_args(args) if inventory is None else {}
-    yield open_testbeds(inventory, store=store, accept_new=args.accept_new_host_keys), lab_params

@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-import contextlib
-from collections.abc import Iterator
 
-from linerate.cli.options import (add_json_flag, add_lab_options, as_option, bitrate_type, check_lab_options,
-                                  lab_params_from_args, open_store)
+from linerate.cli.options import (add_json_flag, add_lab_options, as_option, bitrate_type,
+                                  lab_params_from_args, open_store, testbeds_for)
 from linerate.errors import ConfigError
 from linerate.model import DIRECTIONS, PROTOCOLS, Trial, TrialParams
 from linerate.report.layout import format_mbps, format_ms, row_label
@@ -115,29 +113,13 @@ def flags_of(trial: Trial, lab_params: dict) -> list[str]:
                           "duration_s": trial.params.duration_s}, trial)
 
 
-@contextlib.contextmanager
-def lab_in_use(args: argparse.Namespace) -> Iterator[tuple[object, dict]]:
-    """(lab, its parameters): the existing lab --lab names (left up), or a new one from the lab
-    options, checked by preflight, brought up and removed afterwards."""
-    from linerate.lab.registry import Registry
-    from linerate.testbed.base import LabTestbeds, find_lab, lab_testbed, new_lab_id
-
-    if args.lab is not None:
-        lab = as_option(lambda: find_lab(args.lab, Registry()))
-        check_lab_options(args, args.lab, lab.params)
-        yield lab, lab.params
-        return
-    lab_params = lab_params_from_args(args)
-    lab = as_option(lambda: lab_testbed(new_lab_id(), lab_params))
-    LabTestbeds().check([lab_params])
-    with lab:
-        yield lab, lab_params
-
-
 def cmd_trial(args: argparse.Namespace) -> int:
     params = params_from_args(args)
-    with lab_in_use(args) as (lab, lab_params):
-        trial = lab.run_trial(params)
+    testbeds = testbeds_for(args)
+    lab_params = {**lab_params_from_args(args), **testbeds.held_params()}
+    testbeds.check([lab_params])
+    with testbeds.open(lab_params) as testbed:
+        trial = testbed.run_trial(params)
     flags = flags_of(trial, lab_params)
     if args.json:
         print(json.dumps({**trial.to_dict(), "flags": flags}, indent=2))
@@ -148,17 +130,17 @@ def cmd_trial(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from linerate.cli.progress import ProgressReporter
-    from linerate.experiment.builtin import choose_demo, demo_experiment
+    from linerate.experiment.builtin import demo_experiment
     from linerate.experiment.run import run_experiment
     from linerate.report.exporters import export
-    from linerate.testbed.base import LabTestbeds
+    from linerate.testbed.base import LabTestbeds, demo_dut
 
     for option, value, low, high in (("--repetitions", args.repetitions, 1, 1000),
                                      ("--duration", 2 if args.duration is None else args.duration, 1, 3600),
                                      ("--omit", args.omit, 0, 600)):
         if not low <= value <= high:
             raise ConfigError(option, f"{value} is out of range; use {low} to {high}")
-    dut, why = choose_demo(args.dut)
+    dut, why = demo_dut(args.dut)
     if why:
         print(f"demo: namespace lab, not a VM DUT: {why}")
     experiment = demo_experiment(args.repetitions, args.duration, args.omit, dut)

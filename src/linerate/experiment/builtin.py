@@ -11,10 +11,6 @@ experiment:
 
 from __future__ import annotations
 
-import os
-import shutil
-
-from linerate.errors import ConfigError
 from linerate.experiment.config import Experiment, parse_experiment
 
 TABLES = {
@@ -69,21 +65,3 @@ def demo_experiment(repetitions: int, duration_s: int | None, omit_s: int, dut: 
         """,
         source="demo options",
     )
-
-
-def vm_demo_unavailable() -> str | None:
-    """Why the VM demo cannot run here (None: it can)."""
-    if shutil.which("qemu-system-x86_64") is None:
-        return "qemu-system-x86_64 is not installed (make install adds it)"
-    if not os.path.exists("/dev/net/tun"):
-        return "/dev/net/tun is missing"
-    return None
-
-
-def choose_demo(requested: str) -> tuple[str, str | None]:
-    """(the DUT the demo uses, why not the VM when auto fell back); ConfigError when a VM demo was
-    asked for and cannot run here."""
-    why = vm_demo_unavailable() if requested != "namespace" else None
-    if why and requested == "vm":
-        raise ConfigError("--dut", f"vm: {why}")
-    return ("namespace" if why or requested == "namespace" else "vm"), why

@@ -180,6 +180,11 @@ def parse_experiment(text: str, source: str = "<experiment>") -> Experiment:
                 fixed[name] = doc.pop(name)
     if fixed:
         doc["fixed"] = fixed
+    return experiment_from_dict(doc, source)
+
+
+def experiment_from_dict(doc: dict[str, Any], source: str) -> Experiment:
+    """A validated Experiment from a parsed file (or one a command builds from its options)."""
     try:
         return Experiment.model_validate(doc)
     except ValidationError as exc:

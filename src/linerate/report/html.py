@@ -116,7 +116,7 @@ def attempt_rows(points: Sequence[Any]) -> Markup:
 def render_report(store: Any, report: Any) -> str:
     """report: built with detail=True (data.build_report); the store gives the chosen trials' raw
     iperf3 output and the read-back knob states."""
-    from linerate.report.plot import mean_ci_figure, run_order_figure, svg_text
+    from linerate.report.plot import mean_ci_figure, run_order_figure, svg_text  # matplotlib: only for a page
 
     evidence = gather(store, report)
     exp = report.experiment
@@ -136,7 +136,7 @@ def render_report(store: Any, report: Any) -> str:
 
 
 def render_compare(result: Any, store: Any) -> str:
-    from linerate.report.plot import difference_figure, svg_text
+    from linerate.report.plot import difference_figure, svg_text  # matplotlib: only for a page
 
     experiments = {side: store.experiment(selection.experiment_id) for side, selection in
                    (("A", result.a), ("B", result.b))}

@@ -47,8 +47,8 @@ def search_views(store: Store, experiment_id: int, columns: list[str]) -> list[S
 
 
 def render_search_report(store: Store, experiment: ExperimentRow) -> str:
-    from linerate.report.plot import svg_text
-    from linerate.report.searches_plot import frame_size_figure
+    from linerate.report.plot import svg_text  # matplotlib: only when a page is rendered
+    from linerate.report.searches_plot import frame_size_figure  # matplotlib
     summaries = summarize_searches(store, experiment.id)
     families = []
     for family in sorted({s.family for s in summaries}):

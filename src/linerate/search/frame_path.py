@@ -101,8 +101,13 @@ class _NotingArgv:
         self.argvs.append(tuple(str(a) for a in argv))
         return self.executor.run(argv, **kwargs)
 
-    def __getattr__(self, name: str):
-        return getattr(self.executor, name)
+    def run_many(self, argvs, **kwargs):
+        self.argvs.extend(tuple(str(a) for a in argv) for argv in argvs)
+        return self.executor.run_many(argvs, **kwargs)
+
+    def spawn(self, argv, **kwargs):
+        self.argvs.append(tuple(str(a) for a in argv))
+        return self.executor.spawn(argv, **kwargs)
 
 
 class FramePath:

@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import os
 import secrets
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, ContextManager, Protocol
@@ -26,7 +27,7 @@ from linerate import preflight
 from linerate.dut.base import DutDriver
 from linerate.errors import ConfigError, LabError, PreflightError
 from linerate.exec import Executor
-from linerate.experiment.axes import lab_spec, local_problems, required_features, vm_params
+from linerate.experiment.axes import lab_spec, vm_params
 from linerate.experiment.environment import fingerprint
 from linerate.lab.registry import LabRecord, Registry
 from linerate.model import FirewallProfile, Trial, TrialParams, validate_lab_name
@@ -34,6 +35,7 @@ from linerate.store.db import Store
 from linerate.testbed.inventory import Inventory
 from linerate.testbed.knobs import refuse_unsupported
 from linerate.testbed.namespace import NamespaceTestbed
+from linerate.testbed.requirements import local_problems, required_features
 from linerate.testbed.ssh import SshTestbeds
 from linerate.testbed.vm import VmTestbed
 from linerate.topology.plan import LabSpec
@@ -94,6 +96,8 @@ class Testbeds(Protocol):
 
     def refuse_unsupported(self, cells: list[dict[str, Any]]) -> None: ...  # axes this kind cannot honour
 
+    def held_params(self) -> dict[str, Any]: ...  # lab-axis values every testbed of it holds (a kept lab's)
+
 
 def new_lab_id() -> str:
     return secrets.token_hex(3)
@@ -147,6 +151,9 @@ class LabTestbeds:
     def record(self) -> dict:
         return fingerprint()
 
+    def held_params(self) -> dict[str, Any]:
+        return {}  # each combination gets a lab built for it
+
     def refuse_unsupported(self, cells: list[dict[str, Any]]) -> None:
         refuse_unsupported(cells, "namespace")
 
@@ -176,6 +183,9 @@ class KeptLab:
     def record(self) -> dict:
         return fingerprint()
 
+    def held_params(self) -> dict[str, Any]:
+        return dict(self.lab.params)
+
     def refuse_unsupported(self, cells: list[dict[str, Any]]) -> None:
         refuse_unsupported(cells, "namespace")
 
@@ -183,9 +193,29 @@ class KeptLab:
         return f"lab {self.lab.spec.lab_id}: up"
 
 
-def open_testbeds(inventory: Inventory | None, *, store: Store | None = None, accept_new: bool = False,
+def open_testbeds(inventory: Inventory | None = None, *, lab: NamespaceTestbed | None = None,
+                  store: Store | None = None, accept_new: bool = False,
                   on_message: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> Testbeds:
-    """The labs of this machine (no inventory), or the real hosts an inventory names."""
-    if inventory is None:
-        return LabTestbeds()
-    return SshTestbeds(inventory, store, accept_new=accept_new, on_message=on_message)
+    """The real hosts an inventory names, or one lab that is up already (--lab), or new labs on
+    this machine (namespace or VM DUT, by each combination's `dut` axis)."""
+    if inventory is not None:
+        return SshTestbeds(inventory, store, accept_new=accept_new, on_message=on_message)
+    return KeptLab(lab) if lab is not None else LabTestbeds()
+
+
+def vm_demo_unavailable() -> str | None:
+    """Why the VM demo cannot run here (None: it can)."""
+    if shutil.which("qemu-system-x86_64") is None:
+        return "qemu-system-x86_64 is not installed (make install adds it)"
+    if not os.path.exists("/dev/net/tun"):
+        return "/dev/net/tun is missing"
+    return None
+
+
+def demo_dut(requested: str) -> tuple[str, str | None]:
+    """(the DUT the demo uses, why not the VM when auto fell back); ConfigError when a VM demo was
+    asked for and cannot run here."""
+    why = vm_demo_unavailable() if requested != "namespace" else None
+    if why and requested == "vm":
+        raise ConfigError("--dut", f"vm: {why}")
+    return ("namespace" if why or requested == "namespace" else "vm"), why

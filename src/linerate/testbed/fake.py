@@ -60,6 +60,9 @@ class FakeTestbeds:
     def record(self) -> dict:
         return dict(self._record)
 
+    def held_params(self) -> dict[str, Any]:
+        return {}
+
     def refuse_unsupported(self, cells: list[dict[str, Any]]) -> None:
         return None
 

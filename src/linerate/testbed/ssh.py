@@ -451,6 +451,9 @@ class SshTestbeds:
     def record(self) -> dict:
         return {"linerate_version": __version__, "testbed": self.inventory.name, "kind": "ssh"}
 
+    def held_params(self) -> dict[str, Any]:
+        return {}  # the DUT's knobs are switched per combination
+
     def refuse_unsupported(self, cells: list[dict[str, Any]]) -> None:
         refuse_unsupported(cells, "ssh", self.inventory)
 
