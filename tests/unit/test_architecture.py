@@ -1,0 +1,163 @@
+"""The joints of the package, measured (issue #28): no import circles between linerate's files
+(imports inside functions count), few linerate imports inside functions outside cli/ (each one
+keeping a heavy library off the start-up path, and saying so), no probing of testbeds with
+hasattr/getattr, the choice among testbed kinds made in testbed/ (and at most two places outside),
+no report code in search/, and every Testbed implementation with every member of the protocol."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import get_type_hints
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+MAX_FUNCTION_IMPORTS = 25  # of linerate modules, outside cli/
+HEAVY = re.compile(r"#.*(matplotlib|scipy|jinja2|asyncssh|pydantic)")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def resolve(name: str) -> str | None:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(module: str) -> list[tuple[str, int, bool, str]]:
+    """(imported linerate module, line, inside a function?, the source line) of every import."""
+    path = MODULES[module]
+    text = path.read_text()
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    out = []
+
+    def visit(node: ast.AST, inside: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                if isinstance(child, ast.Import):
+                    names = [alias.name for alias in child.names]
+                else:
+                    base = child.module or ""
+                    if child.level:
+                        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+                        base = ".".join(package[:len(package) - child.level + 1] + ([child.module] if child.module else []))
+                    names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in child.names]
+                for name in names:
+                    target = resolve(name) if name.startswith("linerate") else None
+                    if target and target != module:
+                        out.append((target, child.lineno, inside, lines[child.lineno - 1]))
+            visit(child, inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    visit(tree, False)
+    return out
+
+
+GRAPH = {module: imports(module) for module in MODULES}
+
+
+def cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found, counter = {}, {}, [], set(), [], [0]
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w, *_ in GRAPH[v]:
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(MODULES):
+        if module not in index:
+            connect(module)
+    return found
+
+
+def test_no_import_circles_counting_imports_inside_functions():
+    assert cycles() == []
+
+
+def test_few_function_level_imports_outside_cli_each_with_its_reason():
+    inside = sorted({(module, line, source.strip()) for module, edges in GRAPH.items() if not module.startswith("linerate.cli")
+                     for _, line, in_function, source in edges if in_function})
+    print(f"\nlinerate imports inside functions outside cli/: {len(inside)} (at most {MAX_FUNCTION_IMPORTS})")
+    assert len(inside) <= MAX_FUNCTION_IMPORTS, inside
+    without_reason = [item for item in inside if not HEAVY.search(item[2])]
+    assert without_reason == []
+
+
+def test_nothing_probes_testbeds_labs_or_hosts():
+    probes = []
+    for module, path in MODULES.items():
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"\b(hasattr|getattr)\((lab|testbed|view|host|executor|bed|self\.executor)\b", line):
+                probes.append(f"{module}:{number}: {line.strip()}")
+            if "__getattr__" in line:
+                probes.append(f"{module}:{number}: {line.strip()}")
+    assert probes == []
+
+
+def test_testbed_kinds_are_told_apart_in_testbed_only():
+    """Comparisons with a testbed kind or DUT kind, and choices between an inventory and labs."""
+    pattern = re.compile(r"""(==|!=)\s*["'](vm|namespace|ssh)["']|["'](vm|namespace|ssh)["']\s*(==|!=)|"""
+                         r"""inventory is (not )?None|isinstance\([^)]*(Testbed|Lab)\b|options\.get\("testbed"\)""")
+    outside = [f"{module}:{number}" for module, path in MODULES.items() if not module.startswith("linerate.testbed")
+               for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+    print(f"\ntestbed-kind branches outside testbed/: {outside}")
+    assert len(outside) <= 2, outside
+
+
+def test_search_holds_no_report_code():
+    for module, edges in GRAPH.items():
+        if module.startswith("linerate.search"):
+            assert not [e for e in edges if e[0].startswith("linerate.report")], module
+            assert not re.search(r"^\s*(import|from) (matplotlib|jinja2)", MODULES[module].read_text(), re.M), module
+
+
+@pytest.mark.parametrize("implementation", ["linerate.testbed.namespace:NamespaceTestbed", "linerate.testbed.vm:VmTestbed",
+                                            "linerate.testbed.ssh:SshView", "linerate.testbed.fake:FakeTestbed"])
+def test_every_testbed_has_every_member_of_the_protocol(implementation):
+    import importlib
+
+    from linerate.testbed.base import Testbed
+
+    module, name = implementation.split(":")
+    cls = getattr(importlib.import_module(module), name)
+    members = {n for n in dir(Testbed) if not n.startswith("_")} | set(get_type_hints(Testbed))
+    # attributes an __init__ sets (params, state): found in the sources of the class and its bases
+    source = "".join(Path(importlib.import_module(c.__module__).__file__).read_text() for c in cls.__mro__
+                     if c.__module__.startswith("linerate"))
+    missing = [m for m in sorted(members) if not hasattr(cls, m) and not re.search(rf"self\.{m}\b\s*(:[^=]*)?=", source)]
+    assert missing == []
+
+
+def test_every_kind_is_one_registry_line_and_has_its_members():
+    from linerate.kinds import KINDS, kind
+
+    for name in KINDS:
+        test = kind(name)
+        for member in ("check", "run", "render", "plot", "samples", "describe_plan", "formats", "required_features"):
+            assert hasattr(test, member), (name, member)
