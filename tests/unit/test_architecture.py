@@ -159,5 +159,6 @@ def test_every_kind_is_one_registry_line_and_has_its_members():
 
     for name in KINDS:
         test = kind(name)
-        for member in ("check", "run", "render", "plot", "samples", "describe_plan", "formats", "required_features"):
+        for member in ("check", "run", "render", "plot", "samples", "describe_plan", "formats", "required_features",
+                       "option_keys", "cells"):
             assert hasattr(test, member), (name, member)

@@ -13,7 +13,7 @@ from linerate.errors import LinerateError, PreflightError
 # command -> the module that registers it: a run of one command imports only that module
 # (bench/cli_startup.py); help, errors and unknown commands still see every command.
 COMMANDS = {"lab": "lab_cmds", "doctor": "lab_cmds", "trial": "trial_cmds", "demo": "trial_cmds",
-            "run": "experiment_cmds", "report": "experiment_cmds", "list": "experiment_cmds",
+            "run": "experiment_cmds", "tune": "experiment_cmds", "report": "experiment_cmds", "list": "experiment_cmds",
             "compare": "experiment_cmds", "import": "experiment_cmds", "calc": "calc_cmd",
             "audit": "tuning_cmds", "explain": "tuning_cmds", "recommend": "tuning_cmds",
             "testbed": "testbed_cmds", "diagnose": "diagnose_cmd", "rfc2544": "search_cmds"}

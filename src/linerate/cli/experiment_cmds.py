@@ -40,6 +40,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db(run)
     run.set_defaults(handler=cmd_run)
 
+    tune = sub.add_parser("tune", help="find the DUT knobs that really help, with proof (a tune file: test = \"tune\")",
+                          description="Example: linerate tune examples/tune-vm.toml --db tune.db")
+    tune.add_argument("file", help="tune file (TOML, test = \"tune\")")
+    tune.add_argument("--resume", action="store_true", help="continue a killed tune: stored trials are replayed, "
+                      "not measured again")
+    tune.add_argument("--dry-run", action="store_true", help="print the start, the candidates and the budget; "
+                      "run the preflight checks; run nothing")
+    tune.add_argument("--testbed", metavar="INVENTORY", help="tune real hosts over SSH (inventory TOML)")
+    add_accept_new(tune)
+    add_db(tune)
+    tune.set_defaults(handler=cmd_tune, seed=None)
+
     report = sub.add_parser("report", help="table of a stored experiment: mean ± 95%% CI per cell",
                             description="Example: linerate report classic --format md")
     report.add_argument("experiment", nargs="?", help="name or id (default: the newest)")
@@ -84,7 +96,7 @@ def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, 
     for line in test.describe_plan(experiment, text, seed, store, resume=args.resume,
                                    seed_given=args.seed is not None):
         print(line)
-    print(testbeds.check(experiment.cells(), test.required_features))
+    print(testbeds.check(test.cells(experiment), test.required_features))
     return 0
 
 
@@ -96,12 +108,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from linerate.report.exporters import export
 
     experiment, text = load_experiment(args.file)
+    test = kind(experiment.test)
     testbeds = testbeds_for(args)
-    testbeds.refuse_unsupported(experiment.cells())
+    testbeds.refuse_unsupported(test.cells(experiment))
     seed = args.seed if args.seed is not None else experiment.seed
     if args.dry_run:
         return _dry_run(args, experiment, text, seed, testbeds)
-    testbeds.check(experiment.cells(), kind(experiment.test).required_features)
+    testbeds.check(test.cells(experiment), test.required_features)
     store = open_store(args)
     testbeds = testbeds_for(args, store)
     with ProgressReporter() as reporter:
@@ -110,6 +123,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(export(store, result.experiment_id, "md"))
     print(result.summary(str(store.path)))
     return 0
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    """`linerate run` for a file with test = "tune" (any other test is refused: use `run`)."""
+    from linerate.experiment.config import load_experiment
+
+    experiment, _ = load_experiment(args.file)
+    if experiment.test != "tune":
+        raise ConfigError(args.file, f"is a test = \"{experiment.test}\" file; `linerate tune` runs test = \"tune\" "
+                          "files (use `linerate run` for this one)")
+    return cmd_run(args)
 
 
 def check_output(path: str | None, option: str = "--output") -> None:

@@ -68,6 +68,8 @@ class ProgressReporter:
                 self.console.print(f"[{event.done}/{event.planned}] {line}{eta}", highlight=False)
         elif event.kind == "calibrate":
             self.console.print(f"calibration: {_text(event.message)}", highlight=False)
+        elif event.kind == "message":  # a kind's own progress line (a search trial, a tuning decision)
+            self.console.print(_text(event.message), highlight=False)
         elif event.kind == "telemetry":
             self.console.print(f"telemetry: {_text(event.message)}", highlight=False)
         elif event.kind == "retry":

@@ -46,6 +46,7 @@ class Experiment(BaseModel):
     generator: Literal["auto", "trafgen", "iperf3"] = "auto"  # rfc2544's packet generator (search/frame_path.py)
     fixed: dict[str, Any] = Field(default_factory=dict)
     axes: dict[str, list[Any]] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)  # a kind's own keys (its OPTION_KEYS), checked by it
 
     @field_validator("test")
     @classmethod
@@ -57,7 +58,7 @@ class Experiment(BaseModel):
     @field_validator("fixed")
     @classmethod
     def _fixed_known(cls, fixed: dict[str, Any]) -> dict[str, Any]:
-        return {name: _axis_value(name, value, "fixed") for name, value in fixed.items()}
+        return {name: axis_value(name, value, "fixed") for name, value in fixed.items()}
 
     @field_validator("axes")
     @classmethod
@@ -66,7 +67,7 @@ class Experiment(BaseModel):
         for name, values in axes.items():
             if not values:
                 raise ValueError(f"axis '{name}' has no values; give at least one")
-            canon = [_axis_value(name, v, "axes") for v in values]
+            canon = [axis_value(name, v, "axes") for v in values]
             if len(set(map(repr, canon))) != len(canon):
                 raise ValueError(f"axis '{name}' repeats a value")
             out[name] = canon
@@ -86,6 +87,8 @@ class Experiment(BaseModel):
 
     def _test_consistent(self) -> None:
         """Keys of one kind in another kind's file are mistakes; the rest is the kind's to check."""
+        if self.options and not kind(self.test).option_keys:
+            raise ValueError(f"options applies to a kind with keys of its own; test = \"{self.test}\" has none")
         if self.test != "rfc2544":
             for name in ("frame_sizes", "pdr_loss", "generator"):
                 if name in self.model_fields_set:
@@ -126,7 +129,7 @@ class Experiment(BaseModel):
         return hashlib.sha256(self.model_dump_json(exclude_unset=True).encode()).hexdigest()[:16]
 
 
-def _axis_value(name: str, value: Any, where: str) -> Any:
+def axis_value(name: str, value: Any, where: str) -> Any:
     axis = AXES.get(name)
     if axis is None:
         hint = difflib.get_close_matches(name, list(AXES), n=1)
@@ -180,6 +183,11 @@ def parse_experiment(text: str, source: str = "<experiment>") -> Experiment:
                 fixed[name] = doc.pop(name)
     if fixed:
         doc["fixed"] = fixed
+    test = doc.get("test", "throughput")
+    own = kind(test).option_keys if isinstance(test, str) and test in KINDS else ()
+    options = {name: doc.pop(name) for name in own if name in doc}
+    if options:
+        doc["options"] = options
     return experiment_from_dict(doc, source)
 
 

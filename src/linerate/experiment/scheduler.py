@@ -51,7 +51,7 @@ LabFactory = Callable[[dict[str, Any]], ContextManager[TrialRunner]]
 
 @dataclass(frozen=True)
 class Event:
-    kind: str  # start | trial | retry | cell_done | done
+    kind: str  # start | trial | retry | cell_done | done | calibrate | telemetry | message (a kind's own line)
     cell: dict[str, Any] | None = None
     trial: Trial | None = None
     repetition: int = 0

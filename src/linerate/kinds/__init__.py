@@ -16,6 +16,7 @@ KINDS = {
     "throughput": "linerate.kinds.throughput",
     "latency": "linerate.kinds.throughput",  # throughput with RTT probes in every cell
     "rfc2544": "linerate.kinds.rfc2544",
+    "tune": "linerate.kinds.tune",
 }
 
 

@@ -32,6 +32,21 @@ class RunContext:
 class TestKind(Protocol):
     name: str
     formats: tuple[str, ...]  # what `linerate report --format` can give for it
+    required_features: frozenset[str]  # preflight checks beyond what the cells ask for
+    option_keys: tuple[str, ...]  # top-level keys of its own in an experiment file (Experiment.options)
+
+    def cells(self, experiment: Experiment) -> list[dict[str, Any]]:
+        """Every cell it may run: what the testbeds check before anything runs."""
+        ...
+
+    def describe_plan(self, experiment: Experiment, text: str, seed: int | None, store: Store | None, *,
+                      resume: bool = False, seed_given: bool = False) -> list[str]:
+        """--dry-run's lines."""
+        ...
+
+    def samples(self, store: Store, experiment: ExperimentRow) -> tuple[list, Callable[[Any], list[float]], str]:
+        """For `compare`: (key, params) of every configuration, a configuration's sample, its unit."""
+        ...
 
     def check(self, experiment: Experiment) -> None:
         """ValueError naming what in the file does not fit this kind (experiment/config.py turns it

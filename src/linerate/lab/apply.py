@@ -48,7 +48,7 @@ def apply_plan(plan: Plan, on_namespace: Callable[[str], None],
                on_tap: Callable[[CreateTap], None] | None = None) -> None:
     """Build the lab. on_namespace(name) is called *before* each namespace is created, so the
     caller can record it; a crash at any point leaves a record of everything that exists.
-    on_tap(step) creates a CreateTap step's device and keeps its file descriptors (vm/lab.py).
+    on_tap(step) creates a CreateTap step's device and keeps its file descriptors (testbed/vm.py).
 
     Netlink steps (veths, addresses, links, routes) are queued per namespace and sent as one batch
     each (lab/rtnl_batch.py) before the next step of another kind. Interface indexes are fixed by

@@ -4,7 +4,7 @@ missing, iperf3 UDP (traffic/iperf3_udp.py) — addressed to the server's test p
 counts them with one nftables counter in a table of its own, in prerouting at raw priority, before
 anything answers: trafgen's frames are then dropped (nothing listens for them), iperf3's accepted
 (its server must get them). Subclasses find the hosts, interfaces and addresses (a namespace lab:
-search/lab_path.py; an SSH testbed: search/testbed_path.py) and read the DUT's counters.
+testbed/lab_path.py; an SSH testbed: testbed/ssh_path.py) and read the DUT's counters.
 
 The counting table is added on entry and deleted on exit, also after a failure.
 """

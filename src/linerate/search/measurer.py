@@ -34,7 +34,7 @@ SETTLE_S = 0.5  # frames in flight and in the DUT's queues when the generator st
 
 
 class PacketPath(Protocol):
-    """A client -> DUT -> server path that can send frames and count them (search/lab_path.py)."""
+    """A client -> DUT -> server path that can send frames and count them (testbed/lab_path.py, testbed/ssh_path.py)."""
 
     generator: str  # "trafgen 0.6.8"
     link_bps: float | None  # the path's line rate (None: unknown)

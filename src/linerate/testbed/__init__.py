@@ -1,7 +1,4 @@
-"""Testbeds: where the client, DUT and server of an experiment live.
-
-A testbed, as the scheduler sees it, is a context manager yielding an object with
-`run_trial(params) -> Trial` and `state` (the read-back knobs). Two implementations:
-`namespace` — the built-in lab on this machine (lab/lab.py; one per combination of lab axes);
-`ssh` — real hosts from an inventory file (ssh.py), reached with asyncssh, one DutDriver per OS.
-"""
+"""Testbeds: where the client, DUT and server of an experiment live. base.py declares the Testbed
+and Testbeds protocols and open_testbeds(); namespace.py (the built-in lab on this machine),
+vm.py (a qemu guest as the DUT) and ssh.py (real hosts from an inventory) implement them; fake.py
+is the one tests use. Nothing outside this package asks which kind it holds."""

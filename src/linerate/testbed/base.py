@@ -74,6 +74,8 @@ class Testbed(Protocol):
 
     def apply_knobs(self) -> dict: ...  # make the DUT hold this testbed's knobs; their read-back
 
+    def knob_choices(self) -> dict[str, list[tuple[Any, str]]]: ...  # lab axis -> [(value worth trying, why)]
+
     def dut_counters(self) -> dict[str, int]: ...  # cumulative interface counters, through the driver
 
     def packet_path(self, family: int, generator: str = "auto") -> ContextManager[Any]: ...  # search/measurer.py

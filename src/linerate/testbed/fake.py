@@ -35,6 +35,9 @@ class FakeTestbed:
     def apply_knobs(self) -> dict:
         return {}
 
+    def knob_choices(self) -> dict[str, list[tuple]]:
+        return {}
+
     def dut_counters(self) -> dict[str, int]:
         return {}
 

@@ -138,6 +138,9 @@ class NamespaceTestbed:
     def apply_knobs(self) -> dict:
         return {}  # built in when the lab came up (its spec): nothing to switch per trial
 
+    def knob_choices(self) -> dict[str, list[tuple]]:
+        return {}  # the DUT is this host's own kernel: tuning it would tune the generator too
+
     def dut_counters(self) -> dict[str, int]:
         return self.driver.interface_counters(self.executor("dut"))
 

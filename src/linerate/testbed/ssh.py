@@ -37,6 +37,7 @@ from linerate.testbed.journal import HostValueError, Journal, manual_command, va
 from linerate.testbed.knobs import parse_any_sysctls, parse_dut_offloads, refuse_unsupported
 from linerate.testbed.ssh_path import JOURNAL_KIND, TestbedPath
 from linerate.traffic.iperf3 import IPERF3
+from linerate.tuning.catalog import runtime_recommendations
 from linerate.trial import measure_read_cost_or_none, run_trial
 
 SERVER_IDLE_TIMEOUT_S = 600  # a server whose controller died exits after this long without a test
@@ -415,6 +416,20 @@ class SshView:
 
     def apply_knobs(self) -> dict:
         return self.testbed.activate(self.params)
+
+    def knob_choices(self) -> dict[str, list[tuple]]:
+        """The runtime sysctls the catalog recommends for a router on the DUT's OS, and GRO on Linux
+        DUT interfaces that have it off (resegmented exactly on forward)."""
+        driver = self.testbed.driver
+        if driver is None:
+            return {}
+        choices: dict[str, list[tuple]] = {"dut_sysctls": runtime_recommendations(driver.family)}
+        offloads = (self.testbed.environment.get("dut") or {}).get("offloads") or {}
+        gro = [(f"{ifname}:gro=on", "catalog: GRO on for a Linux router") for ifname, features in offloads.items()
+               if driver.family == "linux" and features.get("gro") == "off"]
+        if gro:
+            choices["dut_offloads"] = gro
+        return choices
 
     def dut_counters(self) -> dict[str, int]:
         dut = self.testbed.executors.get("dut")

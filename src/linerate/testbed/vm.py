@@ -26,6 +26,7 @@ from linerate.process import ProcessRef
 from linerate.testbed.namespace import NamespaceTestbed
 from linerate.topology.plan import CreateTap, LabSpec, server_address
 from linerate.trial import measure_read_cost_or_none, run_trial
+from linerate.tuning.catalog import runtime_recommendations
 from linerate.vm.accel import choose_accel, kvm_status
 from linerate.vm.boot import BOOT_TIMEOUT_S, KERNEL_APPEND, wait_for_agent
 from linerate.vm.byo import require_kvm
@@ -159,6 +160,19 @@ class VmTestbed(NamespaceTestbed):
         if self.agent is not None:
             self.agent.close()
         return super().down()
+
+    def knob_choices(self) -> dict[str, list[tuple]]:
+        """The guest's virtio NIC (all offloads, a queue per vCPU, vhost-net where the host has it) and
+        the runtime sysctls the catalog recommends for a Linux router."""
+        choices: dict[str, list[tuple]] = {}
+        if self.vm.virtio_text != "on":
+            choices["virtio_offloads"] = [("on", "qemu's default virtio offloads (checksum, TSO, GSO)")]
+        if self.vm.vcpus > self.vm.queues:
+            choices["virtio_queues"] = [(self.vm.vcpus, f"one queue pair per vCPU ({self.vm.vcpus})")]
+        if not self.vm.vhost and os.path.exists("/dev/vhost-net"):
+            choices["vhost"] = [("on", "vhost-net: the host kernel moves the packets, not qemu's I/O thread")]
+        choices["dut_sysctls"] = runtime_recommendations("linux")
+        return choices
 
     def environment(self) -> dict:
         """The read-back offloads, and where the VM's threads and the generator ran (and a read's cost)."""

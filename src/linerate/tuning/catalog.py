@@ -165,3 +165,19 @@ def load_catalog() -> Catalog:
             doc = tomllib.loads(entry.read_text(encoding="utf-8"))
             knobs += [Knob.model_validate(item) for item in doc.get("knob", [])]
     return Catalog(knobs)
+
+
+def runtime_recommendations(os_name: str, role: str = "router") -> list[tuple[str, str]]:
+    """(name=value, why) of every runtime sysctl the catalog recommends for a role on an OS and says
+    affects throughput — what `linerate tune` tries when the file names no candidates. Knobs that
+    only switch forwarding on are left out (a DUT under test forwards already), and so are
+    boot-time tunables (they need a reboot) and per-unit names (dev.igb.N.fc: the unit is the box's)."""
+    out = []
+    for knob in load_catalog().knobs:
+        recommendation = knob.recommend.get(role)
+        if (knob.os != os_name or recommendation is None or "throughput" not in knob.effect
+                or knob.location not in ("sysctl", "both") or "N" in knob.name.split(".")
+                or "forward" in knob.name):
+            continue
+        out.append((f"{knob.name}={recommendation.value}", f"catalog: {recommendation.why}"))
+    return out

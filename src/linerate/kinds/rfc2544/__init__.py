@@ -81,6 +81,11 @@ class Rfc2544:
     name = "rfc2544"
     formats = ("md", "csv", "json", "html")
     required_features = frozenset({"binary trafgen"})
+    option_keys: tuple[str, ...] = ()  # top-level keys of its own (beyond Experiment's fields)
+
+    def cells(self, experiment: Experiment) -> list[dict[str, Any]]:
+        """Every cell it may run (what the testbeds check before anything runs)."""
+        return experiment.cells()
 
     def describe_plan(self, experiment: Experiment, text: str, seed: int | None, store: Store | None, *,
                       resume: bool = False, seed_given: bool = False) -> list[str]:

@@ -26,6 +26,11 @@ class Throughput:
     name = "throughput"
     formats = ("md", "csv", "json", "html")
     required_features: frozenset[str] = frozenset()  # preflight checks beyond what the cells ask for
+    option_keys: tuple[str, ...] = ()  # top-level keys of its own (beyond Experiment's fields)
+
+    def cells(self, experiment: Experiment) -> list[dict[str, Any]]:
+        """Every cell it may run (what the testbeds check before anything runs)."""
+        return experiment.cells()
 
     def describe_plan(self, experiment: Experiment, text: str, seed: int | None, store: Store | None, *,
                       resume: bool = False, seed_given: bool = False) -> list[str]:
