@@ -78,8 +78,9 @@ class DutDriver(Protocol):
 
     def cpu_snapshot(self, host: Executor) -> Snapshot: ...
 
-    def interface_counters(self, host: Executor) -> dict[str, int]:
-        """Cumulative packet/byte/drop counters of every interface (an rfc2544 search trial's before/after)."""
+    def path_counters(self, host: Executor) -> dict[str, int]:
+        """Cumulative counters a packet path reads around a trial: every interface's packets, bytes,
+        drops, and IP forwarding where the OS counts it (an rfc2544 search trial's before/after)."""
         ...
 
     def set_offload(self, host: Executor, ifname: str, feature: str, state: str) -> None: ...

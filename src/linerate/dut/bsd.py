@@ -84,7 +84,7 @@ class _BsdDriver:
     def cpu_snapshot(self, host: Executor) -> Snapshot:
         return take_snapshot(host, [self._cpu_probe()], self.family, TIMEOUT_S)
 
-    def interface_counters(self, host: Executor) -> dict[str, int]:
+    def path_counters(self, host: Executor) -> dict[str, int]:
         return take_snapshot(host, [self._interface_probe()], self.family, TIMEOUT_S).counters
 
     def link_speed_mbps(self, host: Executor, ifname: str) -> int | None:

@@ -41,9 +41,10 @@ SOFTNET_PROBE = Probe(tuple(SOFTNET_ARGV), adds_counters(parsers.parse_softnet_s
 # without a process (the VM agent) does, and no command competes with forwarding.
 WINDOW_PROBES = [CPU_PROBE, INTERRUPTS_PROBE, SOFTNET_PROBE]
 LINK_PROBE = Probe(tuple(LINK_STATS_ARGV), adds_counters(counters.parse_link_stats), "interface counters (ip -j -s link)")
+NSTAT_PROBE = Probe(tuple(NSTAT_ARGV), adds_counters(counters.parse_nstat), "IP forwarding counters (nstat)")
 PROBES = [
     LINK_PROBE,
-    Probe(tuple(NSTAT_ARGV), adds_counters(counters.parse_nstat), "IP forwarding counters (nstat)"),
+    NSTAT_PROBE,
     Probe(tuple(QDISC_STATS_ARGV), adds_counters(counters.parse_qdisc_stats), "qdisc counters (tc -s qdisc)"),
     CPU_PROBE,
     INTERRUPTS_PROBE,
@@ -70,9 +71,10 @@ class LinuxDriver:
     def cpu_snapshot(self, host: Executor) -> Snapshot:
         return take_snapshot(host, [CPU_PROBE], self.family, TIMEOUT_S)
 
-    def interface_counters(self, host: Executor) -> dict[str, int]:
-        """Every interface's packet, byte, drop and error counters (an rfc2544 search trial's before/after)."""
-        return take_snapshot(host, [LINK_PROBE], self.family, TIMEOUT_S).counters
+    def path_counters(self, host: Executor) -> dict[str, int]:
+        """Every interface's packet, byte, drop and error counters and the IP forwarding counters
+        (an rfc2544 search trial's before/after)."""
+        return take_snapshot(host, [LINK_PROBE, NSTAT_PROBE], self.family, TIMEOUT_S).counters
 
     def read_sysctl(self, host: Executor, name: str) -> str:
         return " ".join(host.run(["sysctl", "-n", name], timeout_s=TIMEOUT_S).stdout.split())

@@ -68,6 +68,7 @@ class FrameResult:
     trials: list[PacketTrial] = field(default_factory=list)
     replayed: int = 0
     shared_kernel: bool = False  # namespace lab: the DUT forwards on the generator's own CPUs
+    measured: int = 0  # trials this search ran now (the ceiling probe included); the rest came from the store
 
     @property
     def limit(self) -> str:
@@ -146,7 +147,7 @@ def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params
         seq += 1
     generator_max = probe.sent / probe.send_s if probe.send_s > 0 else 0.0
     result = FrameResult(frame_bytes, family, theoretical, generator_max, trials=[probe],
-                         shared_kernel=path.shared_kernel)
+                         shared_kernel=path.shared_kernel, measured=0 if ceiling_trials else 1)
     store.update_search(row["id"], generator=path.generator, theoretical_fps=theoretical,
                         generator_max_fps=generator_max)
 
@@ -156,6 +157,7 @@ def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params
         if not replayed:
             store.add_search_trial(row["id"], seq, "search", trial.to_record())
             seq += 1
+            result.measured += 1
         if on_trial is not None:
             on_trial(result, trial, replayed)
 

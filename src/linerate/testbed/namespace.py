@@ -142,7 +142,7 @@ class NamespaceTestbed:
         return {}  # the DUT is this host's own kernel: tuning it would tune the generator too
 
     def dut_counters(self) -> dict[str, int]:
-        return self.driver.interface_counters(self.executor("dut"))
+        return self.driver.path_counters(self.executor("dut"))
 
     def packet_path(self, family: int, generator: str = "auto") -> LabPath:
         return LabPath(self, family, generator)

@@ -435,7 +435,7 @@ class SshView:
         dut = self.testbed.executors.get("dut")
         if dut is None or self.testbed.driver is None:
             return {}
-        return self.testbed.driver.interface_counters(dut)
+        return self.testbed.driver.path_counters(dut)
 
     def packet_path(self, family: int, generator: str = "auto") -> TestbedPath:
         return TestbedPath(self, family, generator)

@@ -67,10 +67,9 @@ class SearchRun:
     results: list[Any] = field(default_factory=list)  # FrameResult, in run order
     descriptions: dict[tuple, str] = field(default_factory=dict)  # lab key -> its testbed's description
     generators: set[str] = field(default_factory=set)
-
     @property
     def trials_measured(self) -> int:
-        return sum(len(r.trials) - r.replayed for r in self.results)
+        return sum(r.measured for r in self.results)
 
     def summary(self, where: str) -> str:
         return (f"{len(self.results)} searches ({self.trials_measured} trials measured) into {where}, experiment "
@@ -160,7 +159,7 @@ class Rfc2544:
                     context.on_event(Event("message", message=(
                         f"repetition {repetition}/{experiment.repetitions}: IPv{result.family} "
                         f"{frame_label(result.frame_bytes)} NDR {format_fps(result.ndr_fps)} fps "
-                        f"({len(result.trials) - result.replayed} trials measured, {result.replayed} replayed)")))
+                        f"({result.measured} new trials, {len(result.trials) - result.measured} from the store)")))
         return run
 
     def render(self, store: Store, experiment: ExperimentRow, fmt: str) -> str:
