@@ -215,3 +215,48 @@ def test_one_second_trials_lose_nothing_to_telemetry(bed, tmp_path):
         dut = json.loads(telemetry)["dut"]
         assert dut["window_reads"] == 2 and "partial" not in dut and dut["cpu"], dut
         assert set(json.loads(telemetry)) >= {"client", "server"}  # the generator hosts' CPUs too
+
+
+TUNE = """name = "sshtune"
+test = "tune"
+duration_s = 1
+omit_s = 0
+budget_trials = 24
+[candidates]
+dut_sysctls = ["net.ipv4.ip_default_ttl=50"]
+dut_offloads = ["lan0:gro=off"]
+"""
+
+
+def test_tune_over_ssh_decides_and_puts_every_knob_back(bed, tmp_path):
+    """A short tune of real DUT knobs: every decision made within the budget, the final
+    configuration printed for Linux, and the DUT holding its original knobs afterwards."""
+    exp = tmp_path / "tune.toml"
+    exp.write_text(TUNE)
+    db = tmp_path / "t.db"
+    original = dut_state(bed)
+    result = linerate("tune", str(exp), "--testbed", str(bed.inventory()), "--db", str(db), timeout=600)
+    assert "| dut_sysctls | net.ipv4.ip_default_ttl=50 |" in result.stdout, result.stdout
+    assert dut_state(bed) == original
+    doc = json.loads(linerate("report", "sshtune", "--db", str(db), "--format", "json").stdout)
+    assert len(doc["decisions"]) == 2 and doc["trials"] <= 24
+    assert {d["decision"] for d in doc["decisions"]} <= {"accepted", "rejected", "inconclusive"}
+    trials = sqlite3.connect(db).execute("SELECT COUNT(*) FROM trials WHERE final = 1").fetchone()[0]
+    assert trials == doc["trials"]
+
+
+def test_tune_sigkill_then_restore_puts_every_knob_back(bed, tmp_path):
+    exp = tmp_path / "tune.toml"
+    exp.write_text(TUNE.replace("budget_trials = 24", "budget_trials = 36"))
+    db = tmp_path / "k.db"
+    original = dut_state(bed)
+    proc = subprocess.Popen([*LINERATE, "tune", str(exp), "--testbed", str(bed.inventory()), "--db", str(db)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sigkill_when(proc, lambda: db.exists() and dut_state(bed)[0] == "50", "the tune applying the candidate sysctl")
+    assert dut_state(bed) != original
+    restore = linerate("testbed", "restore", str(bed.inventory()))
+    assert "net.ipv4.ip_default_ttl back to 64" in restore.stdout
+    assert dut_state(bed) == original
+    resumed = linerate("tune", str(exp), "--testbed", str(bed.inventory()), "--db", str(db), "--resume",
+                       timeout=900)
+    assert "(resumed)" in resumed.stdout and dut_state(bed) == original

@@ -23,7 +23,7 @@ github.com/nghttp2/nghttp2):
   percentiles come from it (h2load 1.52, Debian 12's, prints min/max/mean/sd only).
 
 Each period's K connections are created at once (src/h2load.cc rate_period_timeout_w_cb), so the
-period is kept short (pacing(): 100 ms from 10 connections/s up) to keep the bursts small.
+period is kept short (pacing(): 100 ms from 100 connections/s up) to keep the bursts small.
 
 The summary (parse()) has changed over the years; every shape below is a real capture in
 tests/data/h2load/ except the newest, which follows src/h2load.cc of v1.69.0:
@@ -54,8 +54,9 @@ from linerate.errors import ConfigError, ParseError
 H2LOAD = "h2load"
 CONNECT_FAILED = "client could not connect to host"
 MAX_CONNECTIONS = 10_000_000
-PERIOD_MS = 100  # rate period from 10 connections/s up: bursts of rate/10 connections
-SLOW_PERIOD_MS = 1000  # below 10 connections/s: whole connections per second
+PERIOD_MS = 100  # rate period from 100 connections/s up: bursts of rate/10, steps of 10/s (<= 10%)
+SLOW_PERIOD_MS = 1000  # below 100 connections/s: whole connections per second, steps of 1/s
+SLOW_BELOW = 100
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def pacing(rate_per_s: float) -> Pacing:
     if not isinstance(rate_per_s, (int, float)) or isinstance(rate_per_s, bool) or not math.isfinite(rate_per_s) \
             or rate_per_s < 1:
         raise ConfigError("rate", f"{rate_per_s!r} is not a connection rate; use 1 connection/s or more")
-    period = PERIOD_MS if rate_per_s >= 1000 / PERIOD_MS else SLOW_PERIOD_MS
+    period = PERIOD_MS if rate_per_s >= SLOW_BELOW else SLOW_PERIOD_MS
     return Pacing(max(1, round(rate_per_s * period / 1000)), period)
 
 

@@ -27,7 +27,7 @@ from linerate.experiment.config import Experiment, experiment_from_dict, parse_e
 from linerate.errors import ConfigError
 from linerate.experiment.scheduler import Event
 from linerate.kinds.base import RunContext
-from linerate.kinds.tune.engine import LEVERS, OutOfTrials, Outcome, Step, Tuner, TuneOutcome
+from linerate.kinds.tune.engine import FINAL, LEVERS, OutOfTrials, Outcome, Step, Tuner, TuneOutcome
 from linerate.kinds.tune.options import OPTION_KEYS, Candidate, TuneOptions, parse_options
 from linerate.kinds.tune.proposals import propose
 from linerate.kinds.tune.report import render
@@ -184,8 +184,9 @@ class Tune:
         def on_step(step: Step) -> None:
             j = step.judgement
             effect = "" if j.effect is None else f", effect {j.effect * 100:+.1f}%"
-            context.on_event(Event("message", message=f"{step.candidate.knob} = {step.candidate.value}: "
-                                   f"{j.decision} ({j.why}{effect}, {step.trials} trials)"))
+            what = (f"{step.candidate.knob} = {step.candidate.value}" if step.candidate.knob != FINAL else
+                    "final configuration vs start")
+            context.on_event(Event("message", message=f"{what}: {j.decision} ({j.why}{effect}, {step.trials} trials)"))
             final = step.cell if j.decision == "accepted" else step.best
             close_except(final)  # a rejected candidate's VM (or knobs) go now, not at the end
             if lab_key(final) in open_beds:  # real hosts: the best's knobs back at once
@@ -205,9 +206,11 @@ class Tune:
                           min_effect=options.min_effect,
                           levers_of=levers(trials, store.experiment(context.experiment_id).environment),
                           propose=proposals, on_step=on_step)
-            return tuner.run()
+            outcome = tuner.run()
         finally:
             close_except()
+        outcome.experiment_id, outcome.resumed = context.experiment_id, context.resumed
+        return outcome
 
     def outcome(self, store: Store, experiment: ExperimentRow) -> TuneOutcome:
         """The decisions again, from the stored trials alone (the same, trial for trial)."""

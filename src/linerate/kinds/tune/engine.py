@@ -9,7 +9,8 @@ best, best and candidate interleaved; before each, the candidates whose knob is 
 verdict of the current best go first. An accepted knob stacks (the best becomes start + every
 accepted knob) and every later candidate is measured against that new best. Last, when anything was
 accepted, a final confirmation measures start against the final configuration, interleaved: the
-before/after cells of the report, and a decision of its own in the family-wise count.
+before/after cells of the report, and a decision of its own in the family-wise count (when a single
+knob was accepted straight against the start, its own decision is that comparison already).
 
 Budget: each decision gets an equal share of the trials still unspent (pairs = share / 2), so the
 time a quick decision leaves over goes to later ones; the whole run never exceeds budget_trials.
@@ -66,6 +67,13 @@ class TuneOutcome:
     budget: int = 0
     decisions: int = 0
     complete: bool = True  # False: a replay ran out of stored trials (an interrupted run)
+    experiment_id: int = 0  # set by the run (kinds/tune)
+    resumed: bool = False
+
+    def summary(self, where: str) -> str:
+        accepted = ", ".join(f"{s.candidate.knob}={s.candidate.value}" for s in self.accepted) or "none"
+        return (f"tune: {len(self.steps)} decisions, accepted: {accepted}; {self.trials} of {self.budget} trials "
+                f"into {where}, experiment {self.experiment_id}{' (resumed)' if self.resumed else ''}")
 
     @property
     def accepted(self) -> list[Step]:
@@ -124,7 +132,10 @@ class Tuner:
             if step.judgement.decision == "accepted":
                 best = cell
         outcome.final = best
-        if best != self.start:
+        accepted = outcome.accepted
+        if len(accepted) == 1 and accepted[0].best == self.start:
+            outcome.confirmation = accepted[0]  # that decision measured start against the final configuration
+        elif best != self.start:
             confirm = Candidate(FINAL, "", "the accepted knobs together")
             outcome.confirmation = self._decide(self.start, best, confirm, outcome.decisions, 1)
             self.on_step(outcome.confirmation)

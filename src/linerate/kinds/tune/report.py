@@ -75,7 +75,7 @@ def markdown(doc: dict[str, Any]) -> str:
              f"{doc['trials']} of {doc['budget_trials']} trials used."
              + ("" if doc["complete"] else " INCOMPLETE: the run was interrupted; `--resume` continues it."),
              f"Decisions hold the family-wise error at {doc['family_wise_alpha']:.0%} ({doc['correction']}); "
-             "effect = mean of (candidate - best) / best over interleaved pairs.", ""]
+             "effect = exp(mean ln(candidate / best)) - 1 over interleaved pairs.", ""]
     if doc["baseline_mbps"]:
         lines += [f"Baseline of the start (for the proposals): {', '.join(f'{v:,.1f}' for v in doc['baseline_mbps'])} "
                   "Mbit/s", ""]

@@ -1,0 +1,233 @@
+"""Running cps searches under the one runner: every combination of the lab's axes x family x
+object size searched `repetitions` times, each repetition a whole, independent search
+(kinds/cps/search.py) of trials (kinds/cps/trial.py) — in rounds, as rfc2544 runs them: repetition
+r of every search before repetition r+1 of any, in an order shuffled per round from the
+experiment's seed, so drift of the machine spreads over the configurations.
+
+Storage, with today's schema (store/ is not changed by this kind): a search is a row of
+`searches` (params: test, object_bytes, family, repetition and the lab's axes; goals: the
+options; library: LIBRARY; generator: "h2load 1.52.0"), each trial a row of `search_trials`
+(kinds/cps/trial.py maps the columns), committed the moment it ends. The figures a trial row has no
+column for — connect, first byte, request times, verdict, limits, the client's port facts — are
+kept in the search's `results` JSON under "trial_figures" (by seq), written *before* the trial's row, so
+a row never lacks its figures; when the search ends, "results" also holds its summary
+(CpsResult.to_dict). A resumed run finds the search by its params, replays its trials through the
+search (deterministic) and measures only what is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from linerate.errors import LinerateError
+from linerate.experiment.axes import AXES, lab_key
+from linerate.experiment.config import Experiment
+from linerate.experiment.scheduler import Event
+from linerate.kinds.base import RunContext
+from linerate.kinds.cps.options import CpsOptions
+from linerate.kinds.cps.search import CLIENT, PASS, RateSearch
+from linerate.kinds.cps.server import ServerSpec
+from linerate.kinds.cps.trial import CpsTrial, measure_trial
+from linerate.store.db import Store
+from linerate.traffic import h2load
+from linerate.traffic.nginx import object_name
+
+LIBRARY = "linerate cps 1 (doubling, then bisection)"
+
+
+def lab_params(cell: dict[str, Any]) -> dict[str, Any]:
+    return {name: cell[name] for name, axis in AXES.items() if axis.scope == "lab"}
+
+
+def search_pairs(experiment: Experiment) -> list[tuple[dict[str, Any], int]]:
+    """(lab params, family) of every combination, in declaration order."""
+    pairs, seen = [], set()
+    for cell in experiment.cells():
+        key = (lab_key(cell), cell["family"])
+        if key not in seen:
+            seen.add(key)
+            pairs.append((lab_params(cell), cell["family"]))
+    return pairs
+
+
+def search_plan(experiment: Experiment, options: CpsOptions) -> list[tuple[dict[str, Any], int, int]]:
+    """(lab params, family, object size) of every search in one repetition."""
+    return [(params, family, size) for params, family in search_pairs(experiment) for size in options.object_sizes]
+
+
+def search_params(params: dict[str, Any], family: int, size: int, repetition: int) -> dict[str, Any]:
+    return {"test": "cps", "object_bytes": size, "family": family, "repetition": repetition, **params}
+
+
+@dataclass
+class CpsResult:
+    params: dict[str, Any]
+    loss_target: float
+    lower: float | None = None  # the highest rate that passed: the result
+    upper: float | None = None  # the lowest that did not
+    upper_verdict: str | None = None
+    limit: str = "no lower bound"
+    trials: list[CpsTrial] = field(default_factory=list)
+    replayed: int = 0
+    generator: str | None = None
+    server: str | None = None
+
+    @property
+    def found(self) -> CpsTrial | None:
+        """The trial that set the result: the last passing one at `lower`."""
+        return next((t for t in reversed(self.trials) if t.verdict == PASS and t.rate == self.lower), None)
+
+    def limit_evidence(self) -> list[dict]:
+        """The non-DUT limits of the trial that set the upper bound (what the report quotes)."""
+        bound = next((t for t in self.trials if t.rate == self.upper and t.verdict != PASS), None)
+        return list(bound.limits) if bound is not None else []
+
+    def warnings(self) -> list[str]:
+        """Limits seen in passing trials: the client was near its ports although the trial passed."""
+        return sorted({limit["evidence"] for t in self.trials if t.verdict == PASS for limit in t.limits})
+
+    def to_dict(self) -> dict[str, Any]:
+        found = self.found
+        return {"params": self.params, "cps": self.lower, "upper": self.upper, "upper_verdict": self.upper_verdict,
+                "limit": self.limit, "limit_evidence": self.limit_evidence(), "warnings": self.warnings(),
+                "loss_target": self.loss_target, "trials": len(self.trials), "replayed": self.replayed,
+                "generator": self.generator, "server": self.server,
+                "at_cps": None if found is None else {
+                    "connections": found.connections, "failed": found.failed, "timings": found.timings,
+                    "request_percentiles": found.request_percentiles, "h2load_s": found.h2load_s}}
+
+
+def stored_trials(store: Store, row: Any) -> list[CpsTrial]:
+    figures = (json.loads(row["results"] or "{}") if isinstance(row["results"], str) else row["results"] or {})
+    by_seq = figures.get("trial_figures", {})
+    return [CpsTrial.from_stored(r, by_seq.get(str(r["seq"]))) for r in store.search_trials(row["id"])]
+
+
+def search_object_size(store: Store, experiment_id: int, params: dict[str, Any], options: CpsOptions,
+                       duration_s: float, measure: Callable[[float], CpsTrial], *, generator: str | None = None,
+                       server: str | None = None, on_trial: Callable[[CpsResult, CpsTrial, bool], None] | None = None,
+                       ) -> CpsResult:
+    """One search: stored trials replayed, then measured until the search is done; every trial
+    stored as it ends. A search already done is replayed whole, never measured again."""
+    row = store.ensure_search(experiment_id, params, options.goals(duration_s), LIBRARY)
+    if generator:
+        store.update_search(row["id"], generator=generator)
+    search = RateSearch(options.start_rate, options.max_rate, options.relative_width,
+                        pace=lambda rate: h2load.pacing(max(rate, 1.0)).rate_per_s)
+    result = CpsResult(params, options.loss_target, generator=generator, server=server)
+    figures: dict[str, Any] = {}
+    for trial in stored_trials(store, row):
+        search.record(trial.rate, trial.verdict)
+        result.trials.append(trial)
+        result.replayed += 1
+        figures[str(len(figures))] = trial.figures()
+        if on_trial is not None:
+            on_trial(result, trial, True)
+    try:
+        while (rate := search.next_rate()) is not None:
+            trial = measure(rate)
+            seq = len(result.trials)
+            figures[str(seq)] = trial.figures()
+            store.update_search(row["id"], results={"trial_figures": figures})  # before the row: never one without
+            store.add_search_trial(row["id"], seq, "search", trial.to_record())
+            search.record(trial.rate, trial.verdict)
+            result.trials.append(trial)
+            if on_trial is not None:
+                on_trial(result, trial, False)
+    except Exception as exc:
+        store.update_search(row["id"], status="failed", error=str(exc)[:500], ended_at=time.time())
+        raise
+    result.lower, result.upper, result.upper_verdict, result.limit = (search.lower, search.upper,
+                                                                      search.upper_verdict, search.limit)
+    store.update_search(row["id"], status="done", ended_at=time.time(), results={**result.to_dict(), "trial_figures": figures})
+    return result
+
+
+@dataclass
+class CpsRun:
+    experiment_id: int
+    seed: int
+    resumed: bool
+    results: list[CpsResult] = field(default_factory=list)
+
+    @property
+    def trials_measured(self) -> int:
+        return sum(len(r.trials) - r.replayed for r in self.results)
+
+    def summary(self, where: str) -> str:
+        client_bound = sum(1 for r in self.results if r.limit == "client" or r.upper_verdict == CLIENT)
+        note = f"; {client_bound} bounded by the client, not the DUT (see the report)" if client_bound else ""
+        return (f"{len(self.results)} cps searches ({self.trials_measured} trials measured) into {where}, experiment "
+                f"{self.experiment_id}{' (resumed)' if self.resumed else ''}, seed {self.seed}{note}")
+
+
+def _version(executor: Any, argv: list[str], parse: Callable[[str], str | None]) -> str | None:
+    try:
+        out = executor.run(argv, timeout_s=15, check=False)
+    except LinerateError:
+        return None
+    return parse(out.stdout + out.stderr)
+
+
+def _safe(read: Callable[[], dict[str, int]]) -> Callable[[], dict[str, int]]:
+    def read_or_empty() -> dict[str, int]:
+        try:
+            return read()
+        except LinerateError:
+            return {}  # counters are evidence, not the measurement: a failed read leaves them out
+    return read_or_empty
+
+
+def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float], None] = time.sleep) -> CpsRun:
+    experiment = context.experiment
+    run = CpsRun(context.experiment_id, context.seed, context.resumed)
+    order = random.Random(context.seed)
+    plan = search_plan(experiment, options)
+    say = lambda text: context.on_event(Event("message", message=text))  # noqa: E731
+
+    def on_trial(result: CpsResult, trial: CpsTrial, replayed: bool) -> None:
+        say(f"  {object_name(result.params['object_bytes'])}: {'replayed' if replayed else 'measured'} "
+            f"{trial.rate:,.0f} conn/s: {trial.succeeded:,}/{trial.connections:,} ok, {trial.failed:,} failed "
+            f"-> {trial.verdict}")
+
+    with contextlib.ExitStack() as stack:
+        beds, servers, versions = {}, {}, {}
+        for params, _ in search_pairs(experiment):
+            key = lab_key(params)
+            if key in beds:
+                continue
+            beds[key] = stack.enter_context(context.open_testbed(params))
+            families = tuple(sorted({f for p, f in search_pairs(experiment) if lab_key(p) == key}))
+            spec = ServerSpec(options.object_sizes, options.http_port, families, options.server_workers,
+                              server_closes=options.closer == "server")
+            servers[key] = stack.enter_context(beds[key].http_server(spec))
+            version = _version(beds[key].executor("client"), h2load.version_argv(), h2load.parse_version)
+            versions[key] = f"h2load {version}" if version else "h2load"
+        for repetition in range(1, experiment.repetitions + 1):
+            round_plan = list(plan)
+            order.shuffle(round_plan)
+            for params, family, size in round_plan:
+                key = lab_key(params)
+                bed, server = beds[key], servers[key]
+                client, url = bed.executor("client"), server.url(size, family)
+
+                def measure(rate: float) -> CpsTrial:
+                    return measure_trial(client, server, url, rate, float(experiment.duration_s), options,
+                                         read_dut=_safe(bed.dut_counters), sleep=sleep)
+
+                result = search_object_size(
+                    context.store, context.experiment_id, search_params(params, family, size, repetition), options,
+                    float(experiment.duration_s), measure, generator=versions[key],
+                    server=f"nginx {server.version}" if server.version else "nginx", on_trial=on_trial)
+                run.results.append(result)
+                rate = "no rate passed" if result.lower is None else f"{result.lower:,.0f} conn/s"
+                say(f"repetition {repetition}/{experiment.repetitions}: IPv{family} {object_name(size)} {rate} "
+                    f"(limit: {result.limit}; {len(result.trials) - result.replayed} trials measured, "
+                    f"{result.replayed} replayed)")
+    return run

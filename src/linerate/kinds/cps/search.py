@@ -1,0 +1,105 @@
+"""The connection-rate search, pure: which rate to offer next, given the verdicts so far.
+
+RFC 9411 (section 7.2 with its common test procedure) asks for the highest rate whose trial
+passes the validation criteria — under 0.001% failed transactions — and prescribes no search
+algorithm; IxLoad's RFC 3511 "max connection establishment rate" bisects between a minimum and a
+maximum to a granularity, CSIT's CPS tests hand MLRsearch the same question. This search:
+
+1. offers `start_rate`; while trials pass it doubles the rate, up to `max_rate`;
+2. when the first trial already fails it halves instead, until one passes or the rate would go
+   below one connection/s ("no lower bound");
+3. then bisects between the highest passing and the lowest failing rate until they are within
+   `relative_width` of the upper one, or no rate the generator can offer lies between them
+   (h2load offers whole connections per rate period: `pace`).
+
+Every decision depends only on the verdicts before it, so a resumed run replays the stored trials
+and arrives at the same next rate (as rfc2544's MLRsearch replay does).
+
+A trial's verdict (verdict()): "pass" below the loss target; otherwise whose failure it was —
+"client" when the client did not offer the load (it could not open connections, fell behind its
+pacing) or had used up its ports, "server" when nginx logged errors, else "dut". A failed trial of
+any kind is an upper bound (nothing above it was measured), but only a "dut" upper bound makes the
+result the DUT's: `limit` says which it was, so a client's ceiling is never reported as the DUT's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from linerate.kinds.cps.limits import Limit
+
+PASS, DUT, CLIENT, SERVER = "pass", "dut", "client", "server"
+VERDICTS = (PASS, DUT, CLIENT, SERVER)
+MIN_RATE = 1.0
+
+
+def passes(attempted: int, failures: int, loss_target: float) -> bool:
+    """RFC 9411's criterion: failed / attempted below the target (a target of 0: no failure at all)."""
+    return failures == 0 or (attempted > 0 and failures / attempted < loss_target)
+
+
+def verdict(attempted: int, failures: int, loss_target: float, limits: Sequence[Limit]) -> str:
+    if any(limit.blocking for limit in limits):
+        return CLIENT  # the load was not offered: the trial says nothing about the DUT
+    if passes(attempted, failures, loss_target):
+        return PASS
+    if any(limit.code == "client-ports" for limit in limits):
+        return CLIENT
+    if any(limit.side == "server" for limit in limits):
+        return SERVER
+    return DUT
+
+
+LIMIT_NAMES = {DUT: "DUT", CLIENT: "client", SERVER: "server"}
+
+
+@dataclass
+class RateSearch:
+    start_rate: float
+    max_rate: float
+    relative_width: float
+    pace: Callable[[float], float] = lambda rate: rate  # a wanted rate -> one the generator offers
+    min_rate: float = MIN_RATE
+    lower: float | None = None  # highest passing rate
+    upper: float | None = None  # lowest failing rate
+    upper_verdict: str | None = None
+    history: list[tuple[float, str]] = field(default_factory=list)
+
+    def next_rate(self) -> float | None:
+        """The next rate to offer; None when the search is done."""
+        if not self.history:
+            return self.pace(min(self.start_rate, self.max_rate))
+        if self.upper is None:  # every trial passed so far: double, up to max_rate
+            top = self.pace(self.max_rate)
+            return None if self.lower >= top else self.pace(min(2 * self.lower, self.max_rate))
+        if self.lower is None:  # nothing passed yet: halve
+            rate = self.pace(self.upper / 2)
+            return None if rate < self.min_rate or rate >= self.upper else rate
+        if self.upper - self.lower <= self.relative_width * self.upper:
+            return None
+        rate = self.pace((self.lower + self.upper) / 2)
+        return None if rate <= self.lower or rate >= self.upper else rate
+
+    def record(self, rate: float, result: str) -> None:
+        if result not in VERDICTS:
+            raise ValueError(f"unknown verdict {result!r}")
+        self.history.append((rate, result))
+        if result == PASS:
+            self.lower = rate if self.lower is None else max(self.lower, rate)
+        elif self.upper is None or rate < self.upper:
+            self.upper, self.upper_verdict = rate, result
+
+    @property
+    def done(self) -> bool:
+        return bool(self.history) and self.next_rate() is None
+
+    @property
+    def limit(self) -> str:
+        """What stopped the rate from going higher: "DUT", "client", "server", "max_rate" (every
+        rate up to max_rate passed), or "no lower bound" (even the lowest rate failed)."""
+        if self.lower is None:
+            return "no lower bound"
+        if self.upper is None:
+            return "max_rate"
+        return LIMIT_NAMES[self.upper_verdict]

@@ -1,0 +1,688 @@
+"""cps: h2load's summary and per-request log (real captures in tests/data/h2load, figures checked by
+hand), nginx's configuration, /proc/net/sockstat (real captures in tests/data/sockstat), the
+client-limit rule, the rate search on a simulated DUT, the kind end to end on a fake testbed
+(simulated h2load and nginx through FakeExecutors), resume by replay, and check()'s errors.
+
+Text that is not a capture says so where it is built: lines made exactly to a format string of
+h2load's source (src/h2load.cc of the version named), and the simulated h2load summaries, which
+follow the shape of the real 1.52.0 capture with numbers from the simulated DUT."""
+
+import contextlib
+import json
+import math
+import re
+
+import pytest
+
+from linerate.errors import ConfigError, LinerateError, ParseError
+from linerate.exec.fake import FakeExecutor
+from linerate.experiment.config import parse_experiment
+from linerate.experiment.run import run_experiment
+from linerate.kinds import KINDS
+from linerate.kinds.base import RunContext
+from linerate.kinds.cps import KIND, limits, options as cps_options
+from linerate.kinds.cps.run import run_cps, search_object_size
+from linerate.kinds.cps.search import CLIENT, DUT, PASS, SERVER, RateSearch, passes, verdict
+from linerate.kinds.cps.server import NginxServer, ServerSpec, http_server
+from linerate.kinds.cps.trial import CpsTrial, measure_trial
+from linerate.store import Store
+from linerate.testbed.fake import FakeTestbed, FakeTestbeds
+from linerate.traffic import h2load, nginx
+from tests.conftest import DATA, capture
+
+
+@pytest.fixture(autouse=True)
+def _cps_registered(monkeypatch):
+    # the integrator adds this line to kinds/__init__.py; until then the tests add it themselves
+    monkeypatch.setitem(KINDS, "cps", "linerate.kinds.cps")
+
+
+LOG = "/tmp/linerate-h2load.Zx81Qe"
+
+
+def parse(name: str) -> h2load.H2loadResult:
+    return h2load.parse(capture(f"h2load/{name}"))
+
+
+# --- h2load: the summary, real captures ----------------------------------------------------------------
+
+def test_every_capture_names_its_source_and_is_used_here():
+    here = open(__file__).read()
+    for folder in ("h2load", "sockstat"):
+        for path in sorted((DATA / folder).iterdir()):
+            first = path.read_text().splitlines()[0]
+            assert first.startswith("# source: ") and " — " in first, path.name
+            assert "https://" in first or "this project's development machine" in first, path.name
+            assert path.name in here, f"{path.name} is not used by a test"
+
+
+def test_h2load_2015_summary_bytes_traffic_and_no_req_s_row():
+    r = parse("issue372_2015_bytes_no_req_s.txt")
+    assert (r.total, r.started, r.done, r.succeeded, r.failed, r.errored, r.timeout) == (500, 500, 500, 500, 0, 0, 0)
+    assert r.duration_s == pytest.approx(0.1415) and r.requests_per_s == pytest.approx(3533.64)
+    assert (r.traffic_bytes, r.header_bytes, r.data_bytes) == (1026625, 15089, 1002500)
+    assert r.protocol == "h2" and r.status == {"2xx": 500, "3xx": 0, "4xx": 0, "5xx": 0}
+    assert set(r.stats) == {"request", "connect", "ttfb"}  # no req/s row before late 2015
+    assert r.stats["request"].min == pytest.approx(202e-6) and r.stats["request"].max == pytest.approx(521e-6)
+    assert r.stats["request"].mean == pytest.approx(251e-6) and r.stats["request"].within_sd_pct == 89.40
+    assert r.timing("connect").mean == pytest.approx(0.01066) and r.timing("ttfb").max == pytest.approx(0.01118)
+    assert r.stats["request"].median is None  # no percentile columns before h2load 1.69
+
+
+def test_h2load_durations_in_seconds_and_an_unrounded_rate():
+    r = parse("issue1251_2018_seconds_no_req_s.txt")
+    assert r.duration_s == 6.86 and r.requests_per_s == pytest.approx(0.145796)
+    assert r.timing("request").min == r.timing("request").max == 6.86 and r.timing("request").sd == 0
+    assert r.timing("connect").mean == pytest.approx(3.58e-3) and r.timing("ttfb").mean == pytest.approx(3.97e-3)
+    assert (r.traffic_bytes, r.header_bytes, r.data_bytes) == (1074331781, 91, 1073741824)
+    assert r.protocol is None  # the issue shows the summary only
+
+
+def test_h2load_howto_space_savings_in_byte_traffic_and_req_s_client_row():
+    r = parse("howto_2015_req_s_client.txt")
+    assert r.total == r.succeeded == 1_000_000 and r.duration_s == 7.08
+    assert (r.traffic_bytes, r.header_bytes, r.data_bytes) == (4125025824, 11023424, 4096000000)
+    assert r.stats["req_per_s"] == h2load.Stat(1412.04, 1447.84, 1426.52, 10.57, 63.00)
+    assert r.timing("ttfb").sd == pytest.approx(53.97e-3) and r.timing("connect").max == pytest.approx(25.04e-3)
+
+
+def test_h2load_1_36_timing_based_run_started_one_more_than_total():
+    r = parse("issue1343_v1.36_timing_h2c.txt")
+    assert (r.total, r.started, r.done, r.succeeded) == (1312, 1313, 1312, 1312) and r.not_succeeded == 0
+    assert (r.traffic_bytes, r.header_bytes, r.data_bytes) == (245563, 17238, 204672) and r.protocol == "h2c"
+    assert r.timing("request").max == pytest.approx(16.03e-3) and r.timing("connect").min == pytest.approx(65e-6)
+    assert r.stats["req_per_s"].mean == 1311.65
+
+
+def test_h2load_tls_run_with_one_connection():
+    r = parse("issue1551_2021_tls.txt")
+    request = r.timing("request")
+    assert (request.min, request.max, request.mean, request.sd, request.within_sd_pct) == pytest.approx(
+        (0.10429, 0.41697, 0.18783, 0.10876, 80.0))
+    assert r.timing("ttfb").mean == pytest.approx(0.30508) and r.timing("connect").sd == 0
+
+
+def test_h2load_failures_are_counted_and_a_missing_row_is_none():
+    r = parse("ballerina3122_2022_h1_failures.txt")
+    assert (r.total, r.started, r.done, r.succeeded, r.failed, r.errored) == (100000, 90001, 90000, 90000, 10000, 10000)
+    assert r.not_succeeded == 10000 and r.protocol == "http/1.1" and r.connect_failures == 0
+    assert r.timing("ttfb") is None  # the indexed text ends before that row
+    assert r.timing("connect").max == pytest.approx(532e-6)
+
+
+def test_h2load_1_52_rate_mode_capture_is_the_trial_shape():
+    r = parse("debian12_v1.52_rate_h1_nginx.txt")
+    assert (r.total, r.succeeded, r.failed, r.timeout) == (200, 200, 0, 0) and r.duration_s == 1.90
+    assert r.protocol == "http/1.1" and (r.traffic_bytes, r.data_bytes) == (3326600, 200 * 16384)
+    assert r.timing("connect").mean == pytest.approx(185e-6) and r.timing("ttfb").max == pytest.approx(1.21e-3)
+    # 200 connections at 10 per 100 ms: the last opened 1.9 s after the first; h2load kept up
+    assert limits.fell_behind(r, h2load.Pacing(10, 100), 200, 5.0) is None
+
+
+def test_h2load_refused_connections_fail_and_their_zero_timings_are_not_figures():
+    r = parse("debian12_v1.52_refused.txt")
+    assert (r.total, r.started, r.succeeded, r.failed, r.errored) == (20, 0, 0, 20, 20)
+    assert r.timing("connect") is None and r.timing("request") is None and r.protocol is None
+    assert verdict(20, r.not_succeeded, 1e-5, []) == DUT  # refused through the DUT: the DUT's (or the server's)
+
+
+def test_h2load_summary_shapes_built_from_its_source():
+    # Built exactly to the format strings of src/h2load.cc (not captures): v1.0.0's requests line had no
+    # "timeout" yet; v1.69.0's table has median, p95 and p99 and short row names (output_sd_stat, setw(12)).
+    old = ("finished in 1.50s, 100.00 req/s, 1.00MB/s\n"
+           "requests: 150 total, 150 started, 150 done, 149 succeeded, 1 failed, 1 errored\n"
+           "status codes: 149 2xx, 0 3xx, 0 4xx, 0 5xx\n"
+           "traffic: 250000 bytes total, 9000 bytes headers, 241000 bytes data\n")
+    r = h2load.parse(old)
+    assert r.timeout is None and r.failed == 1 and r.stats == {}
+    row = "{:<12}: {:>10}  {:>10}  {:>10} {:>10} {:>10} {:>10}  {:>10}{:>9}%"
+    new = (old.replace("1 errored", "1 errored, 0 timeout")
+           + "                 min         max         median     p95        p99        mean         sd        +/- sd\n"
+           + row.format("request", "186us", "770us", "482us", "700us", "756us", "492us", "92us", "78.00") + "\n"
+           + row.format("connect", "40us", "635us", "170us", "400us", "600us", "185us", "102us", "71.50") + "\n"
+           + row.format("TTFB", "233us", "1.21ms", "650us", "900us", "1.10ms", "675us", "152us", "71.00") + "\n"
+           + row.format("req/s", "643.95", "3670.75", "1200.00", "2000.00", "3000.00", "1246.78", "315.97", "77.00"))
+    r = h2load.parse(new)
+    assert r.timeout == 0 and r.timing("request").median == pytest.approx(482e-6)
+    assert r.timing("ttfb").p99 == pytest.approx(1.10e-3) and r.timing("connect").p95 == pytest.approx(400e-6)
+    assert r.stats["req_per_s"].mean == 1246.78
+
+
+def test_h2load_connections_it_could_not_start_are_counted_from_stderr():
+    # the line h2load prints, once per connection, when socket() or connect() fails at once (src/h2load.cc)
+    r = h2load.parse(capture("h2load/debian12_v1.52_refused.txt"), stderr=f"{h2load.CONNECT_FAILED}\n" * 3)
+    assert r.connect_failures == 3
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("", "no summary"),
+    ("-r: the rate at which connections are made must be positive.\n", "no summary"),
+    ("finished in 1s, 1.00 req/s, 1B/s\nrequests: 5 total, 5 started, 5 done, 9 succeeded, 0 failed, 0 errored\n",
+     "do not add up"),
+])
+def test_h2load_without_a_summary_is_a_parse_error(text, problem):
+    with pytest.raises(ParseError, match=problem):
+        h2load.parse(text)
+
+
+# --- h2load: the per-request log -----------------------------------------------------------------------
+
+def test_h2load_log_of_a_real_run_gives_request_percentiles():
+    records = h2load.parse_log(capture("h2load/debian12_v1.52_rate_h1_nginx.log"))
+    assert len(records) == 200 and {r.status for r in records} == {200}
+    assert records[0] == h2load.LogRecord(1795480172312669, 200, 285)
+    # the log's request times are the summary's "time for request" row: min 186us, max 770us, mean 492us
+    elapsed = [r.elapsed_us for r in records]
+    assert (min(elapsed), max(elapsed), round(sum(elapsed) / len(elapsed))) == (186, 770, 492)
+    p = h2load.request_percentiles(records)
+    assert p == pytest.approx({"p50": 482e-6, "p90": 595.5e-6, "p99": 756.06e-6})
+    assert h2load.start_span_s(records) == pytest.approx(1.9, abs=0.01)  # 20 periods of 100 ms
+
+
+def test_h2load_log_format_rules():
+    # lines built to the documented format (h2load(1) --log-file): a failed stream's status is -1 and
+    # "more columns may be added later"
+    records = h2load.parse_log("1700000000000000\t-1\t5000\n1700000000000100\t200\t300\textra\n\n")
+    assert [r.status for r in records] == [-1, 200]
+    assert h2load.request_percentiles(records) == pytest.approx({"p50": 300e-6, "p90": 300e-6, "p99": 300e-6})
+    assert h2load.request_percentiles(records[:1]) == {}
+    for bad in ("1700000000000000 200 300\n", "1700000000000000\tok\t300\n", "-5\t200\t300\n"):
+        with pytest.raises(ParseError):
+            h2load.parse_log(bad)
+
+
+# --- h2load: the command -----------------------------------------------------------------------------
+
+def test_h2load_argv_one_request_per_connection_at_an_open_loop_rate():
+    pace = h2load.pacing(150)
+    assert pace == h2load.Pacing(15, 100) and pace.rate_per_s == 150
+    assert h2load.client_argv(["http://198.19.0.2:8080/obj16k.bin"], connections=750, pace=pace,
+                              log_file="/tmp/l") == [
+        "h2load", "--h1", "-n", "750", "-c", "750", "-m", "1", "-t", "1", "-r", "15", "--rate-period", "100ms",
+        "-N", "5000ms", "--log-file", "/tmp/l", "http://198.19.0.2:8080/obj16k.bin"]
+    assert h2load.pacing(7) == h2load.Pacing(7, 1000) and h2load.pacing(1234).rate_per_s == 1230
+    assert h2load.pacing(57.4) == h2load.Pacing(57, 1000) and h2load.pacing(99.6).rate_per_s == 100
+    assert h2load.url("2001:2:0:2::2", 8080, "obj1k.bin") == "http://[2001:2:0:2::2]:8080/obj1k.bin"
+    with pytest.raises(ConfigError, match="threads"):
+        h2load.client_argv(["http://x"], connections=100, pace=h2load.Pacing(2, 1000), threads=4)
+    with pytest.raises(ConfigError):
+        h2load.client_argv(["http://x"], connections=0, pace=pace)
+    with pytest.raises(ConfigError):
+        h2load.url("a.example; rm -rf /", 80, "x")
+    with pytest.raises(ConfigError):
+        h2load.pacing(0.5)
+
+
+# --- nginx ---------------------------------------------------------------------------------------------
+
+def test_nginx_configuration_serves_the_objects_and_lets_the_client_close():
+    text = nginx.config_text("/tmp/linerate-nginx.abc", 8080, families=(4, 6))
+    lines = [line.strip() for line in text.splitlines()]
+    for expected in ("daemon on;", "pid /tmp/linerate-nginx.abc/nginx.pid;",
+                     "error_log /tmp/linerate-nginx.abc/error.log warn;", "access_log off;", "keepalive_timeout 65s;",
+                     "listen 8080 backlog=4096;", "listen [::]:8080 backlog=4096;", "root /tmp/linerate-nginx.abc;",
+                     "worker_connections 4096;", "worker_rlimit_nofile 8192;",
+                     "client_body_temp_path /tmp/linerate-nginx.abc/client_body;"):
+        assert expected in lines, expected
+    assert text.count("{") == text.count("}")
+    closes = nginx.config_text("/tmp/d", 80, server_closes=True, worker_processes=2)
+    assert "keepalive_timeout 0;" in closes and "worker_processes 2;" in closes and "[::]" not in closes
+    assert nginx.server_argv("/tmp/d/nginx.conf") == ["nginx", "-c", "/tmp/d/nginx.conf", "-p", "/tmp/d/"]
+    assert nginx.check_argv("/tmp/d/nginx.conf")[:3] == ["nginx", "-t", "-q"]
+    assert nginx.stop_argv(4242) == ["kill", "-QUIT", "4242"]
+    assert [nginx.object_name(s) for s in (1024, 16384, 65536, 1500)] == [
+        "obj1k.bin", "obj16k.bin", "obj64k.bin", "obj1500b.bin"]
+    assert nginx.object_argvs("/tmp/d", [1024])[0] == ["truncate", "-s", "1024", "/tmp/d/obj1k.bin"]
+    assert nginx.parse_version("nginx version: nginx/1.22.1\n") == "1.22.1"
+    for bad in ("/tmp/d; rm -rf /", "relative/dir", "/tmp/../etc", "/tmp/a b"):
+        with pytest.raises(ConfigError):
+            nginx.config_text(bad)
+    with pytest.raises(ConfigError):
+        nginx.config_text("/tmp/d", 70000)
+    with pytest.raises(ValueError):
+        nginx.stop_argv(1)
+
+
+class ServerHost(FakeExecutor):
+    """The server host: nginx's commands answered as a Debian 12 host would (simulated), its master
+    running until it is sent QUIT."""
+
+    def __init__(self, start_error: str | None = None, errors: str = ""):
+        super().__init__("server")
+        self.running = False
+        self.errors = errors
+        self.respond(["mktemp", "-d"], "/tmp/linerate-nginx.k3y9Qa\n")
+        for command in ("truncate", "chmod", "tee", "rm", "mkdir"):
+            self.respond([command])
+        self.respond(["nginx", "-v"], stderr="nginx version: nginx/1.22.1\n")
+        if start_error:
+            self.respond(["nginx", "-c"], returncode=1, stderr=start_error)
+        else:
+            self.respond_with(["nginx", "-c"], self._start)
+        self.respond_with(["cat"], self._cat)
+        self.respond_with(["ps", "-p"], lambda argv: (0, "nginx\n", "") if self.running else (1, "", ""))
+        self.respond_with(["kill", "-QUIT"], self._quit)
+
+    def _start(self, argv):
+        self.running = True
+        return 0, "", ""
+
+    def _quit(self, argv):
+        self.running = False
+        return 0, "", ""
+
+    def _cat(self, argv):
+        if argv[1].endswith("nginx.pid"):
+            return (0, "4242\n", "") if self.running else (1, "", "No such file")
+        if argv[1].endswith("error.log"):
+            return 0, self.errors, ""
+        return 1, "", "No such file"
+
+
+def test_nginx_server_helper_starts_serves_and_stops_by_pid():
+    startup = "2026/11/24 00:29:58 [alert] 7#7: setrlimit(RLIMIT_NOFILE, 8192) failed (1: Operation not permitted)\n"
+    host = ServerHost(errors=startup)
+    spec = ServerSpec((1024, 65536), port=8080, families=(4,))
+    with http_server(host, {4: "198.19.0.2", 6: "2001:2:0:2::2"}, spec) as server:
+        assert server.pid == 4242 and server.version == "1.22.1"
+        assert server.startup_errors == [startup.strip()] and server.new_errors() == []  # not a trial's
+        assert server.url(65536, 4) == "http://198.19.0.2:8080/obj64k.bin"
+        written = host.inputs[host.calls.index(("tee", "/tmp/linerate-nginx.k3y9Qa/nginx.conf"))]
+        assert "listen 8080 backlog=4096;" in written and "[::]" not in written
+        host.errors += "2026/11/24 00:30:01 [alert] 11#11: 4096 worker_connections are not enough\n"
+        assert server.new_errors() == [host.errors.splitlines()[1]]
+        assert server.new_errors() == []  # only lines written since the last read
+    assert ("kill", "-QUIT", "4242") in host.calls and not host.running
+    assert host.calls[-1] == ("rm", "-rf", "--", "/tmp/linerate-nginx.k3y9Qa")
+    assert not any("pkill" in call or "killall" in call for call in host.calls)
+
+
+def test_nginx_server_helper_says_why_it_did_not_start():
+    # nginx 1.22 retries bind() and then ends with "still could not bind()" (simulated stderr of that shape)
+    host = ServerHost(start_error="nginx: [emerg] bind() to 0.0.0.0:8080 failed (98: Address already in use)\n" * 2
+                      + "nginx: [emerg] still could not bind()\n")
+    with pytest.raises(LinerateError, match="Address already in use"):
+        NginxServer(host, {4: "198.19.0.2"}, ServerSpec((1024,))).__enter__()
+    assert ("rm", "-rf", "--", "/tmp/linerate-nginx.k3y9Qa") in host.calls  # its directory went again
+
+
+def test_nginx_that_ignores_quit_gets_term_after_five_seconds():
+    host = ServerHost()
+    host.respond_with(["kill", "-QUIT"], lambda argv: (0, "", ""))  # it keeps running
+    host.respond_with(["kill", "-TERM"], host._quit)
+    ticks = iter(range(0, 1000))
+    server = NginxServer(host, {4: "198.19.0.2"}, ServerSpec((1024,)), sleep=lambda s: None, clock=lambda: next(ticks))
+    server.start()
+    assert server.stop() == "stopped pid 4242 (TERM after 5 s of QUIT)" and not host.running
+    assert host.calls.index(("kill", "-QUIT", "4242")) < host.calls.index(("kill", "-TERM", "4242"))
+
+
+# --- /proc/net/sockstat and the client's limits --------------------------------------------------------
+
+def test_sockstat_captures():
+    quiet = limits.parse_sockstat(capture("sockstat/netdata14_2017.txt"))
+    assert (quiet.sockets_used, quiet.tcp_inuse, quiet.tcp_orphan, quiet.tcp_time_wait, quiet.tcp_alloc,
+            quiet.tcp_mem_pages) == (2152, 66, 0, 9, 77, 6)
+    busy = limits.parse_sockstat(capture("sockstat/netdata743_2016_with_sockstat6.txt"))
+    assert busy.tcp_time_wait == 800 and busy.tcp_orphan == 6 and busy.tcp6_inuse == 1772
+    assert limits.parse_sockstat(capture("sockstat/telegraf7329_2020.txt")).tcp_mem_pages == 14538
+    before = limits.parse_sockstat(capture("sockstat/debian12_before_rate_run.txt")).tcp_time_wait
+    after = limits.parse_sockstat(capture("sockstat/debian12_after_rate_run.txt")).tcp_time_wait
+    assert (before, after) == (1, 201)  # the 200 connections of the rate run, closed by the client
+    # a kernel patch proposed on netdev appends "pressure N" to the TCP line: still parsed
+    assert limits.parse_sockstat("TCP: inuse 2 orphan 0 tw 7 alloc 3 mem 1 pressure 0\n").tcp_time_wait == 7
+    with pytest.raises(ParseError):
+        limits.parse_sockstat("UDP: inuse 1 mem 0\n")
+    with pytest.raises(ParseError):
+        limits.parse_sockstat("TCP: inuse 2 orphan x tw 7 alloc 3 mem 1\n")
+    assert limits.parse_port_range("32768\t60999\n") == (32768, 60999)
+    with pytest.raises(ParseError):
+        limits.parse_port_range("60999 32768")
+
+
+def state(tw, reuse=0, port_range=(32768, 60999)):
+    return limits.ClientState(tw, port_range, reuse)
+
+
+def result_of(total, succeeded, duration_s=1.9, connect_failures=0, errored=None):
+    """An h2load result with the given counts (simulated: the real 1.52 capture's timings)."""
+    real = parse("debian12_v1.52_rate_h1_nginx.txt")
+    failed = total - succeeded
+    return h2load.H2loadResult(duration_s, succeeded / duration_s, total, total - connect_failures, total,
+                               succeeded, failed, failed if errored is None else errored, 0, {}, 0, 0, 0,
+                               "http/1.1", real.stats if succeeded else {}, connect_failures)
+
+
+def test_client_limit_rule():
+    pace = h2load.Pacing(10, 100)
+    ports = 60999 - 32768 + 1
+    ok = result_of(200, 200)
+    assert limits.trial_limits(state(1), state(201), ok, pace, 200, 5.0) == []
+    # TIME_WAIT fills the port range: failures are the client's, not the DUT's
+    full = limits.trial_limits(state(100), state(ports - 10), result_of(200, 150), pace, 200, 5.0)
+    assert [limit.code for limit in full] == ["client-ports"] and "tcp_tw_reuse" in full[0].advice
+    assert verdict(200, 50, 1e-5, full) == CLIENT
+    assert verdict(200, 0, 1e-5, full) == PASS  # near the limit but nothing failed: a pass, with a warning
+    # with tcp_tw_reuse=1 a full TIME_WAIT table is no limit
+    assert limits.trial_limits(state(100, 1), state(ports, 1), result_of(200, 150), pace, 200, 5.0) == []
+    # connections the client could not even start: the load was not offered, whatever the ratio
+    connect = limits.trial_limits(state(100), state(ports - 5), result_of(200000, 199999, connect_failures=1),
+                                  pace, 200000, 5.0)
+    assert connect[0].code == "client-connect" and connect[0].blocking and "TIME_WAIT" in connect[0].evidence
+    assert verdict(200000, 1, 1e-5, connect) == CLIENT
+    # h2load took 8 s to open what 100/s opens in 1.9 s
+    slow = limits.trial_limits(state(1), state(201), result_of(200, 200, duration_s=8.0), pace, 200, 5.0)
+    assert [limit.code for limit in slow] == ["client-rate"] and verdict(200, 0, 1e-5, slow) == CLIENT
+    # nginx's errors make the failures the server's
+    server = limits.trial_limits(state(1), state(201), result_of(200, 190), pace, 200, 5.0,
+                                 ["2026/11/24 [alert] 4096 worker_connections are not enough"])
+    assert verdict(200, 10, 1e-5, server) == SERVER
+    # plain failures, the client well inside its ports: the DUT's
+    assert verdict(200, 10, 1e-5, limits.trial_limits(state(1), state(201), result_of(200, 190), pace, 200, 5.0)) == DUT
+    # unknown facts (no /proc on the client) are no evidence either way
+    assert limits.trial_limits(limits.ClientState(None, None, None), limits.ClientState(None, None, None),
+                               result_of(200, 190), pace, 200, 5.0) == []
+
+
+def test_loss_target_is_rfc_9411s_strict_criterion():
+    assert passes(100_000, 0, 1e-5) and not passes(100_000, 1, 1e-5) and passes(200_001, 2, 1e-5)
+    assert not passes(1000, 1, 1e-5)  # a short trial: one failure is already too many
+    assert passes(10, 0, 0.0) and not passes(10, 1, 0.0)
+
+
+def test_waiting_for_time_wait_to_expire_before_a_trial():
+    reads = iter([state(27000), state(22000), state(100)])  # 90% of 28,232 ports is 25,408
+    slept = []
+    got, waited = limits.wait_for_ports(lambda: next(reads), 5000, sleep=slept.append)
+    assert got.time_wait == 100 and waited == 10 and slept == [5.0, 5.0]
+    never = limits.wait_for_ports(lambda: state(27000), 5000, sleep=lambda s: None, budget_s=20)
+    assert never[1] == 20 and never[0].time_wait == 27000
+    assert limits.wait_for_ports(lambda: state(27000, reuse=1), 5000, sleep=slept.append)[1] == 0
+    assert limits.wait_for_ports(lambda: state(9000), 30000, sleep=slept.append)[1] == 0  # could never fit
+
+
+def test_client_state_from_proc_texts():
+    got = limits.client_state_from({limits.SOCKSTAT: capture("sockstat/debian12_after_rate_run.txt"),
+                                    limits.PORT_RANGE: "32768\t60999\n", limits.TW_REUSE: "2\n"})
+    assert (got.time_wait, got.port_range, got.tw_reuse, got.ports) == (201, (32768, 60999), 2, 28232)
+    missing = limits.client_state_from({limits.SOCKSTAT: None, limits.PORT_RANGE: "1 2 3", limits.TW_REUSE: None})
+    assert missing.time_wait is None and missing.port_range is None and len(missing.problems) == 3
+
+
+# --- the rate search -----------------------------------------------------------------------------------
+
+def simulate(capacity, *, start=100, max_rate=100_000, width=0.005, ceiling=None):
+    """The search against a DUT that passes every rate up to `capacity` (and a client that cannot
+    offer more than `ceiling`)."""
+    search = RateSearch(start, max_rate, width, pace=lambda r: h2load.pacing(max(r, 1)).rate_per_s)
+    while (rate := search.next_rate()) is not None:
+        if ceiling is not None and rate > ceiling:
+            search.record(rate, CLIENT)
+        else:
+            search.record(rate, PASS if rate <= capacity else DUT)
+        assert len(search.history) < 60
+    return search
+
+
+@pytest.mark.parametrize("capacity", [3333, 150, 47_000, 12])
+def test_search_converges_within_its_width_on_a_simulated_dut(capacity):
+    search = simulate(capacity)
+    assert search.lower <= capacity < search.upper and search.limit == "DUT"
+    granularity = h2load.pacing(search.upper).granularity_per_s
+    assert search.upper - search.lower <= max(0.005 * search.upper, granularity)
+    assert len(search.history) <= 2 * math.log2(100_000) + 2
+
+
+def test_search_limits_other_than_the_dut():
+    assert simulate(10**9, max_rate=5000).limit == "max_rate" and simulate(10**9, max_rate=5000).lower == 5000
+    low = simulate(40, start=1000)  # the first rate already fails: halve to a lower bound
+    assert low.lower <= 40 < low.upper and low.history[0] == (1000, DUT)
+    assert simulate(0.5).limit == "no lower bound"
+    bounded = simulate(50_000, ceiling=470)  # the client's ports, say: never the DUT's figure
+    assert bounded.limit == "client" and bounded.lower <= 470 < bounded.upper and bounded.upper_verdict == CLIENT
+
+
+def test_search_replays_to_the_same_next_rate():
+    first = simulate(3333)
+    again = RateSearch(100, 100_000, 0.005, pace=lambda r: h2load.pacing(max(r, 1)).rate_per_s)
+    for rate, result in first.history[:6]:
+        assert again.next_rate() == rate
+        again.record(rate, result)
+    assert again.next_rate() == first.history[6][0]
+
+
+class Errors:
+    def __init__(self, lines=()):
+        self.lines = list(lines)
+
+    def new_errors(self):
+        return self.lines
+
+
+def test_a_trial_from_the_real_rate_run_and_its_log():
+    client = FakeExecutor("client")
+    client.respond(["mktemp"], LOG + "\n")
+    client.respond(["h2load", "--h1"], capture("h2load/debian12_v1.52_rate_h1_nginx.txt"))
+    client.respond(["cat", LOG], capture("h2load/debian12_v1.52_rate_h1_nginx.log"))
+    client.respond(["cat", limits.SOCKSTAT], capture("sockstat/debian12_after_rate_run.txt"))
+    client.respond(["cat", limits.PORT_RANGE], "32768\t60999\n")
+    client.respond(["cat", limits.TW_REUSE], "2\n")
+    client.respond(["rm"])
+    options = cps_options.CpsOptions()
+    trial = measure_trial(client, Errors(), "http://127.0.0.1:18080/obj16k.bin", 100, 2.0, options,
+                          sleep=lambda s: None)
+    assert (trial.rate, trial.connections, trial.succeeded, trial.failed, trial.verdict) == (100, 200, 200, 0, PASS)
+    assert trial.argv[trial.argv.index("-r") + 1] == "10" and trial.argv[-1] == "http://127.0.0.1:18080/obj16k.bin"
+    assert trial.request_percentiles["p50"] == pytest.approx(482e-6) and trial.h2load_s == 1.90
+    assert trial.timings["connect"]["mean"] == pytest.approx(185e-6) and trial.client_after["time_wait"] == 201
+    assert trial.to_record()["forwarded"] == 200 and trial.to_record()["intended_load_fps"] == 100
+    assert ("rm", "-f", "--", LOG) in client.calls  # the log file goes again
+    # RFC 9411 counts only "200 OK" as done: 3xx answers fail the trial (h2load calls them succeeded)
+    client.respond(["h2load", "--h1"], capture("h2load/debian12_v1.52_rate_h1_nginx.txt").replace(
+        "200 2xx, 0 3xx", "190 2xx, 10 3xx"))
+    redirected = measure_trial(client, Errors(), "http://127.0.0.1:18080/obj16k.bin", 100, 2.0, options,
+                               sleep=lambda s: None)
+    assert (redirected.succeeded, redirected.failed, redirected.verdict) == (190, 10, DUT)
+    served = measure_trial(client, Errors(["[alert] 1024 worker_connections are not enough"]),
+                           "http://127.0.0.1:18080/obj16k.bin", 100, 2.0, options, sleep=lambda s: None)
+    assert served.verdict == SERVER and served.limits[0]["code"] == "server"
+
+
+# --- the kind end to end on a fake testbed --------------------------------------------------------------
+
+class ClientHost(FakeExecutor):
+    """The client host: h2load against a simulated DUT of `capacity` connections/s (connections above it
+    time out), /proc facts of a Linux client; TIME_WAIT grows by each run's connections and expires
+    when the test's sleep is called."""
+
+    def __init__(self, capacity, *, ports=(32768, 60999), reuse=1):
+        super().__init__("client")
+        self.capacity, self.ports, self.reuse, self.time_wait, self.runs = capacity, ports, reuse, 0, []
+        self.respond(["h2load", "--version"], "h2load nghttp2/1.52.0\n")
+        self.respond_with(["h2load", "--h1"], self._h2load)
+        self.respond(["mktemp"], LOG + "\n")
+        self.respond(["rm"])
+        self.respond_with(["cat"], self._cat)
+        self.log = ""
+
+    def _cat(self, argv):
+        if argv[1] == limits.SOCKSTAT:
+            return 0, f"sockets: used 14\nTCP: inuse 2 orphan 0 tw {self.time_wait} alloc 3 mem 1\n", ""
+        if argv[1] == limits.PORT_RANGE:
+            return 0, f"{self.ports[0]}\t{self.ports[1]}\n", ""
+        if argv[1] == limits.TW_REUSE:
+            return 0, f"{self.reuse}\n", ""
+        if argv[1] == LOG:
+            return 0, self.log, ""
+        return 1, "", "No such file or directory"
+
+    def _h2load(self, argv):
+        n, per, period = int(argv[argv.index("-n") + 1]), int(argv[argv.index("-r") + 1]), argv[argv.index(
+            "--rate-period") + 1]
+        rate = per * 1000 / int(period.removesuffix("ms"))
+        self.runs.append(rate)
+        free = self.ports[1] - self.ports[0] + 1 - self.time_wait if self.reuse != 1 else n
+        started = min(n, free)
+        succeeded = started if rate <= self.capacity else int(started * self.capacity / rate)
+        self.time_wait += started
+        duration = (math.ceil(n / per) - 1) * int(period.removesuffix("ms")) / 1000
+        stderr = f"{h2load.CONNECT_FAILED}\n" * (n - started)
+        self.log = "".join(f"{1795480172312669 + 1000 * i}\t200\t{300 + i % 200}\n" for i in range(succeeded))
+        # simulated: the shape of tests/data/h2load/debian12_v1.52_rate_h1_nginx.txt, numbers from the model
+        finished = duration + (5.0 if succeeded < started else 0.001)  # the stuck ones waited out -N 5s
+        text = (f"starting benchmark...\nspawning thread #0: {n} total client(s). Up to {per} client(s) will be "
+                f"created every {period} {n} total requests\nApplication protocol: http/1.1\n\n"
+                f"finished in {finished:.2f}s, {succeeded / max(duration, 1):.2f} req/s, 1.00MB/s\n"
+                f"requests: {n} total, {succeeded} started, {n} done, {succeeded} succeeded, "
+                f"{n - succeeded} failed, {n - succeeded} errored, {started - succeeded} timeout\n"
+                f"status codes: {succeeded} 2xx, 0 3xx, 0 4xx, 0 5xx\n"
+                f"traffic: 1.00MB ({succeeded * 1222}) total, 1.00KB ({succeeded * 198}) headers (space savings "
+                f"0.00%), 1.00MB ({succeeded * 1024}) data\n"
+                "                     min         max         mean         sd        +/- sd\n"
+                "time for request:      186us       770us       492us        92us    78.00%\n"
+                "time for connect:       40us       635us       185us       102us    71.50%\n"
+                "time to 1st byte:      233us      1.21ms       675us       152us    71.00%\n")
+        return 0, text, stderr
+
+
+class CpsBed(FakeTestbed):
+    def __init__(self, params, client, server):
+        super().__init__(params)
+        self.client, self.server = client, server
+
+    def executor(self, role):
+        return {"client": self.client, "server": self.server}[role]
+
+    def http_server(self, spec):
+        return http_server(self.server, {4: "198.19.0.2", 6: "2001:2:0:2::2"}, spec)
+
+
+def beds(client, server):
+    @contextlib.contextmanager
+    def open_bed(params):
+        yield CpsBed(params, client, server)
+    return FakeTestbeds(open_bed, calibrates=False)
+
+
+CPS = """name = "cps-sim"
+test = "cps"
+repetitions = 2
+duration_s = 2
+seed = 7
+object_sizes = ["1k", "16k"]
+start_rate = 100
+max_rate = 20000
+relative_width = 0.02
+"""
+
+
+def test_a_cps_run_finds_the_simulated_capacity_and_reports_it(tmp_path):
+    store, client, server = Store(tmp_path / "c.db"), ClientHost(2500), ServerHost()
+    run = run_experiment(parse_experiment(CPS), store, beds(client, server), file_text=CPS)
+    assert len(run.results) == 4  # 2 object sizes x 2 repetitions
+    for result in run.results:
+        assert result.limit == "DUT" and result.lower <= 2500 < result.upper
+        assert result.upper - result.lower <= max(0.02 * result.upper, 10)
+        assert result.generator == "h2load 1.52.0" and result.server == "nginx 1.22.1"
+        found = result.found
+        assert found.verdict == PASS and found.failed == 0 and found.request_percentiles["p50"] > 0
+    assert not server.running and ("kill", "-QUIT", "4242") in server.calls  # the server went with the run
+    experiment = store.experiment("cps-sim")
+    trials = store.conn.execute("SELECT COUNT(*) FROM search_trials").fetchone()[0]
+    assert trials == len(client.runs) == sum(len(r.trials) for r in run.results)
+    md = KIND.render(store, experiment, "md")
+    assert "# Connections per second: cps-sim" in md and "| IPv4 obj1k.bin |" in md and "DUT ×2" in md
+    assert "Limits that were not the DUT's" not in md
+    doc = json.loads(KIND.render(store, experiment, "json"))
+    config = next(c for c in doc["configurations"] if c["params"]["object_bytes"] == 1024)
+    assert config["cps"]["n"] == 2 and 2300 <= config["cps"]["mean"] <= 2500
+    assert config["connect_mean_s"] == pytest.approx(185e-6) and config["ttfb_max_s"] == pytest.approx(1.21e-3)
+    rows = KIND.render(store, experiment, "csv").splitlines()
+    assert rows[0].startswith("experiment,") and len(rows) == 5
+    keys, values, unit = KIND.samples(store, experiment)
+    assert unit == "connections/s" and all(len(values(key)) == 2 for key, _ in keys)
+    with pytest.raises(ConfigError, match="no plot"):
+        KIND.plot(store, experiment, str(tmp_path / "x.png"))
+    # resumed: every search is stored and done, so nothing is measured again
+    again = run_experiment(parse_experiment(CPS), Store(tmp_path / "c.db"), beds(client, ServerHost()),
+                           file_text=CPS, resume=True)
+    assert len(client.runs) == trials and [r.lower for r in again.results] != [] and \
+        sorted(r.lower for r in again.results) == sorted(r.lower for r in run.results)
+
+
+def test_a_client_out_of_ports_is_reported_as_the_clients_limit_never_the_duts(tmp_path):
+    store = Store(tmp_path / "c.db")
+    experiment = parse_experiment(CPS.replace("repetitions = 2", "repetitions = 1").replace(
+        'object_sizes = ["1k", "16k"]', 'object_sizes = ["1k"]'))
+    experiment_id = store.create_experiment(experiment.name, "run", {}, seed=7)
+    client, server = ClientHost(50_000, ports=(40000, 44999), reuse=0), ServerHost()  # 5,000 local ports
+
+    def expire(seconds):
+        client.time_wait = 0  # TIME_WAIT sockets expire while the trial waits
+
+    @contextlib.contextmanager
+    def open_bed(params):
+        yield CpsBed(params, client, server)
+
+    context = RunContext(experiment, store, experiment_id, 7, False, open_bed, False)
+    run = run_cps(context, cps_options.parse_options(experiment.options), sleep=expire)
+    result = run.results[0]
+    # 2 s trials: above 2,500 connections/s one trial needs more than the 5,000 ports; the DUT (50,000/s) never fails
+    assert result.limit == "client" and result.upper_verdict == CLIENT and result.lower <= 2500 < result.upper
+    assert any(e["code"] in ("client-ports", "client-connect") for e in result.limit_evidence())
+    assert "1 bounded by the client" in run.summary("c.db")
+    store.finish_experiment(experiment_id)
+    md = KIND.render(store, store.experiment(experiment_id), "md")
+    assert "Limits that were not the DUT's" in md and "tcp_tw_reuse" in md
+    assert "client" in md.split("| IPv4 obj1k.bin |")[1].splitlines()[0]
+
+
+def test_a_stored_trial_is_read_back_with_its_figures(tmp_path):
+    store = Store(tmp_path / "c.db")
+    experiment_id = store.create_experiment("x", "run", {}, seed=1)
+    options = cps_options.CpsOptions(start_rate=100, max_rate=100, relative_width=0.5)
+    trial = CpsTrial(rate=100.0, connections=200, duration_s=2.0, verdict=PASS, succeeded=200, failed=0,
+                     client_failures=0, h2load_s=1.9, timings={"connect": {"mean": 1e-4}},
+                     limits=({"code": "client-ports", "evidence": "e", "advice": "a", "blocking": False},),
+                     argv=("h2load", "--h1"))
+    search_object_size(store, experiment_id, {"test": "cps", "object_bytes": 1024, "family": 4, "repetition": 1},
+                       options, 2.0, lambda rate: trial)
+    replayed = search_object_size(store, experiment_id, {"test": "cps", "object_bytes": 1024, "family": 4,
+                                                         "repetition": 1}, options, 2.0, lambda rate: 1 / 0)
+    back = replayed.trials[0]
+    assert replayed.replayed == 1 and replayed.limit == "max_rate" and back.timings == trial.timings
+    assert back.argv == trial.argv and back.verdict == PASS and replayed.warnings() == ["e"]
+
+
+# --- the kind's checks --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("body, problem", [
+    ("[axes]\nstreams = [1, 4]\n", "streams applies to iperf3 tests"),
+    ("precision = 0.05\n", "precision applies to throughput tests"),
+    ('object_sizes = ["0k"]\n', "object_sizes: 0 is not an object size"),
+    ('object_sizes = ["huge"]\n', "object_sizes: 'huge' is not a size"),
+    ('object_sizes = ["1k", 1024]\n', "object_sizes lists a size twice"),
+    ("object_sizes = []\n", "give a list of 1 to 16 sizes"),
+    ("start_rate = 500\nmax_rate = 100\n", "start_rate = 500 is above max_rate = 100"),
+    ("loss_target = 0.6\n", "loss_target = 0.6"),
+    ("relative_width = 0\n", "relative_width = 0: use a number above 0"),
+    ('closer = "both"\n', "closer = 'both'"),
+    ("http_port = 70000\n", "http_port = 70000"),
+    ("threads = 1.5\n", "threads = 1.5: use a whole number"),
+    ("threads = 8\nstart_rate = 5\n", "threads = 8: h2load needs at least one new connection per thread"),
+    ('frame_sizes = [64]\n', 'frame_sizes applies to test = "rfc2544"'),
+])
+def test_a_bad_cps_file_names_its_key(body, problem):
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        parse_experiment('name = "c"\ntest = "cps"\n' + body)
+
+
+def test_cps_keys_belong_to_cps_files_and_the_plan_says_what_runs():
+    with pytest.raises(ConfigError, match="unknown key 'object_sizes'"):
+        parse_experiment('name = "t"\nobject_sizes = ["1k"]\n')
+    experiment = parse_experiment(CPS + "[axes]\nfamily = [4, 6]\n")
+    assert KIND.option_keys == cps_options.OPTION_KEYS and {"binary h2load", "binary nginx"} == KIND.required_features
+    lines = KIND.describe_plan(experiment, CPS, None, None)
+    assert lines[0].startswith("experiment 'cps-sim' (cps): 4 searches per repetition x 2 = 8 searches of 2 s trials")
+    assert "  IPv6 obj16k.bin" in lines and any("470 connections/s" in line for line in lines)
+    assert len(KIND.cells(experiment)) == 2
