@@ -207,3 +207,20 @@ def test_tune_keys_belong_to_tune_files_only(tmp_path, capsys):
     assert main(["tune", str(path), "--dry-run", "--db", str(tmp_path / "d.db")]) in (0, 2)
     out = capsys.readouterr().out
     assert "tune 'tune-sim'" in out and "candidate virtio_offloads = 'on'" in out
+
+
+def test_recommend_says_what_a_tune_confirmed_or_refuted(tmp_path, capsys):
+    text = TUNE.replace('dut_sysctls = ["net.core.somaxconn=4095"]', 'dut_sysctls = ["net.netfilter.nf_conntrack_max=262144"]')
+    store = Store(tmp_path / "t.db")
+    outcome = run_experiment(parse_experiment(text), store, beds([]), file_text=text)
+    decided = {s.candidate.knob: s.judgement.decision for s in outcome.steps}["dut_sysctls"]
+    assert decided in ("rejected", "inconclusive")  # the simulated box does not care about it
+    assert main(["recommend", "--os", "linux", "--os-version", "6.1", "--role", "nat-firewall", "--tune", "tune-sim",
+                 "--db", str(tmp_path / "t.db")]) == 0
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.startswith("net.netfilter.nf_conntrack_max = 262144") and "box" in l)
+    assert ("refuted on this box" if decided == "rejected" else "not settled on this box") in line
+    assert "net.ipv4.ip_forward = 1" in out and "not tried by the tune" in out
+    assert main(["recommend", "--os", "linux", "--os-version", "6.1", "--role", "router", "--tune", "1",
+                 "--db", str(tmp_path / "t.db"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tune"]

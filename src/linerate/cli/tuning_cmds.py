@@ -45,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     rec.add_argument("--pppoe", action="store_true")
     rec.add_argument("--virtual", action="store_true")
     rec.add_argument("--json", action="store_true")
+    rec.add_argument("--tune", metavar="EXPERIMENT", help="a stored tune (`linerate tune`): say which of this "
+                     "advice it confirmed or refuted on this box")
+    rec.add_argument("--db", default=None, help="SQLite store with the tune (default ./linerate.db or $LINERATE_DB)")
     rec.set_defaults(handler=cmd_recommend)
 
 
@@ -187,5 +190,29 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from linerate.tuning.recommend import recommend
 
     advice = recommend(args.os, args.os_version, args.role, args.nic, args.cores, args.pppoe, args.virtual)
-    print(json.dumps(advice.to_dict(), indent=2) if args.json else advice.render(), end="" if not args.json else "\n")
+    found = _tune_confirmations(args, advice) if args.tune else None
+    if args.json:
+        doc = advice.to_dict()
+        if found is not None:
+            doc["tune"] = [{"line": line, "on_this_box": status} for line, status in found]
+        print(json.dumps(doc, indent=2))
+        return 0
+    print(advice.render(), end="")
+    if found is not None:
+        print(f"\n# --- what tune '{args.tune}' measured on this box ---")
+        for line, status in found:
+            print(f"{line:<44} # {status}")
     return 0
+
+
+def _tune_confirmations(args: argparse.Namespace, advice) -> list[tuple[str, str]]:
+    from linerate.cli.options import open_store
+    from linerate.kinds import kind, kind_name_of
+    from linerate.kinds.tune.report import confirmations, document
+
+    store = open_store(args, create=False)
+    experiment = store.experiment(args.tune)
+    if kind_name_of(experiment) != "tune":
+        raise ConfigError("--tune", f"experiment {experiment.name!r} is not a tune (`linerate tune FILE`)")
+    doc = document(experiment, kind("tune").outcome(store, experiment))
+    return confirmations([(file, line) for file, lines in advice.files.items() for line, _ in lines], doc)

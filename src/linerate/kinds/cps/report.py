@@ -157,7 +157,8 @@ def to_markdown(experiment: ExperimentRow, summaries: list[CpsSummary], tools: s
              f"RFC 9411 section 7.2 shape: one HTTP/1.1 GET per connection ({md_name(tools)}), the client closes "
              f"first unless the file says otherwise; a trial passes below {percent(loss_target)} failed connections. "
              "Each search doubles the rate from start_rate, then bisects; CPS is the highest rate that passed, mean "
-             "and 95% CI over repetitions (≥: the search stopped at the client, the server or max_rate, not the DUT).",
+             "and 95% CI over repetitions (≥: the search stopped at the client, the server or max_rate, not the "
+             "DUT).",
              "", markdown_table("object", ["CPS (conn/s)", "95% CI", "n", "limit", "connect ms mean / max",
                                            "TTFB ms mean / max", "request ms p50 / p99", "failed at CPS"], rows)]
     small = [s for s in summaries if s.connections_at_cps and s.connections_at_cps * loss_target < 1]
@@ -174,7 +175,8 @@ def to_markdown(experiment: ExperimentRow, summaries: list[CpsSummary], tools: s
             lines.append("")
             lines += [f"- {md_cell(_label(s))}, repetition {item.get('repetition')}: {md_cell(item['evidence'])}"
                       for item in s.not_dut]
-            lines += [f"  - what to change: {md_cell(advice)}" for advice in dict.fromkeys(i["advice"] for i in s.not_dut)]
+            advice = dict.fromkeys(item["advice"] for item in s.not_dut)
+            lines += [f"  - what to change: {md_cell(text)}" for text in advice]
     if any(s.warnings for s in summaries):
         lines += ["", "## Warnings (in trials that passed)", ""]
         lines += [f"- {md_cell(_label(s))}: {md_cell(w)}" for s in summaries for w in s.warnings]
@@ -186,10 +188,10 @@ def to_markdown(experiment: ExperimentRow, summaries: list[CpsSummary], tools: s
 
 
 def to_json(experiment: ExperimentRow, summaries: list[CpsSummary], searches: list[dict[str, Any]]) -> str:
+    rows = [{"params": s["params"], "status": s["status"], "error": s["error"],
+             **{k: v for k, v in s["results"].items() if k != "trial_figures"}} for s in searches]
     return json.dumps({"experiment": experiment.name, "id": experiment.id, "test": "cps",
-                       "configurations": [s.to_dict() for s in summaries],
-                       "searches": [{"params": s["params"], "status": s["status"], "error": s["error"],
-                                     **{k: v for k, v in s["results"].items() if k != "trial_figures"}} for s in searches]},
+                       "configurations": [s.to_dict() for s in summaries], "searches": rows},
                       indent=2, default=str) + "\n"
 
 

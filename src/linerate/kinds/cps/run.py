@@ -145,7 +145,8 @@ def search_object_size(store: Store, experiment_id: int, params: dict[str, Any],
         raise
     result.lower, result.upper, result.upper_verdict, result.limit = (search.lower, search.upper,
                                                                       search.upper_verdict, search.limit)
-    store.update_search(row["id"], status="done", ended_at=time.time(), results={**result.to_dict(), "trial_figures": figures})
+    store.update_search(row["id"], status="done", ended_at=time.time(),
+                        results={**result.to_dict(), "trial_figures": figures})
     return result
 
 

@@ -115,3 +115,39 @@ def render(experiment: ExperimentRow, outcome: TuneOutcome, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(doc, indent=2) + "\n"
     return html(doc) if fmt == "html" else markdown(doc)
+
+
+def settings_of(knob: str, value: Any) -> list[tuple[str, str]]:
+    """(name, value) settings a decided knob stands for: sysctls by name, offloads as `IF:feature`."""
+    if knob == "dut_sysctls":
+        return [tuple(part.split("=", 1)) for part in str(value).split(";") if "=" in part]
+    if knob == "dut_offloads":
+        return [(f"{group.split(':', 1)[0]}:{item.split('=', 1)[0]}", item.split("=", 1)[1])
+                for group in str(value).split(";") if ":" in group for item in group.split(":", 1)[1].split(",")]
+    return [(knob, str(value))]
+
+
+def confirmations(lines: list[tuple[str, str]], doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """For advice lines (file, line): what the tune `doc` (document()) found on this box for the same
+    setting — confirmed (accepted), refuted (rejected), not settled (inconclusive) or not tried."""
+    decided = {}
+    for row in doc["decisions"]:
+        for name, value in settings_of(row["knob"], row["value"]):
+            decided[name.split(":")[-1] if row["knob"] == "dut_offloads" else name] = (value, row)
+    out = []
+    for file, line in lines:
+        text = line.replace(" = ", "=").strip()
+        name, value = (text.split("=", 1) + [""])[:2] if "=" in text else (text.split()[0] if text else "", "")
+        if file.startswith("ethtool -K"):
+            name, value = (text.split() + ["", ""])[:2]
+        found = decided.get(name)
+        if found is None:
+            out.append((line, "not tried by the tune"))
+            continue
+        tried, row = found
+        effect = "" if row["effect_pct"] is None else f" ({row['effect_pct']:+.1f}%, 95% CI {row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f}, {row['trials']} trials)"
+        what = {"accepted": "confirmed on this box", "rejected": "refuted on this box",
+                "inconclusive": "not settled on this box"}[row["decision"]]
+        same = tried.strip('"') == value.strip('"') or not value
+        out.append((line, f"{what}{effect}" + ("" if same else f" (the tune tried {name}={tried})")))
+    return out
