@@ -11,6 +11,7 @@ import contextlib
 import json
 import math
 import re
+from types import SimpleNamespace
 
 import pytest
 
@@ -38,6 +39,7 @@ def _cps_registered(monkeypatch):
 
 
 LOG = "/tmp/linerate-h2load.Zx81Qe"
+RATE_RUN = capture("h2load/debian12_v1.52_rate_h1_nginx.txt")
 
 
 def parse(name: str) -> h2load.H2loadResult:
@@ -56,74 +58,55 @@ def test_every_capture_names_its_source_and_is_used_here():
             assert path.name in here, f"{path.name} is not used by a test"
 
 
-def test_h2load_2015_summary_bytes_traffic_and_no_req_s_row():
-    r = parse("issue372_2015_bytes_no_req_s.txt")
-    assert (r.total, r.started, r.done, r.succeeded, r.failed, r.errored, r.timeout) == (500, 500, 500, 500, 0, 0, 0)
-    assert r.duration_s == pytest.approx(0.1415) and r.requests_per_s == pytest.approx(3533.64)
-    assert (r.traffic_bytes, r.header_bytes, r.data_bytes) == (1026625, 15089, 1002500)
-    assert r.protocol == "h2" and r.status == {"2xx": 500, "3xx": 0, "4xx": 0, "5xx": 0}
-    assert set(r.stats) == {"request", "connect", "ttfb"}  # no req/s row before late 2015
-    assert r.stats["request"].min == pytest.approx(202e-6) and r.stats["request"].max == pytest.approx(521e-6)
-    assert r.stats["request"].mean == pytest.approx(251e-6) and r.stats["request"].within_sd_pct == 89.40
-    assert r.timing("connect").mean == pytest.approx(0.01066) and r.timing("ttfb").max == pytest.approx(0.01118)
-    assert r.stats["request"].median is None  # no percentile columns before h2load 1.69
+# counts (total, started, done, succeeded, failed, errored, timeout), seconds, traffic bytes, protocol: read by hand
+SUMMARIES = {
+    "issue372_2015_bytes_no_req_s.txt": ((500, 500, 500, 500, 0, 0, 0), 0.1415, (1026625, 15089, 1002500), "h2"),
+    "issue1251_2018_seconds_no_req_s.txt": ((1, 1, 1, 1, 0, 0, 0), 6.86, (1074331781, 91, 1073741824), None),
+    "howto_2015_req_s_client.txt": ((10**6,) * 4 + (0, 0, 0), 7.08, (4125025824, 11023424, 4096000000), None),
+    "issue1343_v1.36_timing_h2c.txt": ((1312, 1313, 1312, 1312, 0, 0, 0), 1.00, (245563, 17238, 204672), "h2c"),
+    "issue1551_2021_tls.txt": ((10, 10, 10, 10, 0, 0, 0), 1.92, (3196, 561, 2310), None),
+    "ballerina3122_2022_h1_failures.txt": ((100000, 90001, 90000, 90000, 10000, 10000, 0), 6.29,
+                                           (16020000, 8370000, 4500000), "http/1.1"),
+    "debian12_v1.52_rate_h1_nginx.txt": ((200, 200, 200, 200, 0, 0, 0), 1.90, (3326600, 39600, 3276800), "http/1.1"),
+    "debian12_v1.52_refused.txt": ((20, 0, 0, 0, 20, 20, 0), 0.10153, (0, 0, 0), None),
+}
 
 
-def test_h2load_durations_in_seconds_and_an_unrounded_rate():
-    r = parse("issue1251_2018_seconds_no_req_s.txt")
-    assert r.duration_s == 6.86 and r.requests_per_s == pytest.approx(0.145796)
-    assert r.timing("request").min == r.timing("request").max == 6.86 and r.timing("request").sd == 0
-    assert r.timing("connect").mean == pytest.approx(3.58e-3) and r.timing("ttfb").mean == pytest.approx(3.97e-3)
-    assert (r.traffic_bytes, r.header_bytes, r.data_bytes) == (1074331781, 91, 1073741824)
-    assert r.protocol is None  # the issue shows the summary only
+@pytest.mark.parametrize("name", SUMMARIES)
+def test_h2load_summary_counts_of_every_capture(name):
+    counts, seconds, traffic, protocol = SUMMARIES[name]
+    r = parse(name)
+    assert (r.total, r.started, r.done, r.succeeded, r.failed, r.errored, r.timeout) == counts
+    assert r.duration_s == pytest.approx(seconds) and (r.traffic_bytes, r.header_bytes, r.data_bytes) == traffic
+    assert r.protocol == protocol and r.connect_failures == 0
 
 
-def test_h2load_howto_space_savings_in_byte_traffic_and_req_s_client_row():
-    r = parse("howto_2015_req_s_client.txt")
-    assert r.total == r.succeeded == 1_000_000 and r.duration_s == 7.08
-    assert (r.traffic_bytes, r.header_bytes, r.data_bytes) == (4125025824, 11023424, 4096000000)
-    assert r.stats["req_per_s"] == h2load.Stat(1412.04, 1447.84, 1426.52, 10.57, 63.00)
-    assert r.timing("ttfb").sd == pytest.approx(53.97e-3) and r.timing("connect").max == pytest.approx(25.04e-3)
-
-
-def test_h2load_1_36_timing_based_run_started_one_more_than_total():
-    r = parse("issue1343_v1.36_timing_h2c.txt")
-    assert (r.total, r.started, r.done, r.succeeded) == (1312, 1313, 1312, 1312) and r.not_succeeded == 0
-    assert (r.traffic_bytes, r.header_bytes, r.data_bytes) == (245563, 17238, 204672) and r.protocol == "h2c"
-    assert r.timing("request").max == pytest.approx(16.03e-3) and r.timing("connect").min == pytest.approx(65e-6)
-    assert r.stats["req_per_s"].mean == 1311.65
-
-
-def test_h2load_tls_run_with_one_connection():
-    r = parse("issue1551_2021_tls.txt")
-    request = r.timing("request")
-    assert (request.min, request.max, request.mean, request.sd, request.within_sd_pct) == pytest.approx(
+def test_h2load_timing_rows_of_each_shape():
+    old = parse("issue372_2015_bytes_no_req_s.txt")  # 2015: no req/s row; no percentile columns before 1.69
+    assert set(old.stats) == {"request", "connect", "ttfb"} and old.stats["request"].median is None
+    req = old.timing("request")
+    assert (req.min, req.max, req.mean, req.within_sd_pct) == pytest.approx((202e-6, 521e-6, 251e-6, 89.4))
+    assert old.timing("connect").mean == pytest.approx(0.01066) and old.timing("ttfb").max == pytest.approx(0.01118)
+    seconds = parse("issue1251_2018_seconds_no_req_s.txt")
+    assert seconds.timing("request").max == 6.86 and seconds.timing("request").sd == 0
+    assert seconds.requests_per_s == pytest.approx(0.145796) and seconds.timing("ttfb").mean == pytest.approx(3.97e-3)
+    howto = parse("howto_2015_req_s_client.txt")  # the "req/s (client)" row
+    assert howto.stats["req_per_s"] == h2load.Stat(1412.04, 1447.84, 1426.52, 10.57, 63.0)
+    timed = parse("issue1343_v1.36_timing_h2c.txt")  # timing-based: one more started than done
+    assert timed.stats["req_per_s"].mean == 1311.65 and timed.timing("request").max == pytest.approx(16.03e-3)
+    tls = parse("issue1551_2021_tls.txt").timing("request")
+    assert (tls.min, tls.max, tls.mean, tls.sd, tls.within_sd_pct) == pytest.approx(
         (0.10429, 0.41697, 0.18783, 0.10876, 80.0))
-    assert r.timing("ttfb").mean == pytest.approx(0.30508) and r.timing("connect").sd == 0
-
-
-def test_h2load_failures_are_counted_and_a_missing_row_is_none():
-    r = parse("ballerina3122_2022_h1_failures.txt")
-    assert (r.total, r.started, r.done, r.succeeded, r.failed, r.errored) == (100000, 90001, 90000, 90000, 10000, 10000)
-    assert r.not_succeeded == 10000 and r.protocol == "http/1.1" and r.connect_failures == 0
-    assert r.timing("ttfb") is None  # the indexed text ends before that row
-    assert r.timing("connect").max == pytest.approx(532e-6)
-
-
-def test_h2load_1_52_rate_mode_capture_is_the_trial_shape():
-    r = parse("debian12_v1.52_rate_h1_nginx.txt")
-    assert (r.total, r.succeeded, r.failed, r.timeout) == (200, 200, 0, 0) and r.duration_s == 1.90
-    assert r.protocol == "http/1.1" and (r.traffic_bytes, r.data_bytes) == (3326600, 200 * 16384)
-    assert r.timing("connect").mean == pytest.approx(185e-6) and r.timing("ttfb").max == pytest.approx(1.21e-3)
+    cut = parse("ballerina3122_2022_h1_failures.txt")  # the indexed text ends before the TTFB row
+    assert cut.not_succeeded == 10000 and cut.timing("ttfb") is None
+    assert cut.timing("connect").max == pytest.approx(532e-6)
+    rate = parse("debian12_v1.52_rate_h1_nginx.txt")  # the trial's own shape
+    assert rate.timing("connect").mean == pytest.approx(185e-6) and rate.timing("ttfb").max == pytest.approx(1.21e-3)
     # 200 connections at 10 per 100 ms: the last opened 1.9 s after the first; h2load kept up
-    assert limits.fell_behind(r, h2load.Pacing(10, 100), 200, 5.0) is None
-
-
-def test_h2load_refused_connections_fail_and_their_zero_timings_are_not_figures():
-    r = parse("debian12_v1.52_refused.txt")
-    assert (r.total, r.started, r.succeeded, r.failed, r.errored) == (20, 0, 0, 20, 20)
-    assert r.timing("connect") is None and r.timing("request") is None and r.protocol is None
-    assert verdict(20, r.not_succeeded, 1e-5, []) == DUT  # refused through the DUT: the DUT's (or the server's)
+    assert limits.fell_behind(rate, h2load.Pacing(10, 100), 200, 5.0) is None
+    refused = parse("debian12_v1.52_refused.txt")  # nothing succeeded: its 0us rows are no figures
+    assert refused.timing("connect") is None and refused.stats["connect"].max == 0
+    assert verdict(20, refused.not_succeeded, 1e-5, []) == DUT  # refused through the DUT: not the client's
 
 
 def test_h2load_summary_shapes_built_from_its_source():
@@ -146,26 +129,14 @@ def test_h2load_summary_shapes_built_from_its_source():
     assert r.timeout == 0 and r.timing("request").median == pytest.approx(482e-6)
     assert r.timing("ttfb").p99 == pytest.approx(1.10e-3) and r.timing("connect").p95 == pytest.approx(400e-6)
     assert r.stats["req_per_s"].mean == 1246.78
+    # the line h2load prints once per connection when socket() or connect() fails at once (src/h2load.cc)
+    assert h2load.parse(new, stderr=f"{h2load.CONNECT_FAILED}\n" * 3).connect_failures == 3
+    # no summary (h2load refused its options: its own message, src/h2load.cc), or counts that cannot add up
+    refused = "-r: the rate at which connections are made must be positive.\n"
+    for text, problem in (("", "no summary"), (refused, "no summary"), (old.replace("149 s", "151 s"), "add up")):
+        with pytest.raises(ParseError, match=problem):
+            h2load.parse(text)
 
-
-def test_h2load_connections_it_could_not_start_are_counted_from_stderr():
-    # the line h2load prints, once per connection, when socket() or connect() fails at once (src/h2load.cc)
-    r = h2load.parse(capture("h2load/debian12_v1.52_refused.txt"), stderr=f"{h2load.CONNECT_FAILED}\n" * 3)
-    assert r.connect_failures == 3
-
-
-@pytest.mark.parametrize("text, problem", [
-    ("", "no summary"),
-    ("-r: the rate at which connections are made must be positive.\n", "no summary"),
-    ("finished in 1s, 1.00 req/s, 1B/s\nrequests: 5 total, 5 started, 5 done, 9 succeeded, 0 failed, 0 errored\n",
-     "do not add up"),
-])
-def test_h2load_without_a_summary_is_a_parse_error(text, problem):
-    with pytest.raises(ParseError, match=problem):
-        h2load.parse(text)
-
-
-# --- h2load: the per-request log -----------------------------------------------------------------------
 
 def test_h2load_log_of_a_real_run_gives_request_percentiles():
     records = h2load.parse_log(capture("h2load/debian12_v1.52_rate_h1_nginx.log"))
@@ -177,9 +148,6 @@ def test_h2load_log_of_a_real_run_gives_request_percentiles():
     p = h2load.request_percentiles(records)
     assert p == pytest.approx({"p50": 482e-6, "p90": 595.5e-6, "p99": 756.06e-6})
     assert h2load.start_span_s(records) == pytest.approx(1.9, abs=0.01)  # 20 periods of 100 ms
-
-
-def test_h2load_log_format_rules():
     # lines built to the documented format (h2load(1) --log-file): a failed stream's status is -1 and
     # "more columns may be added later"
     records = h2load.parse_log("1700000000000000\t-1\t5000\n1700000000000100\t200\t300\textra\n\n")
@@ -191,8 +159,6 @@ def test_h2load_log_format_rules():
             h2load.parse_log(bad)
 
 
-# --- h2load: the command -----------------------------------------------------------------------------
-
 def test_h2load_argv_one_request_per_connection_at_an_open_loop_rate():
     pace = h2load.pacing(150)
     assert pace == h2load.Pacing(15, 100) and pace.rate_per_s == 150
@@ -203,14 +169,11 @@ def test_h2load_argv_one_request_per_connection_at_an_open_loop_rate():
     assert h2load.pacing(7) == h2load.Pacing(7, 1000) and h2load.pacing(1234).rate_per_s == 1230
     assert h2load.pacing(57.4) == h2load.Pacing(57, 1000) and h2load.pacing(99.6).rate_per_s == 100
     assert h2load.url("2001:2:0:2::2", 8080, "obj1k.bin") == "http://[2001:2:0:2::2]:8080/obj1k.bin"
-    with pytest.raises(ConfigError, match="threads"):
-        h2load.client_argv(["http://x"], connections=100, pace=h2load.Pacing(2, 1000), threads=4)
-    with pytest.raises(ConfigError):
-        h2load.client_argv(["http://x"], connections=0, pace=pace)
-    with pytest.raises(ConfigError):
-        h2load.url("a.example; rm -rf /", 80, "x")
-    with pytest.raises(ConfigError):
-        h2load.pacing(0.5)
+    for bad in (lambda: h2load.client_argv(["http://x"], connections=100, pace=h2load.Pacing(2, 1000), threads=4),
+                lambda: h2load.client_argv(["http://x"], connections=0, pace=pace),
+                lambda: h2load.url("a.example; rm -rf /", 80, "x"), lambda: h2load.pacing(0.5)):
+        with pytest.raises(ConfigError):
+            bad()
 
 
 # --- nginx ---------------------------------------------------------------------------------------------
@@ -234,49 +197,33 @@ def test_nginx_configuration_serves_the_objects_and_lets_the_client_close():
         "obj1k.bin", "obj16k.bin", "obj64k.bin", "obj1500b.bin"]
     assert nginx.object_argvs("/tmp/d", [1024])[0] == ["truncate", "-s", "1024", "/tmp/d/obj1k.bin"]
     assert nginx.parse_version("nginx version: nginx/1.22.1\n") == "1.22.1"
-    for bad in ("/tmp/d; rm -rf /", "relative/dir", "/tmp/../etc", "/tmp/a b"):
+    for bad in (("/tmp/d; rm -rf /",), ("relative/dir",), ("/tmp/../etc",), ("/tmp/a b",), ("/tmp/d", 70000)):
         with pytest.raises(ConfigError):
-            nginx.config_text(bad)
-    with pytest.raises(ConfigError):
-        nginx.config_text("/tmp/d", 70000)
+            nginx.config_text(*bad)
     with pytest.raises(ValueError):
         nginx.stop_argv(1)
 
 
 class ServerHost(FakeExecutor):
     """The server host: nginx's commands answered as a Debian 12 host would (simulated), its master
-    running until it is sent QUIT."""
+    running from `nginx -c` until it is sent QUIT."""
 
     def __init__(self, start_error: str | None = None, errors: str = ""):
         super().__init__("server")
-        self.running = False
-        self.errors = errors
+        self.running, self.errors = False, errors
         self.respond(["mktemp", "-d"], "/tmp/linerate-nginx.k3y9Qa\n")
         for command in ("truncate", "chmod", "tee", "rm", "mkdir"):
             self.respond([command])
         self.respond(["nginx", "-v"], stderr="nginx version: nginx/1.22.1\n")
-        if start_error:
-            self.respond(["nginx", "-c"], returncode=1, stderr=start_error)
-        else:
-            self.respond_with(["nginx", "-c"], self._start)
-        self.respond_with(["cat"], self._cat)
+        self.respond_with(["nginx", "-c"], lambda argv: (1, "", start_error) if start_error else self._set(True))
+        self.respond_with(["kill", "-QUIT"], lambda argv: self._set(False))
         self.respond_with(["ps", "-p"], lambda argv: (0, "nginx\n", "") if self.running else (1, "", ""))
-        self.respond_with(["kill", "-QUIT"], self._quit)
+        self.respond_with(["cat"], lambda argv: (0, "4242\n", "") if argv[1].endswith("nginx.pid") and self.running
+                          else (0, self.errors, "") if argv[1].endswith("error.log") else (1, "", "No such file"))
 
-    def _start(self, argv):
-        self.running = True
+    def _set(self, running):
+        self.running = running
         return 0, "", ""
-
-    def _quit(self, argv):
-        self.running = False
-        return 0, "", ""
-
-    def _cat(self, argv):
-        if argv[1].endswith("nginx.pid"):
-            return (0, "4242\n", "") if self.running else (1, "", "No such file")
-        if argv[1].endswith("error.log"):
-            return 0, self.errors, ""
-        return 1, "", "No such file"
 
 
 def test_nginx_server_helper_starts_serves_and_stops_by_pid():
@@ -297,24 +244,29 @@ def test_nginx_server_helper_starts_serves_and_stops_by_pid():
     assert not any("pkill" in call or "killall" in call for call in host.calls)
 
 
-def test_nginx_server_helper_says_why_it_did_not_start():
+def test_nginx_server_helper_failures_and_restore():
     # nginx 1.22 retries bind() and then ends with "still could not bind()" (simulated stderr of that shape)
     host = ServerHost(start_error="nginx: [emerg] bind() to 0.0.0.0:8080 failed (98: Address already in use)\n" * 2
                       + "nginx: [emerg] still could not bind()\n")
     with pytest.raises(LinerateError, match="Address already in use"):
         NginxServer(host, {4: "198.19.0.2"}, ServerSpec((1024,))).__enter__()
     assert ("rm", "-rf", "--", "/tmp/linerate-nginx.k3y9Qa") in host.calls  # its directory went again
-
-
-def test_nginx_that_ignores_quit_gets_term_after_five_seconds():
+    # an nginx that ignores QUIT gets TERM after five seconds
     host = ServerHost()
     host.respond_with(["kill", "-QUIT"], lambda argv: (0, "", ""))  # it keeps running
-    host.respond_with(["kill", "-TERM"], host._quit)
+    host.respond_with(["kill", "-TERM"], lambda argv: host._set(False))
     ticks = iter(range(0, 1000))
     server = NginxServer(host, {4: "198.19.0.2"}, ServerSpec((1024,)), sleep=lambda s: None, clock=lambda: next(ticks))
     server.start()
     assert server.stop() == "stopped pid 4242 (TERM after 5 s of QUIT)" and not host.running
     assert host.calls.index(("kill", "-QUIT", "4242")) < host.calls.index(("kill", "-TERM", "4242"))
+    # what a testbed's restore does after a killed run: a fresh helper on the journaled directory
+    host = ServerHost()
+    host.running = True
+    left = NginxServer(host, {}, ServerSpec(()), workdir="/tmp/linerate-nginx.k3y9Qa", sleep=lambda s: None)
+    assert left.stop() == "stopped pid 4242" and host.calls[-1] == ("rm", "-rf", "--", "/tmp/linerate-nginx.k3y9Qa")
+    assert NginxServer(host, {}, ServerSpec(()), workdir="/etc/nginx").stop() == "not running" and \
+        ("rm", "-rf", "--", "/etc/nginx") not in host.calls  # never a directory outside /tmp/linerate-
 
 
 # --- /proc/net/sockstat and the client's limits --------------------------------------------------------
@@ -331,13 +283,17 @@ def test_sockstat_captures():
     assert (before, after) == (1, 201)  # the 200 connections of the rate run, closed by the client
     # a kernel patch proposed on netdev appends "pressure N" to the TCP line: still parsed
     assert limits.parse_sockstat("TCP: inuse 2 orphan 0 tw 7 alloc 3 mem 1 pressure 0\n").tcp_time_wait == 7
-    with pytest.raises(ParseError):
-        limits.parse_sockstat("UDP: inuse 1 mem 0\n")
-    with pytest.raises(ParseError):
-        limits.parse_sockstat("TCP: inuse 2 orphan x tw 7 alloc 3 mem 1\n")
+    for bad in ("UDP: inuse 1 mem 0\n", "TCP: inuse 2 orphan x tw 7 alloc 3 mem 1\n"):
+        with pytest.raises(ParseError):
+            limits.parse_sockstat(bad)
     assert limits.parse_port_range("32768\t60999\n") == (32768, 60999)
     with pytest.raises(ParseError):
         limits.parse_port_range("60999 32768")
+    got = limits.client_state_from({limits.SOCKSTAT: capture("sockstat/debian12_after_rate_run.txt"),
+                                    limits.PORT_RANGE: "32768\t60999\n", limits.TW_REUSE: "2\n"})
+    assert (got.time_wait, got.port_range, got.tw_reuse, got.ports) == (201, (32768, 60999), 2, 28232)
+    missing = limits.client_state_from({limits.SOCKSTAT: None, limits.PORT_RANGE: "1 2 3", limits.TW_REUSE: None})
+    assert missing.time_wait is None and missing.port_range is None and len(missing.problems) == 3
 
 
 def state(tw, reuse=0, port_range=(32768, 60999)):
@@ -382,9 +338,7 @@ def test_client_limit_rule():
     # unknown facts (no /proc on the client) are no evidence either way
     assert limits.trial_limits(limits.ClientState(None, None, None), limits.ClientState(None, None, None),
                                result_of(200, 190), pace, 200, 5.0) == []
-
-
-def test_loss_target_is_rfc_9411s_strict_criterion():
+    # RFC 9411's criterion is strict: fewer than 0.001% failed (a target of 0: no failure at all)
     assert passes(100_000, 0, 1e-5) and not passes(100_000, 1, 1e-5) and passes(200_001, 2, 1e-5)
     assert not passes(1000, 1, 1e-5)  # a short trial: one failure is already too many
     assert passes(10, 0, 0.0) and not passes(10, 1, 0.0)
@@ -399,14 +353,6 @@ def test_waiting_for_time_wait_to_expire_before_a_trial():
     assert never[1] == 20 and never[0].time_wait == 27000
     assert limits.wait_for_ports(lambda: state(27000, reuse=1), 5000, sleep=slept.append)[1] == 0
     assert limits.wait_for_ports(lambda: state(9000), 30000, sleep=slept.append)[1] == 0  # could never fit
-
-
-def test_client_state_from_proc_texts():
-    got = limits.client_state_from({limits.SOCKSTAT: capture("sockstat/debian12_after_rate_run.txt"),
-                                    limits.PORT_RANGE: "32768\t60999\n", limits.TW_REUSE: "2\n"})
-    assert (got.time_wait, got.port_range, got.tw_reuse, got.ports) == (201, (32768, 60999), 2, 28232)
-    missing = limits.client_state_from({limits.SOCKSTAT: None, limits.PORT_RANGE: "1 2 3", limits.TW_REUSE: None})
-    assert missing.time_wait is None and missing.port_range is None and len(missing.problems) == 3
 
 
 # --- the rate search -----------------------------------------------------------------------------------
@@ -440,10 +386,7 @@ def test_search_limits_other_than_the_dut():
     assert simulate(0.5).limit == "no lower bound"
     bounded = simulate(50_000, ceiling=470)  # the client's ports, say: never the DUT's figure
     assert bounded.limit == "client" and bounded.lower <= 470 < bounded.upper and bounded.upper_verdict == CLIENT
-
-
-def test_search_replays_to_the_same_next_rate():
-    first = simulate(3333)
+    first = simulate(3333)  # a resumed search replays its verdicts to the same next rate
     again = RateSearch(100, 100_000, 0.005, pace=lambda r: h2load.pacing(max(r, 1)).rate_per_s)
     for rate, result in first.history[:6]:
         assert again.next_rate() == rate
@@ -451,26 +394,24 @@ def test_search_replays_to_the_same_next_rate():
     assert again.next_rate() == first.history[6][0]
 
 
-class Errors:
-    def __init__(self, lines=()):
-        self.lines = list(lines)
-
-    def new_errors(self):
-        return self.lines
+def errors(*lines):
+    """A server whose error log has these new lines (what a trial reads of it)."""
+    return SimpleNamespace(new_errors=lambda: list(lines))
 
 
 def test_a_trial_from_the_real_rate_run_and_its_log():
     client = FakeExecutor("client")
     client.respond(["mktemp"], LOG + "\n")
-    client.respond(["h2load", "--h1"], capture("h2load/debian12_v1.52_rate_h1_nginx.txt"))
+    client.respond(["h2load", "--h1"], RATE_RUN)
     client.respond(["cat", LOG], capture("h2load/debian12_v1.52_rate_h1_nginx.log"))
     client.respond(["cat", limits.SOCKSTAT], capture("sockstat/debian12_after_rate_run.txt"))
     client.respond(["cat", limits.PORT_RANGE], "32768\t60999\n")
     client.respond(["cat", limits.TW_REUSE], "2\n")
     client.respond(["rm"])
-    options = cps_options.CpsOptions()
-    trial = measure_trial(client, Errors(), "http://127.0.0.1:18080/obj16k.bin", 100, 2.0, options,
-                          sleep=lambda s: None)
+    def run(*lines):
+        return measure_trial(client, errors(*lines), "http://127.0.0.1:18080/obj16k.bin", 100, 2.0,
+                             cps_options.CpsOptions(), sleep=lambda s: None)
+    trial = run()
     assert (trial.rate, trial.connections, trial.succeeded, trial.failed, trial.verdict) == (100, 200, 200, 0, PASS)
     assert trial.argv[trial.argv.index("-r") + 1] == "10" and trial.argv[-1] == "http://127.0.0.1:18080/obj16k.bin"
     assert trial.request_percentiles["p50"] == pytest.approx(482e-6) and trial.h2load_s == 1.90
@@ -478,13 +419,10 @@ def test_a_trial_from_the_real_rate_run_and_its_log():
     assert trial.to_record()["forwarded"] == 200 and trial.to_record()["intended_load_fps"] == 100
     assert ("rm", "-f", "--", LOG) in client.calls  # the log file goes again
     # RFC 9411 counts only "200 OK" as done: 3xx answers fail the trial (h2load calls them succeeded)
-    client.respond(["h2load", "--h1"], capture("h2load/debian12_v1.52_rate_h1_nginx.txt").replace(
-        "200 2xx, 0 3xx", "190 2xx, 10 3xx"))
-    redirected = measure_trial(client, Errors(), "http://127.0.0.1:18080/obj16k.bin", 100, 2.0, options,
-                               sleep=lambda s: None)
+    client.respond(["h2load", "--h1"], RATE_RUN.replace("200 2xx, 0 3xx", "190 2xx, 10 3xx"))
+    redirected = run()
     assert (redirected.succeeded, redirected.failed, redirected.verdict) == (190, 10, DUT)
-    served = measure_trial(client, Errors(["[alert] 1024 worker_connections are not enough"]),
-                           "http://127.0.0.1:18080/obj16k.bin", 100, 2.0, options, sleep=lambda s: None)
+    served = run("[alert] 1024 worker_connections are not enough")
     assert served.verdict == SERVER and served.limits[0]["code"] == "server"
 
 
@@ -506,15 +444,10 @@ class ClientHost(FakeExecutor):
         self.log = ""
 
     def _cat(self, argv):
-        if argv[1] == limits.SOCKSTAT:
-            return 0, f"sockets: used 14\nTCP: inuse 2 orphan 0 tw {self.time_wait} alloc 3 mem 1\n", ""
-        if argv[1] == limits.PORT_RANGE:
-            return 0, f"{self.ports[0]}\t{self.ports[1]}\n", ""
-        if argv[1] == limits.TW_REUSE:
-            return 0, f"{self.reuse}\n", ""
-        if argv[1] == LOG:
-            return 0, self.log, ""
-        return 1, "", "No such file or directory"
+        files = {limits.SOCKSTAT: f"sockets: used 14\nTCP: inuse 2 orphan 0 tw {self.time_wait} alloc 3 mem 1\n",
+                 limits.PORT_RANGE: f"{self.ports[0]}\t{self.ports[1]}\n", limits.TW_REUSE: f"{self.reuse}\n",
+                 LOG: self.log}
+        return (0, files[argv[1]], "") if argv[1] in files else (1, "", "No such file or directory")
 
     def _h2load(self, argv):
         n, per, period = int(argv[argv.index("-n") + 1]), int(argv[argv.index("-r") + 1]), argv[argv.index(
@@ -528,20 +461,12 @@ class ClientHost(FakeExecutor):
         duration = (math.ceil(n / per) - 1) * int(period.removesuffix("ms")) / 1000
         stderr = f"{h2load.CONNECT_FAILED}\n" * (n - started)
         self.log = "".join(f"{1795480172312669 + 1000 * i}\t200\t{300 + i % 200}\n" for i in range(succeeded))
-        # simulated: the shape of tests/data/h2load/debian12_v1.52_rate_h1_nginx.txt, numbers from the model
+        # simulated: the real 1.52.0 capture with the model's counts (its timing rows kept as they are)
         finished = duration + (5.0 if succeeded < started else 0.001)  # the stuck ones waited out -N 5s
-        text = (f"starting benchmark...\nspawning thread #0: {n} total client(s). Up to {per} client(s) will be "
-                f"created every {period} {n} total requests\nApplication protocol: http/1.1\n\n"
-                f"finished in {finished:.2f}s, {succeeded / max(duration, 1):.2f} req/s, 1.00MB/s\n"
-                f"requests: {n} total, {succeeded} started, {n} done, {succeeded} succeeded, "
-                f"{n - succeeded} failed, {n - succeeded} errored, {started - succeeded} timeout\n"
-                f"status codes: {succeeded} 2xx, 0 3xx, 0 4xx, 0 5xx\n"
-                f"traffic: 1.00MB ({succeeded * 1222}) total, 1.00KB ({succeeded * 198}) headers (space savings "
-                f"0.00%), 1.00MB ({succeeded * 1024}) data\n"
-                "                     min         max         mean         sd        +/- sd\n"
-                "time for request:      186us       770us       492us        92us    78.00%\n"
-                "time for connect:       40us       635us       185us       102us    71.50%\n"
-                "time to 1st byte:      233us      1.21ms       675us       152us    71.00%\n")
+        text = re.sub(r"finished in [0-9.]+s", f"finished in {finished:.2f}s", RATE_RUN)
+        text = re.sub(r"requests: .*", f"requests: {n} total, {succeeded} started, {n} done, {succeeded} succeeded, "
+                      f"{n - succeeded} failed, {n - succeeded} errored, {started - succeeded} timeout", text)
+        text = re.sub(r"status codes: \d+ 2xx", f"status codes: {succeeded} 2xx", text)
         return 0, text, stderr
 
 
@@ -564,16 +489,8 @@ def beds(client, server):
     return FakeTestbeds(open_bed, calibrates=False)
 
 
-CPS = """name = "cps-sim"
-test = "cps"
-repetitions = 2
-duration_s = 2
-seed = 7
-object_sizes = ["1k", "16k"]
-start_rate = 100
-max_rate = 20000
-relative_width = 0.02
-"""
+CPS = ('name = "cps-sim"\ntest = "cps"\nrepetitions = 2\nduration_s = 2\nseed = 7\nobject_sizes = ["1k", "16k"]\n'
+       'start_rate = 100\nmax_rate = 20000\nrelative_width = 0.02\n')
 
 
 def test_a_cps_run_finds_the_simulated_capacity_and_reports_it(tmp_path):
@@ -620,11 +537,7 @@ def test_a_client_out_of_ports_is_reported_as_the_clients_limit_never_the_duts(t
     def expire(seconds):
         client.time_wait = 0  # TIME_WAIT sockets expire while the trial waits
 
-    @contextlib.contextmanager
-    def open_bed(params):
-        yield CpsBed(params, client, server)
-
-    context = RunContext(experiment, store, experiment_id, 7, False, open_bed, False)
+    context = RunContext(experiment, store, experiment_id, 7, False, beds(client, server).open, False)
     run = run_cps(context, cps_options.parse_options(experiment.options), sleep=expire)
     result = run.results[0]
     # 2 s trials: above 2,500 connections/s one trial needs more than the 5,000 ports; the DUT (50,000/s) never fails
@@ -645,16 +558,13 @@ def test_a_stored_trial_is_read_back_with_its_figures(tmp_path):
                      client_failures=0, h2load_s=1.9, timings={"connect": {"mean": 1e-4}},
                      limits=({"code": "client-ports", "evidence": "e", "advice": "a", "blocking": False},),
                      argv=("h2load", "--h1"))
-    search_object_size(store, experiment_id, {"test": "cps", "object_bytes": 1024, "family": 4, "repetition": 1},
-                       options, 2.0, lambda rate: trial)
-    replayed = search_object_size(store, experiment_id, {"test": "cps", "object_bytes": 1024, "family": 4,
-                                                         "repetition": 1}, options, 2.0, lambda rate: 1 / 0)
+    params = {"test": "cps", "object_bytes": 1024, "family": 4, "repetition": 1}
+    search_object_size(store, experiment_id, params, options, 2.0, lambda rate: trial)
+    replayed = search_object_size(store, experiment_id, params, options, 2.0, lambda rate: 1 / 0)  # never measures
     back = replayed.trials[0]
     assert replayed.replayed == 1 and replayed.limit == "max_rate" and back.timings == trial.timings
     assert back.argv == trial.argv and back.verdict == PASS and replayed.warnings() == ["e"]
 
-
-# --- the kind's checks --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("body, problem", [
     ("[axes]\nstreams = [1, 4]\n", "streams applies to iperf3 tests"),

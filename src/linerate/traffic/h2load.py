@@ -25,14 +25,18 @@ github.com/nghttp2/nghttp2):
 Each period's K connections are created at once (src/h2load.cc rate_period_timeout_w_cb), so the
 period is kept short (pacing(): 100 ms from 100 connections/s up) to keep the bursts small.
 
-The summary (parse()) has changed over the years; every shape below is a real capture in
-tests/data/h2load/ except the newest, which follows src/h2load.cc of v1.69.0:
+The summary (parse()) has changed over the years (release tags of github.com/nghttp2/nghttp2):
 
-- 2015 (before v1.2): no "timeout" count, "traffic: N bytes total, N bytes headers, N bytes data",
-  rows "time for request/connect", and from v0.7.14 "time to 1st byte"; min max mean sd +/- sd;
-- late 2015: "(space savings x%)" after the header bytes, a "req/s (client)" row;
-- v1.6 (2015-12) to v1.68: "traffic: 3.17MB (3326600) total, ...", the row named "req/s";
+- before v1.3 (2015): the requests line has no "timeout" count yet;
+- v1.3, v1.4: "traffic: N bytes total, N bytes headers, N bytes data", rows "time for request",
+  "time for connect" and (from v0.7.14) "time to 1st byte" with min max mean sd +/- sd;
+- v1.5, v1.6: "(space savings x%)" after the header bytes; from v1.6 a "req/s" row (development
+  builds of December 2015 named it "req/s (client)");
+- v1.7 to v1.68: "traffic: 3.17MB (3326600) total, ..." (Debian 12 ships 1.52);
 - v1.69 (2026): rows "request", "connect", "TTFB", "req/s" with median, p95 and p99 columns.
+
+tests/data/h2load/ holds real captures of all but the first and the last, which the tests build
+from the format strings of src/h2load.cc (v1.0.0 and v1.69.0).
 
 A connection that cannot even be started — socket() or connect() failing at once, as connect()
 does with EADDRNOTAVAIL when the client has no free local port — makes h2load print "client could

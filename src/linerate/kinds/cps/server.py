@@ -9,11 +9,13 @@ thin method around it (see `http_server` below and the kind's docstring):
 - while trials run: the error log's new lines after each trial (a worker out of connections or
   files is the server's limit, not the DUT's);
 - stop: by the pid in its pid file, after checking that pid is an nginx (never by name), QUIT
-  (graceful), then the directory goes.
+  (graceful; TERM if it is still there after 5 s), then the directory goes — only ever one under
+  /tmp/linerate-.
 
 In the namespace lab the server namespace's processes also go with the lab; on real hosts the
-testbed journals the pid file before start (testbed/ssh.py does the same for iperf3), so `linerate
-testbed restore` can stop a server a killed run left behind.
+testbed journals the server's directory before start (testbed/ssh.py does the same for iperf3's
+pid file), so `linerate testbed restore` can stop a server a killed run left behind: a fresh
+NginxServer on that directory, stop().
 """
 
 from __future__ import annotations
@@ -58,7 +60,6 @@ class NginxServer:
     version: str | None = None
     startup_errors: list[str] = field(default_factory=list)
     _error_lines: int = field(default=0, repr=False)
-    _made_dir: bool = field(default=False, repr=False)
 
     # --- what the kind reads --------------------------------------------------------------------
 
@@ -100,7 +101,6 @@ class NginxServer:
             self.workdir = self._run(["mktemp", "-d", WORKDIR_TEMPLATE], "making its directory").strip()
         else:
             self._run(["mkdir", "-p", "--", self.workdir], "making its directory")
-        self._made_dir = True
         text = nginx.config_text(self.workdir, self.spec.port, pid_file=self.pid_file, error_log=self.error_log,
                                  worker_processes=self.spec.worker_processes, families=self.spec.families,
                                  server_closes=self.spec.server_closes)
@@ -151,7 +151,8 @@ class NginxServer:
                     self.sleep(0.1)
             elif pid:
                 said = f"not running (pid {pid} is {comm or 'gone'})"
-            if self._made_dir and self.workdir.startswith(REMOVABLE) and ".." not in self.workdir:
+            # also a directory a killed run left (a testbed's restore stops it with a fresh NginxServer)
+            if self.workdir.startswith(REMOVABLE) and ".." not in self.workdir:
                 self.executor.run(["rm", "-rf", "--", self.workdir], timeout_s=TIMEOUT_S, check=False)
         self.pid = None
         return said

@@ -96,14 +96,15 @@ class Trials:
         return self.stored.get(key, [])[:self.seen.get(key, 0)]
 
 
-def levers(trials: Trials, environment: dict) -> Callable[[dict[str, Any]], set[str]]:
-    """The lab axes that are levers of the limit verdicts of a configuration's trials seen so far."""
+def levers(trials: Trials, environment: Callable[[], dict]) -> Callable[[dict[str, Any]], set[str]]:
+    """The lab axes that are levers of the limit verdicts of a configuration's trials seen so far
+    (environment: the experiment's, read when asked: a testbed's line rate joins it when it opens)."""
     def of(cell: dict[str, Any]) -> set[str]:
         rows = [row for row in trials.seen_rows(cell) if row["status"] == "ok"]
         if not rows:
             return set()
         summary = summarize([row["throughput_bps"] for row in rows], [row["retransmits"] for row in rows])
-        ceiling, source = line_rate(cell, environment)
+        ceiling, source = line_rate(cell, environment())
         telemetry = [{"telemetry": json.loads(row["telemetry"]), "dut_counters": json.loads(row["dut_counters"])}
                      for row in rows]
         flags = tuple(sorted({flag for row in rows for flag in json.loads(row["flags"])}))
@@ -196,7 +197,7 @@ class Tune:
             """Proposed once, recorded, so a resumed run and the report use the same list."""
             environment = store.experiment(context.experiment_id).environment
             if "tune_candidates" not in environment:
-                found = propose(cell, testbed(cell).knob_choices(), levers(trials, environment)(cell))
+                found = propose(cell, testbed(cell).knob_choices(), levers(trials, lambda: environment)(cell))
                 environment = {**environment, "tune_candidates": [c.__dict__ for c in found]}
                 store.set_environment(context.experiment_id, environment)
             return [Candidate(**c) for c in environment["tune_candidates"]]
@@ -204,7 +205,7 @@ class Tune:
         try:
             tuner = Tuner(start, options.candidates, options.budget_trials, trials.measure,
                           min_effect=options.min_effect,
-                          levers_of=levers(trials, store.experiment(context.experiment_id).environment),
+                          levers_of=levers(trials, lambda: store.experiment(context.experiment_id).environment),
                           propose=proposals, on_step=on_step)
             outcome = tuner.run()
         finally:
@@ -219,7 +220,7 @@ class Tune:
         trials = Trials(store, experiment.id)
         proposed = [Candidate(**c) for c in (experiment.environment.get("tune_candidates") or [])]
         tuner = Tuner(start_cell(exp, options), options.candidates, options.budget_trials, trials.measure,
-                      min_effect=options.min_effect, levers_of=levers(trials, experiment.environment),
+                      min_effect=options.min_effect, levers_of=levers(trials, lambda: experiment.environment),
                       propose=lambda cell: proposed)
         return tuner.run()
 

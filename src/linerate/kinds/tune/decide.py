@@ -90,7 +90,7 @@ def judge(pairs: list[tuple[float, float]], plan: Plan, failed: str | None = Non
     if 1 - p_better <= plan.per_look:
         return Judgement("rejected", f"worse: one-sided p {1 - p_better:.2g} <= {plan.per_look:.2g}", **figures)
     if upper < plan.min_effect:
-        return Judgement("rejected", f"no gain worth a knob: at most {upper * 100:+.1f}% "
+        return Judgement("rejected", f"no gain worth a knob: at most {upper * 100:+.2f}% "
                          f"(< {plan.min_effect * 100:g}%)", **figures)
     if n >= plan.max_pairs:
         return Judgement("inconclusive", f"its share of the budget ({plan.max_pairs} pairs) ran out", **figures)
