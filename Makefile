@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-APT_PACKAGES := iperf3 nftables ethtool iproute2 netsniff-ng openssh-server procps util-linux netbase qemu-system-x86 qemu-utils dash chromium fping iputils-ping gcc libc6-dev
+APT_PACKAGES := iperf3 nftables ethtool iproute2 netsniff-ng openssh-server procps util-linux netbase qemu-system-x86 qemu-utils dash chromium fping iputils-ping gcc libc6-dev nghttp2-client nginx-light
 PYTHON ?= python3
 
 .PHONY: install system-deps guest demo test test-unit test-privileged bench clean
@@ -13,14 +13,18 @@ install: system-deps $(VENV)/.installed guest
 guest: $(VENV)/.installed
 	$(VENV)/bin/linerate lab guest
 
-# apt only for what is missing, so a prepared machine costs nothing.
+# apt only for what is missing, so a prepared machine costs nothing. policy-rc.d (exit 101) keeps the
+# packages' services (nginx-light's nginx on :80) from starting: linerate starts its own nginx per test.
 system-deps:
 	@missing=""; \
 	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
+	  guard=""; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && guard=1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  rc=$$?; [ -n "$$guard" ] && rm -f /usr/sbin/policy-rc.d; exit $$rc; \
 	fi
 
 $(VENV)/.installed: pyproject.toml

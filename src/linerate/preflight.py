@@ -50,7 +50,8 @@ def check_binaries(which: Callable[[str], str | None] = shutil.which,
     for name, required, package in (("ip", True, "iproute2"), ("nft", True, "nftables"),
                                     ("nstat", True, "iproute2"), ("tc", True, "iproute2"),
                                     ("ethtool", True, "ethtool"), ("taskset", True, "util-linux"),
-                                    ("trafgen", False, "netsniff-ng"), ("fping", False, "fping")):
+                                    ("trafgen", False, "netsniff-ng"), ("fping", False, "fping"),
+                                    ("h2load", False, "nghttp2-client"), ("nginx", False, "nginx-light")):
         path = which(name)
         checks.append(Check(f"binary {name}", path is not None, path or "not found", required,
                             "" if path else f"apt-get install {package}"))

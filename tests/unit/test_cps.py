@@ -24,7 +24,7 @@ from linerate.kinds.base import RunContext
 from linerate.kinds.cps import KIND, limits, options as cps_options
 from linerate.kinds.cps.run import run_cps, search_object_size
 from linerate.kinds.cps.search import CLIENT, DUT, PASS, SERVER, RateSearch, passes, verdict
-from linerate.kinds.cps.server import NginxServer, ServerSpec, http_server
+from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.kinds.cps.trial import CpsTrial, measure_trial
 from linerate.store import Store
 from linerate.testbed.fake import FakeTestbed, FakeTestbeds

@@ -320,3 +320,37 @@ def test_linger_seconds_per_os():
     assert linger_seconds("ipfw", None) == 1
     timeouts = sp.parse_pfctl_timeouts(capture("state/pf_macos_pfctl_sa.txt"))
     assert linger_seconds("macos", timeouts) == 90
+
+
+# --- the drivers read them from a live DUT (FakeExecutor answering with the real captures) ----------
+
+def test_linux_driver_reads_the_conntrack_table_through_one_round_trip():
+    from linerate.dut.drivers import driver_for
+    from linerate.exec.fake import FakeExecutor
+    from tests.conftest import capture
+
+    # count and max are single integers (their format); the stat table is a real capture
+    dut = (FakeExecutor("dut").respond(["cat", "/proc/sys/net/netfilter/nf_conntrack_count"], "4093\n")
+           .respond(["cat", "/proc/sys/net/netfilter/nf_conntrack_max"], "4096\n")
+           .respond(["cat", "/proc/net/stat/nf_conntrack"], capture("state/proc_ct_stat_beats46138.txt"))
+           .respond(["cat", "/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_time_wait"], "120\n"))
+    state = driver_for("linux").state_counters(dut)
+    assert state["state_count"] == 4093 and state["state_max"] == 4096 and state["insert_failed"] == 0
+    assert driver_for("linux").state_timeouts(dut) == {"tcp_timeout_time_wait": 120}
+    missing = FakeExecutor("dut").respond(["cat"], returncode=1, stderr="No such file or directory")
+    assert driver_for("linux").state_counters(missing) == {}  # nf_conntrack not loaded: nothing, never zeros
+
+
+def test_openbsd_driver_reads_pf_and_a_full_table_gives_its_verdict():
+    from linerate.dut.drivers import driver_for
+    from linerate.exec.fake import FakeExecutor
+    from tests.conftest import capture
+
+    # the author's `pfctl -si | grep memory` stands for -si's output: its counter line, as pfctl prints it
+    dut = (FakeExecutor("dut").respond(["pfctl", "-si"], capture("state/pf_openbsd_packetmischief_grep_memory.txt"))
+           .respond(["pfctl", "-sm"], capture("state/pf_openbsd_packetmischief_pfctl_sm.txt"))
+           .respond(["pfctl", "-st"], returncode=1))
+    state = driver_for("openbsd").state_counters(dut)
+    assert state["state_max"] > 0 and state["memory_failures"] == 423433
+    codes = [v.code for v in state_verdicts(None, state, "openbsd", None)]
+    assert "state-table-full" in codes  # pf's memory counter: state allocations refused at the limit

@@ -48,7 +48,8 @@ def bitrate_type(text: str) -> int:
 LAB_OPTIONS = {"firewall": "--firewall", "mtu": "--mtu", "link_rate": "--link", "delay_ms": "--delay",
                "jitter_ms": "--jitter", "loss_pct": "--loss", "offloads": "--offloads", "dut": "--dut",
                "dut_vcpus": "--vcpus", "dut_memory_mb": "--memory", "dut_accel": "--accel",
-               "virtio_queues": "--queues", "vhost": "--vhost", "virtio_offloads": "--virtio-offloads"}
+               "virtio_queues": "--queues", "vhost": "--vhost", "virtio_offloads": "--virtio-offloads",
+               "dut_sysctls": "--dut-sysctls"}
 VM_OPTIONS = ("dut_vcpus", "dut_memory_mb", "dut_accel", "virtio_queues", "vhost", "virtio_offloads")
 
 
@@ -59,6 +60,9 @@ def add_lab_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mtu", type=int, default=None, help="MTU of the lab links (default 1500)")
     add_link_options(parser)
     add_vm_options(parser)
+    parser.add_argument("--dut-sysctls", default=None, help="sysctls set on the DUT, e.g. "
+                        "'net.netfilter.nf_conntrack_max=4096;net.core.netdev_budget=600' (the namespace lab: "
+                        "per-namespace net.* only; a VM DUT: any)")
     parser.add_argument("--lab", help="use this existing lab (from `linerate lab up`) instead of a new one")
 
 
@@ -93,7 +97,8 @@ def lab_params_from_args(args: argparse.Namespace, only_given: bool = False) -> 
 
     values = {"firewall": None if args.firewall is None else str(args.firewall), "mtu": args.mtu,
               "link_rate": args.link, "delay_ms": args.delay, "jitter_ms": args.jitter, "loss_pct": args.loss,
-              "offloads": args.offloads, "dut": getattr(args, "dut", None)}
+              "offloads": args.offloads, "dut": getattr(args, "dut", None),
+              "dut_sysctls": vars(args).get("dut_sysctls")}
     vm = {name: getattr(args, LAB_OPTIONS[name][2:].replace("-", "_"), None) for name in VM_OPTIONS}
     if values["dut"] != "vm":
         given = [LAB_OPTIONS[name] for name, value in vm.items() if value is not None]

@@ -78,6 +78,15 @@ class DutDriver(Protocol):
 
     def cpu_snapshot(self, host: Executor) -> Snapshot: ...
 
+    def state_counters(self, host: Executor) -> dict[str, int]:
+        """The firewall's state table (dut/state_parsers.py keys: state_count, state_max, insert and
+        drop counters); {} when it has none."""
+        ...
+
+    def state_timeouts(self, host: Executor) -> dict[str, int]:
+        """Its state timeouts in seconds (conntrack tcp_timeout_time_wait, pf tcp.closed ...)."""
+        ...
+
     def path_counters(self, host: Executor) -> dict[str, int]:
         """Cumulative counters a packet path reads around a trial: every interface's packets, bytes,
         drops, and IP forwarding where the OS counts it (an rfc2544 search trial's before/after)."""
@@ -136,6 +145,20 @@ def run_all(host: Executor, argvs: list[list[str]], timeout_s: float, optional: 
         if result.returncode != 0:
             raise ExecError(argv, host.host, result.returncode, result.stderr)
     return results
+
+
+def read_parsed(host: Executor, reads: dict[tuple[str, ...], Callable[[str], dict[str, int]]],
+                timeout_s: float) -> dict[str, int]:
+    """Optional reads in one round trip, merged: a command that fails or prints what its parser does
+    not understand adds nothing (a firewall without a state table, a module not loaded)."""
+    out: dict[str, int] = {}
+    for result, parse in zip(host.run_many([list(argv) for argv in reads], timeout_s=timeout_s), reads.values()):
+        if result.returncode == 0:
+            try:
+                out.update(parse(result.stdout))
+            except ParseError:
+                continue
+    return out
 
 
 def take_snapshot(host: Executor, probes: list[Probe], family: str, timeout_s: float) -> Snapshot:

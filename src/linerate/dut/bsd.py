@@ -16,8 +16,8 @@ are loader-only, and FreeBSD's own refusal ("read only tunable") is reported the
 
 from __future__ import annotations
 
-from linerate.dut import parsers
-from linerate.dut.base import Probe, Snapshot, adds_counters, take_snapshot
+from linerate.dut import parsers, state_parsers
+from linerate.dut.base import Probe, Snapshot, adds_counters, read_parsed, take_snapshot
 from linerate.errors import ConfigError, ExecError, LinerateError
 from linerate.exec import Executor
 
@@ -26,6 +26,10 @@ FREEBSD_CAPS = {"rx": (("rxcsum", "rxcsum6"), "RXCSUM"), "tx": (("txcsum", "txcs
                 "tso": (("tso",), "TSO4"), "lro": (("lro",), "LRO")}
 # Pasted snapshots only: top's second display (1 s apart; the first averages since boot) names
 # the busiest threads (an 'intr{irq272: igb2:que}' at 100%), ifconfig the interfaces (vtnet: virtio).
+# pf's state table: entries and counters (memory: state allocations refused at the limit), the hard
+# limit, and the timeouts (tcp.closed: what a normally closed connection's state lingers for)
+STATE_READS = {("pfctl", "-si"): state_parsers.parse_pfctl_state_info, ("pfctl", "-sm"): state_parsers.parse_pfctl_memory}
+STATE_TIMEOUT_READS = {("pfctl", "-st"): state_parsers.parse_pfctl_timeouts}
 TOP_ARGV = ("top", "-b", "-H", "-S", "-P", "-z", "-s", "1", "-d", "2", "40")
 
 
@@ -86,6 +90,13 @@ class _BsdDriver:
 
     def path_counters(self, host: Executor) -> dict[str, int]:
         return take_snapshot(host, [self._interface_probe()], self.family, TIMEOUT_S).counters
+
+    def state_counters(self, host: Executor) -> dict[str, int]:
+        """pf: state_count, state_max, searches, inserts, removals, memory_failures ...; {} without pf."""
+        return read_parsed(host, STATE_READS, TIMEOUT_S)
+
+    def state_timeouts(self, host: Executor) -> dict[str, int]:
+        return read_parsed(host, STATE_TIMEOUT_READS, TIMEOUT_S)
 
     def link_speed_mbps(self, host: Executor, ifname: str) -> int | None:
         result = host.run(["ifconfig", ifname], timeout_s=TIMEOUT_S, check=False)

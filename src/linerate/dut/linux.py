@@ -5,8 +5,8 @@ NetnsExecutor, an SSH testbed through an SshExecutor — the same argv either wa
 from __future__ import annotations
 
 from linerate import counters
-from linerate.dut import parsers
-from linerate.dut.base import Probe, Snapshot, adds_counters, take_snapshot
+from linerate.dut import parsers, state_parsers
+from linerate.dut.base import Probe, Snapshot, adds_counters, read_parsed, take_snapshot
 from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
 from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
@@ -18,6 +18,18 @@ PROC_STAT_ARGV = ["cat", "/proc/stat"]
 INTERRUPTS_ARGV = ["cat", "/proc/interrupts"]
 SOFTNET_ARGV = ["cat", "/proc/net/softnet_stat"]
 CONNTRACK_ARGV = ["cat", "/proc/sys/net/netfilter/nf_conntrack_count"]
+# the state table (diagnose/state_rules.py): its size, limit and per-CPU event counters, and the
+# timeout a normally closed TCP connection's entry lingers for (Little's law, kernel docs
+# 'Netfilter Conntrack Sysfs variables', Documentation/networking/nf_conntrack-sysctl.rst)
+STATE_READS = {  # the count last: read on its own, it is this instant's (the stat table's entries column too)
+    ("cat", "/proc/net/stat/nf_conntrack"): state_parsers.parse_proc_nf_conntrack,
+    ("cat", "/proc/sys/net/netfilter/nf_conntrack_max"): state_parsers.parse_conntrack_max,
+    ("cat", "/proc/sys/net/netfilter/nf_conntrack_count"): state_parsers.parse_conntrack_count,
+}
+STATE_TIMEOUT_READS = {
+    ("cat", "/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_time_wait"):
+        lambda text: {"tcp_timeout_time_wait": state_parsers.parse_conntrack_count(text)["state_count"]},
+}
 TIMEOUT_S = 10
 
 
@@ -75,6 +87,14 @@ class LinuxDriver:
         """Every interface's packet, byte, drop and error counters and the IP forwarding counters
         (an rfc2544 search trial's before/after)."""
         return take_snapshot(host, [LINK_PROBE, NSTAT_PROBE], self.family, TIMEOUT_S).counters
+
+    def state_counters(self, host: Executor) -> dict[str, int]:
+        """conntrack: state_count, state_max and the per-CPU event counters summed (insert_failed,
+        drop, early_drop ...); {} where nf_conntrack is not loaded."""
+        return read_parsed(host, STATE_READS, TIMEOUT_S)
+
+    def state_timeouts(self, host: Executor) -> dict[str, int]:
+        return read_parsed(host, STATE_TIMEOUT_READS, TIMEOUT_S)
 
     def read_sysctl(self, host: Executor, name: str) -> str:
         return " ".join(host.run(["sysctl", "-n", name], timeout_s=TIMEOUT_S).stdout.split())

@@ -109,6 +109,11 @@ def trial_params(cell: dict[str, Any]) -> TrialParams:
                        latency=cell.get("latency", False))
 
 
+def lab_params(cell: dict[str, Any]) -> dict[str, Any]:
+    """The lab-scoped axis values of a cell: what a testbed is opened with."""
+    return {name: cell[name] for name, axis in AXES.items() if axis.scope == "lab"}
+
+
 def lab_key(cell: dict[str, Any]) -> tuple:
     return tuple(sorted((name, cell[name]) for name, axis in AXES.items() if axis.scope == "lab"))
 

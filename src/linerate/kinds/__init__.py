@@ -17,6 +17,7 @@ KINDS = {
     "latency": "linerate.kinds.throughput",  # throughput with RTT probes in every cell
     "rfc2544": "linerate.kinds.rfc2544",
     "tune": "linerate.kinds.tune",
+    "cps": "linerate.kinds.cps",
 }
 
 

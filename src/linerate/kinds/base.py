@@ -6,9 +6,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ContextManager, Protocol
 
+from linerate.experiment.axes import lab_key, lab_params
 from linerate.experiment.config import Experiment
 from linerate.experiment.scheduler import Event
 from linerate.store.db import ExperimentRow, Store
+
+
+def search_pairs(experiment: Experiment) -> list[tuple[dict[str, Any], int]]:
+    """(lab params, family) of every combination of a search kind (rfc2544, cps), in declaration order."""
+    pairs, seen = [], set()
+    for cell in experiment.cells():
+        key = (lab_key(cell), cell["family"])
+        if key not in seen:
+            seen.add(key)
+            pairs.append((lab_params(cell), cell["family"]))
+    return pairs
 
 
 @dataclass

@@ -78,7 +78,13 @@ class Testbed(Protocol):
 
     def dut_counters(self) -> dict[str, int]: ...  # cumulative interface counters, through the driver
 
+    def state_counters(self) -> dict[str, int]: ...  # the DUT firewall's state table (dut/state_parsers.py keys)
+
+    def state_timeouts(self) -> dict[str, int]: ...  # its state timeouts, seconds
+
     def packet_path(self, family: int, generator: str = "auto") -> ContextManager[Any]: ...  # search/measurer.py
+
+    def http_server(self, spec: Any) -> ContextManager[Any]: ...  # nginx on the server (traffic/nginx_server.py)
 
     def run_trial(self, params: TrialParams) -> Trial: ...
 

@@ -41,6 +41,8 @@ OPTIONAL_TOOLS = (
      "without it, with iperf3 UDP (one size per search, no IMIX)"),
     ("client", "fping", ["fping", "--version"], "latency probes use it"),
     ("server", "nft", ["nft", "--version"], "rfc2544 counts frames with it on the server (nftables)"),
+    ("client", "h2load", ["h2load", "--version"], "cps opens its connections with it (nghttp2-client)"),
+    ("server", "nginx", ["nginx", "-v"], "cps serves its objects with it (nginx-light)"),
 )
 
 

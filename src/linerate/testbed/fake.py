@@ -41,8 +41,17 @@ class FakeTestbed:
     def dut_counters(self) -> dict[str, int]:
         return {}
 
+    def state_counters(self) -> dict[str, int]:
+        return {}
+
+    def state_timeouts(self) -> dict[str, int]:
+        return {}
+
     def packet_path(self, family: int, generator: str = "auto") -> ContextManager[Any]:
         raise LinerateError("a fake testbed has no packet path")
+
+    def http_server(self, spec: Any) -> ContextManager[Any]:
+        raise LinerateError("a fake testbed has no HTTP server")
 
     def run_trial(self, params: TrialParams) -> Trial:
         return Trial(status="failed", params=params, argv=(), error="a fake testbed runs no trials")

@@ -27,6 +27,7 @@ from linerate.process import ProcessRef
 from linerate.testbed.lab_path import LabPath, lab_description
 from linerate.topology.plan import LabSpec, build_plan, server_address
 from linerate.traffic import iperf3
+from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.trial import measure_read_cost_or_none, run_trial
 
 SERVER_READY_TIMEOUT_S = 5.0
@@ -144,8 +145,19 @@ class NamespaceTestbed:
     def dut_counters(self) -> dict[str, int]:
         return self.driver.path_counters(self.executor("dut"))
 
+    def state_counters(self) -> dict[str, int]:
+        return self.driver.state_counters(self.executor("dut"))
+
+    def state_timeouts(self) -> dict[str, int]:
+        return self.driver.state_timeouts(self.executor("dut"))
+
     def packet_path(self, family: int, generator: str = "auto") -> LabPath:
         return LabPath(self, family, generator)
+
+    def http_server(self, spec: ServerSpec) -> NginxServer:
+        """nginx in the server namespace (its processes go with the lab, whatever happens)."""
+        addresses = {family: server_address(family) for family in (4, 6)}
+        return http_server(self.executor("server"), addresses, spec, workdir=f"/tmp/linerate-{self.spec.lab_id}-nginx")
 
     def run_trial(self, params: TrialParams) -> Trial:
         return run_trial(self.executor("client"), self.executor("dut"), params,

@@ -37,11 +37,13 @@ from linerate.testbed.journal import HostValueError, Journal, manual_command, va
 from linerate.testbed.knobs import parse_any_sysctls, parse_dut_offloads, refuse_unsupported
 from linerate.testbed.ssh_path import JOURNAL_KIND, TestbedPath
 from linerate.traffic.iperf3 import IPERF3
+from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.tuning.catalog import runtime_recommendations
 from linerate.trial import measure_read_cost_or_none, run_trial
 
 SERVER_IDLE_TIMEOUT_S = 600  # a server whose controller died exits after this long without a test
 SERVER_PORT = 5201
+NGINX_KIND = "nginx"  # a journal entry: a cps test's nginx directory on the server
 TIMEOUT_S = 15
 
 
@@ -177,6 +179,9 @@ def _restore_one(entry, host: SshExecutor, driver: DutDriver | None) -> str:
         raise HostValueError(f"the recorded original value is not one linerate writes back ({problem})")
     if entry["kind"] == "process":
         return f"{entry['role']}: iperf3 server {stop_server(host, entry['name'])}"
+    if entry["kind"] == NGINX_KIND:  # a cps test's nginx and its directory
+        said = NginxServer(host, {}, ServerSpec(()), workdir=entry["name"]).stop()
+        return f"{entry['role']}: nginx {said}, {entry['name']} removed"
     if entry["kind"] == JOURNAL_KIND:  # an rfc2544 search's counting table on the server
         deleted = host.run(["nft", "delete", "table", "inet", entry["name"]], timeout_s=TIMEOUT_S, check=False)
         if host.run(["nft", "list", "table", "inet", entry["name"]], timeout_s=TIMEOUT_S, check=False).returncode == 0:
@@ -359,6 +364,20 @@ class SshTestbed:
         self._write(dut, key[0], key[1], original)
         self.journal.done(entry)
 
+    # --- the HTTP server (cps) -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def http_server(self, spec: ServerSpec) -> Iterator[NginxServer]:
+        """nginx on the server host in a directory of its own, journaled before it starts (a killed
+        run's server is stopped by the next run or `linerate testbed restore`)."""
+        workdir = f"/tmp/linerate-{self.key}-nginx"
+        entry = self.journal.add("server", NGINX_KIND, workdir, "", None)
+        addresses = {family: self.inventory.address(family) for family in (4, 6) if self.inventory.address(family)}
+        server = http_server(self.executors["server"], addresses, spec, workdir=workdir)
+        with server:
+            yield server
+        self.journal.done(entry)
+
     # --- trials ---------------------------------------------------------------------------------------
 
     def run_trial(self, params: TrialParams) -> Trial:
@@ -437,8 +456,19 @@ class SshView:
             return {}
         return self.testbed.driver.path_counters(dut)
 
+    def state_counters(self) -> dict[str, int]:
+        dut = self.testbed.executors.get("dut")
+        return {} if dut is None or self.testbed.driver is None else self.testbed.driver.state_counters(dut)
+
+    def state_timeouts(self) -> dict[str, int]:
+        dut = self.testbed.executors.get("dut")
+        return {} if dut is None or self.testbed.driver is None else self.testbed.driver.state_timeouts(dut)
+
     def packet_path(self, family: int, generator: str = "auto") -> TestbedPath:
         return TestbedPath(self, family, generator)
+
+    def http_server(self, spec: ServerSpec) -> contextlib.AbstractContextManager[NginxServer]:
+        return self.testbed.http_server(spec)
 
     def run_trial(self, params: TrialParams) -> Trial:
         try:

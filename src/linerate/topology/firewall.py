@@ -30,8 +30,10 @@ def _filler_rule(index: int, lan_if: str, port: int) -> str:
     return f'        iifname "{lan_if}" ip6 saddr 2001:2:0:ff::{slot + 1:x} tcp dport {port} accept'
 
 
-def render_ruleset(profile: FirewallProfile, lan_if: str, wan_if: str, port: int) -> str | None:
-    """Return the nft script for a profile, or None for `none` (nothing is loaded)."""
+def render_ruleset(profile: FirewallProfile, lan_if: str, wan_if: str, port: int,
+                   http_port: int | None = None) -> str | None:
+    """Return the nft script for a profile, or None for `none` (nothing is loaded). The pass rule
+    lets the test port through (iperf3, rfc2544's frames) and, given, the HTTP port (cps: nginx)."""
     if profile.kind == "none":
         return None
     stateless = profile.kind == "rules-stateless"
@@ -43,9 +45,10 @@ def render_ruleset(profile: FirewallProfile, lan_if: str, wan_if: str, port: int
     if not stateless:
         lines += ["        ct state established,related accept", "        ct state invalid drop"]
     lines += [_filler_rule(i, lan_if, port) for i in range(profile.n_rules)]
-    lines.append(f'        iifname "{lan_if}" oifname "{wan_if}" meta l4proto {{ tcp, udp }} th dport {port} accept')
+    ports = f"{{ {port}, {http_port} }}" if http_port else str(port)
+    lines.append(f'        iifname "{lan_if}" oifname "{wan_if}" meta l4proto {{ tcp, udp }} th dport {ports} accept')
     if stateless:  # no state: the replies need a rule of their own
-        lines += [f'        iifname "{wan_if}" oifname "{lan_if}" meta l4proto {{ tcp, udp }} th sport {port} accept',
+        lines += [f'        iifname "{wan_if}" oifname "{lan_if}" meta l4proto {{ tcp, udp }} th sport {ports} accept',
                   '        meta l4proto { icmp, ipv6-icmp } accept']
     else:
         lines.append(f'        iifname "{lan_if}" oifname "{wan_if}" meta l4proto {{ icmp, ipv6-icmp }} accept')

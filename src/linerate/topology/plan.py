@@ -11,6 +11,7 @@ the same addresses; their names carry the lab id.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 
 from linerate.errors import ConfigError
@@ -19,6 +20,10 @@ from linerate.topology.firewall import render_ruleset
 from linerate.topology.link import OFFLOAD_FEATURES, LinkSpec, qdisc_argvs
 
 ROLES = ("client", "dut", "server")
+# The client opens many short connections in a cps test (h2load): every port of the range, and a
+# port in TIME_WAIT reused for a new outgoing connection (tcp_tw_reuse=1; both per namespace since
+# Linux 4.11), so the client's own ports do not limit what is measured of the DUT.
+CLIENT_PORTS = (("net.ipv4.ip_local_port_range", "1024 65535"), ("net.ipv4.tcp_tw_reuse", "1"))
 MTU_MIN, MTU_MAX = 68, 9216
 
 CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF = "eth0", "lan0", "wan0", "eth0"
@@ -72,6 +77,7 @@ class LabSpec:
     firewall: FirewallProfile = field(default_factory=lambda: FirewallProfile("none"))
     mtu: int = 1500
     iperf_port: int = 5201
+    http_port: int = 8080  # cps: nginx on the server (traffic/nginx.py DEFAULT_PORT); the rulesets pass it too
     link: LinkSpec = field(default_factory=LinkSpec)
     offloads: tuple[tuple[str, str, str, str], ...] = ()  # (role, ifname, feature, on|off)
     dut_sysctls: tuple[tuple[str, str], ...] = ()
@@ -207,7 +213,7 @@ class SetSysctls:
     values: tuple[tuple[str, str], ...]
 
     def describe(self) -> str:
-        pairs = " ".join(f"{key}={value}" for key, value in self.values)
+        pairs = " ".join(shlex.quote(f"{key}={value}") for key, value in self.values)
         return f"ip netns exec {self.netns} sysctl -q -w {pairs}"
 
 
@@ -239,14 +245,15 @@ def build_plan(spec: LabSpec) -> Plan:
     # DAD would hold IPv6 addresses "tentative" for ~1 s; the lab has no duplicates to detect.
     no_dad = (("net.ipv6.conf.all.accept_dad", "0"), ("net.ipv6.conf.default.accept_dad", "0"))
     forwarding = (("net.ipv4.ip_forward", "1"), ("net.ipv6.conf.all.forwarding", "1"))
-    steps += [SetSysctls(client, no_dad), SetSysctls(dut, no_dad + forwarding), SetSysctls(server, no_dad)]
+    steps += [SetSysctls(client, no_dad + CLIENT_PORTS), SetSysctls(dut, no_dad + forwarding),
+              SetSysctls(server, no_dad)]
     steps += [
         CreateVeth(client, CLIENT_IF, dut, DUT_LAN_IF, IFINDEX[CLIENT_IF], IFINDEX[DUT_LAN_IF]),
         CreateVeth(server, SERVER_IF, dut, DUT_WAN_IF, IFINDEX[SERVER_IF], IFINDEX[DUT_WAN_IF]),
     ]
     steps += address_steps(spec, [(client, CLIENT_IF, "client"), (dut, DUT_LAN_IF, "dut_lan"),
                                   (dut, DUT_WAN_IF, "dut_wan"), (server, SERVER_IF, "server")])
-    ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port)
+    ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port, spec.http_port)
     if ruleset is not None:
         steps.append(LoadRuleset(dut, ruleset))
     steps += knob_steps(spec)

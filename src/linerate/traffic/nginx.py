@@ -2,7 +2,7 @@
 RFC 9411 section 7.2 sizes (1, 16, 64 KB by default) served from files, one request per connection.
 
 Pure builders only: the configuration text, the argv that starts, checks and stops nginx, and the
-argv that makes the object files. Running them is the caller's (kinds/cps/server.py, through an
+argv that makes the object files. Running them is the caller's (traffic/nginx_server.py, through an
 Executor); nothing here touches a host.
 
 Why a daemon with a pid file, not `-g 'daemon off;'` under a spawned process: nginx parses its

@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 
 from linerate.topology.firewall import render_ruleset
 from linerate.topology.link import OFFLOAD_FEATURES
-from linerate.topology.plan import (ADDR, CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, IFINDEX, SERVER_IF, CreateNamespace,
-                                    CreateTap, CreateVeth, LabSpec, Plan, RunTool, SetLink, SetSysctls, Step,
-                                    address_steps, knob_steps)
+from linerate.topology.plan import (ADDR, CLIENT_IF, CLIENT_PORTS, DUT_LAN_IF, DUT_WAN_IF, IFINDEX, SERVER_IF,
+                                    CreateNamespace, CreateTap, CreateVeth, LabSpec, Plan, RunTool, SetLink, SetSysctls,
+                                    Step, address_steps, knob_steps)
 from linerate.vm.qemu import parse_virtio_offloads
 
 DUT_OSES = ("linux", "opnsense", "pfsense", "freebsd", "openbsd")
@@ -60,7 +60,7 @@ def build_vm_plan(spec: LabSpec, queues: int) -> Plan:
     no_dad = (("net.ipv6.conf.all.accept_dad", "0"), ("net.ipv6.conf.default.accept_dad", "0"))
     no_ipv6 = (("net.ipv6.conf.all.disable_ipv6", "1"), ("net.ipv6.conf.default.disable_ipv6", "1"))
     steps: list[Step] = [CreateNamespace(ns) for ns in (client, dut, server)]
-    steps += [SetSysctls(client, no_dad), SetSysctls(dut, no_ipv6), SetSysctls(server, no_dad)]
+    steps += [SetSysctls(client, no_dad + CLIENT_PORTS), SetSysctls(dut, no_ipv6), SetSysctls(server, no_dad)]
     steps += [CreateVeth(client, CLIENT_IF, dut, DUT_LAN_IF, IFINDEX[CLIENT_IF], IFINDEX[DUT_LAN_IF]),
               CreateVeth(server, SERVER_IF, dut, DUT_WAN_IF, IFINDEX[SERVER_IF], IFINDEX[DUT_WAN_IF])]
     steps += [CreateTap(dut, tap, index, queues) for tap, _, index in TAPS.values()]
@@ -95,7 +95,7 @@ def guest_commands(spec: LabSpec) -> list[tuple[list[str], str | None]]:
             commands.append((["ip", "addr", "add", f"{address}/{prefixlen}", "dev", ifname, *nodad], None))
         link = ["ip", "link", "set", ifname, "mtu", str(spec.mtu)]
         commands.append((link + (["txqueuelen", str(spec.txqueuelen)] if spec.txqueuelen else []) + ["up"], None))
-    ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port)
+    ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port, spec.http_port)
     if ruleset is not None:
         commands.append((["nft", "-f", "-"], ruleset))
     by_interface: dict[str, list[str]] = {}

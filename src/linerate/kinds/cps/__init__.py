@@ -11,12 +11,12 @@ explain is the client's or the server's, never the DUT's: the report says which,
 and what to change.
 
 Modules: options.py (the file's keys), limits.py (client facts and the rule), search.py (the rate
-search, pure), trial.py (one h2load run and what it stores), server.py (nginx through the server's
+search, pure), trial.py (one h2load run and what it stores), traffic/nginx_server.py (nginx through the server's
 executor), run.py (rounds, storage, resume), report.py (md, json, csv).
 
 What a testbed must offer beyond the Testbed protocol: `http_server(spec: ServerSpec)`, a context
 manager giving a running server with `url(object_bytes, family)`, `new_errors()` and `version` —
-kinds/cps/server.py's `http_server(executor, addresses, spec)` is that, given the server host's
+traffic/nginx_server.py's `http_server(executor, addresses, spec)` is that, given the server host's
 executor and its test address per family.
 """
 

@@ -22,7 +22,7 @@ The facts, read on the client before and after every trial in one round trip:
 - h2load's own "client could not connect to host" lines (traffic/h2load.py): connect() or
   socket() failing at once, i.e. on the client (no local port, no file descriptor);
 - how long h2load took to open its connections against what the pacing asked for (fell_behind);
-- nginx's error log, read by the server helper (kinds/cps/server.py).
+- nginx's error log, read by the server helper (traffic/nginx_server.py).
 """
 
 from __future__ import annotations

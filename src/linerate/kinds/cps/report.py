@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from linerate.diagnose.state_rules import state_verdicts
 from linerate.report.csv_export import safe
 from linerate.report.layout import markdown_table, md_cell, md_name
 from linerate.stats import Summary, summarize
@@ -80,6 +81,7 @@ class CpsSummary:
     failed_at_cps: int = 0
     connections_at_cps: int | None = None  # the smallest trial that set a result
     failed_searches: int = 0
+    state: list[dict[str, str]] = field(default_factory=list)  # state-table verdicts of its failing trials
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "cps": self.cps.to_dict()}
@@ -89,7 +91,28 @@ def _configuration(params: dict[str, Any], varying: list[str]) -> str:
     return ", ".join(f"{name} {params[name]}" for name in varying if name in params)
 
 
+def state_findings(searches: list[dict[str, Any]], os_name: str) -> list[dict[str, str]]:
+    """The state-table verdicts (diagnose/state_rules.py) of the trials that lost connections, read
+    around each trial from the DUT: one per code, the first trial's evidence."""
+    found: dict[str, dict[str, str]] = {}
+    for search in searches:
+        for figures in (search["results"].get("trial_figures") or {}).values():
+            if not figures.get("failed") or not figures.get("state_after"):
+                continue
+            for verdict in state_verdicts(figures.get("state_before") or None, figures["state_after"], os_name,
+                                          figures.get("state_timeouts") or None):
+                found.setdefault(verdict.code, verdict.to_dict())
+    return list(found.values())
+
+
+def dut_os(experiment: ExperimentRow) -> str:
+    hosts = (experiment.environment or {}).get("hosts") or {}
+    system = str((hosts.get("dut") or {}).get("os") or "linux").lower()
+    return {"freebsd": "freebsd", "openbsd": "openbsd"}.get(system, "linux")
+
+
 def summarize_cps(store: Store, experiment_id: int) -> list[CpsSummary]:
+    os_name = dut_os(store.experiment(experiment_id))
     found = groups(store, experiment_id)
     all_params = [json.loads(key) for key in found]
     lab_names = sorted({k for p in all_params for k in p} - {"object_bytes", "family"})
@@ -116,7 +139,7 @@ def summarize_cps(store: Store, experiment_id: int) -> list[CpsSummary]:
             request_p99_s=_mean([v for s in at if (v := _at(s, "request_percentiles", "p99")) is not None]),
             failed_at_cps=int(sum(_at(s, "failed") or 0 for s in at)),
             connections_at_cps=int(min(connections)) if connections else None,
-            failed_searches=len(searches) - len(done)))
+            failed_searches=len(searches) - len(done), state=state_findings(searches, os_name)))
     return sorted(out, key=lambda s: (s.params.get("family", 4), s.configuration, s.params.get("object_bytes", 0)))
 
 
@@ -177,6 +200,12 @@ def to_markdown(experiment: ExperimentRow, summaries: list[CpsSummary], tools: s
                       for item in s.not_dut]
             advice = dict.fromkeys(item["advice"] for item in s.not_dut)
             lines += [f"  - what to change: {md_cell(text)}" for text in advice]
+    states = [(s, v) for s in summaries for v in s.state]
+    if states:
+        lines += ["", "## The DUT's state table", ""]
+        for s, v in states:
+            lines += [f"- {md_cell(_label(s))}: **{md_cell(v['code'])}** — {md_cell(v['title'])}",
+                      f"  - evidence: {md_cell(v['evidence'])}", f"  - what to do: {md_cell(v['advice'])}"]
     if any(s.warnings for s in summaries):
         lines += ["", "## Warnings (in trials that passed)", ""]
         lines += [f"- {md_cell(_label(s))}: {md_cell(w)}" for s in summaries for w in s.warnings]

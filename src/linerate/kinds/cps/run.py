@@ -26,34 +26,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linerate.errors import LinerateError
-from linerate.experiment.axes import AXES, lab_key
+from linerate.experiment.axes import lab_key
 from linerate.experiment.config import Experiment
 from linerate.experiment.scheduler import Event
-from linerate.kinds.base import RunContext
+from linerate.kinds.base import RunContext, search_pairs
 from linerate.kinds.cps.options import CpsOptions
 from linerate.kinds.cps.search import CLIENT, PASS, RateSearch
-from linerate.kinds.cps.server import ServerSpec
 from linerate.kinds.cps.trial import CpsTrial, measure_trial
 from linerate.store.db import Store
 from linerate.traffic import h2load
 from linerate.traffic.nginx import object_name
+from linerate.traffic.nginx_server import ServerSpec
 
 LIBRARY = "linerate cps 1 (doubling, then bisection)"
-
-
-def lab_params(cell: dict[str, Any]) -> dict[str, Any]:
-    return {name: cell[name] for name, axis in AXES.items() if axis.scope == "lab"}
-
-
-def search_pairs(experiment: Experiment) -> list[tuple[dict[str, Any], int]]:
-    """(lab params, family) of every combination, in declaration order."""
-    pairs, seen = [], set()
-    for cell in experiment.cells():
-        key = (lab_key(cell), cell["family"])
-        if key not in seen:
-            seen.add(key)
-            pairs.append((lab_params(cell), cell["family"]))
-    return pairs
 
 
 def search_plan(experiment: Experiment, options: CpsOptions) -> list[tuple[dict[str, Any], int, int]]:
@@ -198,7 +183,7 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             f"-> {trial.verdict}")
 
     with contextlib.ExitStack() as stack:
-        beds, servers, versions = {}, {}, {}
+        beds, servers, versions, timeouts = {}, {}, {}, {}
         for params, _ in search_pairs(experiment):
             key = lab_key(params)
             if key in beds:
@@ -208,6 +193,7 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             spec = ServerSpec(options.object_sizes, options.http_port, families, options.server_workers,
                               server_closes=options.closer == "server")
             servers[key] = stack.enter_context(beds[key].http_server(spec))
+            timeouts[key] = _safe(beds[key].state_timeouts)()
             version = _version(beds[key].executor("client"), h2load.version_argv(), h2load.parse_version)
             versions[key] = f"h2load {version}" if version else "h2load"
         for repetition in range(1, experiment.repetitions + 1):
@@ -220,7 +206,8 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
 
                 def measure(rate: float) -> CpsTrial:
                     return measure_trial(client, server, url, rate, float(experiment.duration_s), options,
-                                         read_dut=_safe(bed.dut_counters), sleep=sleep)
+                                         read_dut=_safe(bed.dut_counters), read_state=_safe(bed.state_counters),
+                                         state_timeouts=timeouts[key], sleep=sleep)
 
                 result = search_object_size(
                     context.store, context.experiment_id, search_params(params, family, size, repetition), options,

@@ -25,8 +25,8 @@ from typing import Any, Protocol
 from linerate.errors import LinerateError, ParseError
 from linerate.exec import Executor
 from linerate.kinds.cps.limits import read_client_state, trial_limits, wait_for_ports
-from linerate.kinds.cps.search import verdict
 from linerate.kinds.cps.options import CpsOptions
+from linerate.kinds.cps.search import verdict
 from linerate.traffic import h2load
 
 RUN_MARGIN_S = 60  # beyond the trial's own length and its timeout, before h2load counts as hung
@@ -55,6 +55,9 @@ class CpsTrial:
     argv: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     dut_counters: dict[str, int] = field(default_factory=dict)
+    state_before: dict[str, int] = field(default_factory=dict)  # the DUT's state table (dut/state_parsers.py keys)
+    state_after: dict[str, int] = field(default_factory=dict)
+    state_timeouts: dict[str, int] = field(default_factory=dict)  # seconds, read once per testbed
     started_at: float | None = None
     ended_at: float | None = None
 
@@ -75,7 +78,8 @@ class CpsTrial:
         return {"verdict": self.verdict, "failed": self.failed, "errored": self.errored, "timeout": self.timeout,
                 "timings": self.timings, "request_percentiles": self.request_percentiles, "status": self.status,
                 "limits": list(self.limits), "client_before": self.client_before, "client_after": self.client_after,
-                "waited_s": self.waited_s, "notes": list(self.notes)}
+                "waited_s": self.waited_s, "notes": list(self.notes), "state_before": self.state_before,
+                "state_after": self.state_after, "state_timeouts": self.state_timeouts}
 
     @classmethod
     def from_stored(cls, row: Any, figures: dict[str, Any] | None) -> "CpsTrial":
@@ -93,7 +97,9 @@ class CpsTrial:
                    status=figures.get("status", {}), limits=tuple(figures.get("limits", ())),
                    client_before=figures.get("client_before", {}), client_after=figures.get("client_after", {}),
                    waited_s=figures.get("waited_s", 0.0), argv=tuple(_json_list(row["argv"])),
-                   notes=tuple(figures.get("notes", ())), started_at=row["started_at"], ended_at=row["ended_at"])
+                   notes=tuple(figures.get("notes", ())), state_before=figures.get("state_before", {}),
+                   state_after=figures.get("state_after", {}), state_timeouts=figures.get("state_timeouts", {}),
+                   started_at=row["started_at"], ended_at=row["ended_at"])
 
 
 def _json_list(text: Any) -> list:
@@ -111,7 +117,7 @@ def _timings(result: h2load.H2loadResult) -> dict[str, dict[str, float | None]]:
 
 
 class Server(Protocol):
-    """What a trial needs of the HTTP server (kinds/cps/server.py NginxServer)."""
+    """What a trial needs of the HTTP server (traffic/nginx_server.py NginxServer)."""
 
     def url(self, object_bytes: int, family: int) -> str: ...
 
@@ -129,7 +135,8 @@ def run_h2load(client: Executor, argv: list[str], timeout_s: float) -> h2load.H2
 
 
 def measure_trial(client: Executor, server: Server, url: str, rate: float, duration_s: float, options: CpsOptions,
-                  *, read_dut: Callable[[], dict[str, int]] = dict, sleep: Callable[[float], None] = time.sleep,
+                  *, read_dut: Callable[[], dict[str, int]] = dict, read_state: Callable[[], dict[str, int]] = dict,
+                  state_timeouts: dict[str, int] | None = None, sleep: Callable[[float], None] = time.sleep,
                   clock: Callable[[], float] = time.time) -> CpsTrial:
     """One trial at (about) `rate` connections/s for `duration_s`; LinerateError when h2load could not
     run at all (a trial that ran, however badly, is a CpsTrial)."""
@@ -143,7 +150,7 @@ def measure_trial(client: Executor, server: Server, url: str, rate: float, durat
     threads = max(1, min(options.threads, pace.per_period))  # h2load wants a connection per thread and period
     argv = h2load.client_argv([url], connections=connections, pace=pace, threads=threads,
                               inactivity_timeout_s=options.timeout_s, log_file=log)
-    dut_before = read_dut()
+    dut_before, state_before = read_dut(), read_state()
     started = clock()
     try:
         result = run_h2load(client, argv, connections / pace.rate_per_s + options.timeout_s + RUN_MARGIN_S)
@@ -151,7 +158,7 @@ def measure_trial(client: Executor, server: Server, url: str, rate: float, durat
         ended = clock()
         log_text = client.run(["cat", log], timeout_s=60, check=False).stdout
         client.run(["rm", "-f", "--", log], timeout_s=15, check=False)
-    dut_after = read_dut()
+    dut_after, state_after = read_dut(), read_state()
     after = read_client_state(client)
     try:
         percentiles = h2load.request_percentiles(h2load.parse_log(log_text))
@@ -171,7 +178,8 @@ def measure_trial(client: Executor, server: Server, url: str, rate: float, durat
         timeout=result.timeout, h2load_s=result.duration_s, timings=_timings(result),
         request_percentiles=percentiles, status=result.status, limits=tuple(limit.to_dict() for limit in limits),
         client_before=before.to_dict(), client_after=after.to_dict(), waited_s=waited, argv=tuple(argv),
-        notes=tuple(notes), dut_counters=_delta(dut_before, dut_after), started_at=started, ended_at=ended)
+        notes=tuple(notes), dut_counters=_delta(dut_before, dut_after), state_before=state_before,
+        state_after=state_after, state_timeouts=dict(state_timeouts or {}), started_at=started, ended_at=ended)
 
 
 def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:

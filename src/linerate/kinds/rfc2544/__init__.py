@@ -24,7 +24,7 @@ from linerate.errors import ConfigError
 from linerate.experiment.axes import AXES, lab_key
 from linerate.experiment.config import Experiment
 from linerate.experiment.scheduler import Event
-from linerate.kinds.base import RunContext
+from linerate.kinds.base import RunContext, search_pairs
 from linerate.report.layout import format_fps
 from linerate.report.searches import SERIALIZERS, ndr_values, search_groups, summarize_searches
 from linerate.report.searches_html import render_search_report
@@ -34,21 +34,6 @@ from linerate.store.db import ExperimentRow, Store
 from linerate.traffic.frames import label as frame_label
 
 SEARCH_AXES = ("family",)  # the trial-scope axes an rfc2544 search varies; lab axes all apply
-
-
-def lab_params(cell: dict[str, Any]) -> dict[str, Any]:
-    return {name: cell[name] for name, axis in AXES.items() if axis.scope == "lab"}
-
-
-def search_pairs(experiment: Experiment) -> list[tuple[dict[str, Any], int]]:
-    """(lab params, family) of every combination, in declaration order."""
-    pairs, seen = [], set()
-    for cell in experiment.cells():
-        key = (lab_key(cell), cell["family"])
-        if key not in seen:
-            seen.add(key)
-            pairs.append((lab_params(cell), cell["family"]))
-    return pairs
 
 
 def search_plan(experiment: Experiment, sizes_for=None) -> list[tuple[dict[str, Any], int, int | str]]:
