@@ -93,9 +93,10 @@ class Cps:
             lines.append(f"  IPv{family} {object_name(size)}"
                          + "".join(f", {name} {params[name]}" for name in shown if name in params))
         if options.closer == "client":
-            lines.append(f"  note: with tcp_tw_reuse off and the default port range ({ports:,} ports), one client "
-                         f"address sustains about {ports // TIME_WAIT_S:,} connections/s to one server port; trials "
-                         "that run into it are reported as the client's limit, not the DUT's")
+            lines.append(f"  note: a client with tcp_tw_reuse off and the default port range ({ports:,} ports) sustains "
+                         f"about {ports // TIME_WAIT_S:,} connections/s from one address to one server port (the lab's "
+                         "client has reuse on and ports 1024-65535); trials that run into it are reported as the "
+                         "client's limit, not the DUT's")
         return lines
 
     def run(self, context: RunContext) -> CpsRun:
