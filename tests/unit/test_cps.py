@@ -184,7 +184,7 @@ def test_nginx_configuration_serves_the_objects_and_lets_the_client_close():
     for expected in ("daemon on;", "pid /tmp/linerate-nginx.abc/nginx.pid;",
                      "error_log /tmp/linerate-nginx.abc/error.log warn;", "access_log off;", "keepalive_timeout 65s;",
                      "listen 8080 backlog=4096;", "listen [::]:8080 backlog=4096;", "root /tmp/linerate-nginx.abc;",
-                     "worker_connections 4096;", "worker_rlimit_nofile 8192;",
+                     "worker_connections 16384;", "worker_rlimit_nofile 32768;",
                      "client_body_temp_path /tmp/linerate-nginx.abc/client_body;"):
         assert expected in lines, expected
     assert text.count("{") == text.count("}")

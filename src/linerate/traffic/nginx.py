@@ -67,7 +67,7 @@ def _path(path: str, what: str) -> str:
 
 
 def config_text(root_dir: str, port: int = DEFAULT_PORT, *, pid_file: str | None = None,
-                error_log: str | None = None, worker_processes: int = 1, worker_connections: int = 4096,
+                error_log: str | None = None, worker_processes: int = 1, worker_connections: int = 16384,
                 families: Iterable[int] = (4,), server_closes: bool = False,
                 backlog: int = LISTEN_BACKLOG) -> str:
     """The whole nginx.conf: files of root_dir served at /NAME, no access log (a log line per
