@@ -260,3 +260,27 @@ def test_tune_sigkill_then_restore_puts_every_knob_back(bed, tmp_path):
     resumed = linerate("tune", str(exp), "--testbed", str(bed.inventory()), "--db", str(db), "--resume",
                        timeout=900)
     assert "(resumed)" in resumed.stdout and dut_state(bed) == original
+
+
+def nginx_on(bed) -> list[int]:
+    return [pid for pid in bed.pids_in("server") if bed.comm(pid) == "nginx"]
+
+
+def test_cps_over_ssh_journals_nginx_and_restore_stops_a_killed_runs_server(bed, tmp_path):
+    db = tmp_path / "c.db"
+    result = linerate("cps", "--testbed", str(bed.inventory()), "--object-sizes", "1k", "--trial-duration", "1",
+                      "--max-rate", "400", "--db", str(db), "--json", timeout=600)
+    [config] = json.loads(result.stdout)["configurations"]
+    assert config["cps"]["n"] == 1 and config["cps"]["mean"] > 0
+    assert not nginx_on(bed)
+    proc = subprocess.Popen([*LINERATE, "cps", "--testbed", str(bed.inventory()), "--object-sizes", "1k",
+                             "--trial-duration", "1", "--max-rate", "100000", "--db", str(db), "--name", "killed"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sigkill_when(proc, lambda: bool(nginx_on(bed)), "nginx started on the server")
+    assert nginx_on(bed)  # the kill left the server running ...
+    restore = linerate("testbed", "restore", str(bed.inventory()))
+    assert "nginx stopped pid" in restore.stdout, restore.stdout
+    deadline = time.monotonic() + 10
+    while nginx_on(bed) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not nginx_on(bed)  # ... and restore stopped it by its pid file
