@@ -567,7 +567,7 @@ def test_a_stored_trial_is_read_back_with_its_figures(tmp_path):
 
 
 @pytest.mark.parametrize("body, problem", [
-    ("[axes]\nstreams = [1, 4]\n", "streams applies to iperf3 tests"),
+    ("[axes]\nstreams = [1, 4]\n", "streams applies to throughput tests"),
     ("precision = 0.05\n", "precision applies to throughput tests"),
     ('object_sizes = ["0k"]\n', "object_sizes: 0 is not an object size"),
     ('object_sizes = ["huge"]\n', "object_sizes: 'huge' is not a size"),

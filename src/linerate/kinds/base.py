@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ContextManager, Protocol
 
-from linerate.experiment.axes import lab_key, lab_params
+from linerate.experiment.axes import AXES, lab_key, lab_params
 from linerate.experiment.config import Experiment
 from linerate.experiment.scheduler import Event
 from linerate.store.db import ExperimentRow, Store
@@ -21,6 +21,18 @@ def search_pairs(experiment: Experiment) -> list[tuple[dict[str, Any], int]]:
             seen.add(key)
             pairs.append((lab_params(cell), cell["family"]))
     return pairs
+
+
+def refuse_throughput_keys(experiment: Experiment, kind_name: str, varies: str) -> None:
+    """ValueError for what a search kind cannot vary: trial axes other than family (they shape an
+    iperf3 trial) and precision (a search is repeated `repetitions` times instead)."""
+    trial_axes = sorted(n for n in experiment.declared_axes() if AXES[n].scope == "trial" and n != "family")
+    if trial_axes:
+        raise ValueError(f"{', '.join(trial_axes)} applies to throughput tests; a {kind_name} experiment varies "
+                         f"{varies} and the lab's axes")
+    if experiment.precision is not None:
+        raise ValueError(f"precision applies to throughput tests; a {kind_name} experiment repeats each search "
+                         "`repetitions` times")
 
 
 @dataclass

@@ -27,9 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 from linerate.errors import ConfigError
-from linerate.experiment.axes import AXES
 from linerate.experiment.config import Experiment
-from linerate.kinds.base import RunContext
+from linerate.kinds.base import RunContext, refuse_throughput_keys
 from linerate.kinds.cps import report
 from linerate.kinds.cps.limits import DEFAULT_PORT_RANGE, TIME_WAIT_S
 from linerate.kinds.cps.options import OPTION_KEYS, CpsOptions, parse_options
@@ -38,7 +37,6 @@ from linerate.store.db import ExperimentRow, Store
 from linerate.traffic import h2load
 from linerate.traffic.nginx import object_name
 
-SEARCH_AXES = ("family",)  # the trial-scope axis a cps search varies; lab axes all apply
 
 
 def options_of(experiment: Experiment) -> CpsOptions:
@@ -61,13 +59,7 @@ class Cps:
     option_keys = OPTION_KEYS
 
     def check(self, experiment: Experiment) -> None:
-        trial_axes = sorted(n for n in experiment.declared_axes() if AXES[n].scope == "trial" and n not in SEARCH_AXES)
-        if trial_axes:
-            raise ValueError(f"{', '.join(trial_axes)} applies to iperf3 tests; a cps experiment varies family, "
-                             "object_sizes and the lab's axes")
-        if experiment.precision is not None:
-            raise ValueError("precision applies to throughput tests; a cps experiment repeats each search "
-                             "`repetitions` times")
+        refuse_throughput_keys(experiment, "cps", "family, object_sizes")
         options = options_of(experiment)
         first = h2load.pacing(options.start_rate)
         if first.per_period < options.threads:

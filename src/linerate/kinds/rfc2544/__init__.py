@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linerate.errors import ConfigError
-from linerate.experiment.axes import AXES, lab_key
+from linerate.experiment.axes import lab_key
 from linerate.experiment.config import Experiment
 from linerate.experiment.scheduler import Event
-from linerate.kinds.base import RunContext, search_pairs
+from linerate.kinds.base import RunContext, refuse_throughput_keys, search_pairs
 from linerate.report.layout import format_fps
 from linerate.report.searches import SERIALIZERS, ndr_values, search_groups, summarize_searches
 from linerate.report.searches_html import render_search_report
@@ -33,7 +33,6 @@ from linerate.search.rfc2544 import SearchSettings, search_frame_size
 from linerate.store.db import ExperimentRow, Store
 from linerate.traffic.frames import label as frame_label
 
-SEARCH_AXES = ("family",)  # the trial-scope axes an rfc2544 search varies; lab axes all apply
 
 
 def search_plan(experiment: Experiment, sizes_for=None) -> list[tuple[dict[str, Any], int, int | str]]:
@@ -85,13 +84,7 @@ class Rfc2544:
         return lines
 
     def check(self, experiment: Experiment) -> None:
-        trial_axes = sorted(n for n in experiment.declared_axes() if AXES[n].scope == "trial" and n not in SEARCH_AXES)
-        if trial_axes:
-            raise ValueError(f"{', '.join(trial_axes)} applies to throughput tests; an rfc2544 experiment varies "
-                             "family, frame_sizes and the lab's axes")
-        if experiment.precision is not None:
-            raise ValueError("precision applies to throughput tests; an rfc2544 experiment repeats each search "
-                             "`repetitions` times")
+        refuse_throughput_keys(experiment, "rfc2544", "family, frame_sizes")
         for family in {cell["family"] for cell in experiment.cells()}:
             for size in experiment.sizes_for(family):
                 try:
