@@ -56,7 +56,7 @@ def cmd_cps(args: argparse.Namespace) -> int:
         "duration_s": args.trial_duration, "options": options, "fixed": {"family": args.family, **lab_params}},
         "cps options")
     test = kind("cps")
-    testbeds.check(test.cells(experiment), test.required_features)
+    testbeds.check(test.cells(experiment), test.required_features(experiment))
     store = open_store(args)
     testbeds = testbeds_for(args, store)
     with ProgressReporter() as reporter:

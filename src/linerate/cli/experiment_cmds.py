@@ -96,7 +96,7 @@ def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, 
     for line in test.describe_plan(experiment, text, seed, store, resume=args.resume,
                                    seed_given=args.seed is not None):
         print(line)
-    print(testbeds.check(test.cells(experiment), test.required_features))
+    print(testbeds.check(test.cells(experiment), test.required_features(experiment)))
     return 0
 
 
@@ -114,7 +114,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else experiment.seed
     if args.dry_run:
         return _dry_run(args, experiment, text, seed, testbeds)
-    testbeds.check(test.cells(experiment), test.required_features)
+    testbeds.check(test.cells(experiment), test.required_features(experiment))
     store = open_store(args)
     testbeds = testbeds_for(args, store)
     with ProgressReporter() as reporter:

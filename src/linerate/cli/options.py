@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -170,4 +171,5 @@ def testbeds_for(args: argparse.Namespace, store=None):
     lab = as_option(lambda: find_lab(args.lab, Registry())) if options.get("lab") else None
     if lab is not None:
         check_lab_options(args, args.lab, lab.params)
-    return open_testbeds(inventory, lab=lab, store=store, accept_new=options.get("accept_new_host_keys", False))
+    return open_testbeds(inventory, lab=lab, store=store, accept_new=options.get("accept_new_host_keys", False),
+                         on_message=lambda message: print(message, file=sys.stderr))

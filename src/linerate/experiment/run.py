@@ -14,6 +14,7 @@ from linerate.experiment.config import Experiment, experiment_to_json
 from linerate.experiment.scheduler import Event
 from linerate.kinds import kind
 from linerate.kinds.base import RunContext
+from linerate.lab.signals import terminations_raise
 from linerate.store.db import Store
 
 
@@ -53,7 +54,8 @@ def run_experiment(experiment: Experiment, store: Store, testbeds: Any, *, file_
         context = RunContext(experiment, store, experiment_id, seed, existing is not None, open_testbed,
                              testbeds.calibrates, on_event, settings)
         try:
-            result = kind(experiment.test).run(context)
+            with terminations_raise():  # SIGTERM/SIGHUP unwind every testbed, in any order they close
+                result = kind(experiment.test).run(context)
         except BaseException:
             store.finish_experiment(experiment_id, "interrupted")
             raise

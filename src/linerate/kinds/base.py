@@ -56,11 +56,14 @@ class RunContext:
 class TestKind(Protocol):
     name: str
     formats: tuple[str, ...]  # what `linerate report --format` can give for it
-    required_features: frozenset[str]  # preflight checks beyond what the cells ask for
     option_keys: tuple[str, ...]  # top-level keys of its own in an experiment file (Experiment.options)
 
     def cells(self, experiment: Experiment) -> list[dict[str, Any]]:
         """Every cell it may run: what the testbeds check before anything runs."""
+        ...
+
+    def required_features(self, experiment: Experiment) -> set[str]:
+        """Preflight checks (preflight.py names) this experiment needs beyond what its cells ask for."""
         ...
 
     def describe_plan(self, experiment: Experiment, text: str, seed: int | None, store: Store | None, *,

@@ -70,9 +70,9 @@ class PairResult:
         if self.comparison is None:
             return f"{self.label}: too few trials to compare (A n={self.n_a}, B n={self.n_b}; need {MIN_PER_SIDE} each)"
         c = self.comparison
-        if self.unit == "frames/s":
-            return (f"{self.label}: A {c.mean_a:,.0f} (n={self.n_a}), B {c.mean_b:,.0f} (n={self.n_b}) frames/s; "
-                    f"B-A {c.difference:+,.0f} frames/s ({c.relative * 100:+.1f}%): {c.verdict()}")
+        if self.unit != "Mbit/s":  # a rate counted in whole things: frames/s (rfc2544), connections/s (cps)
+            return (f"{self.label}: A {c.mean_a:,.0f} (n={self.n_a}), B {c.mean_b:,.0f} (n={self.n_b}) {self.unit}; "
+                    f"B-A {c.difference:+,.0f} {self.unit} ({c.relative * 100:+.1f}%): {c.verdict()}")
         return (f"{self.label}: A {format_mbps(c.mean_a)} (n={self.n_a}), B {format_mbps(c.mean_b)} (n={self.n_b}) "
                 f"Mbit/s; B-A {c.difference / 1e6:+,.1f} Mbit/s ({c.relative * 100:+.1f}%): {c.verdict()}")
 
@@ -95,7 +95,8 @@ class CompareResult:
                 if values(self.a, key) != values(self.b, key)]
 
     def render(self) -> str:
-        what = "NDR frames/s, mean over repeated searches" if self.a.unit == "frames/s" else "Mbit/s, mean"
+        what = {"frames/s": "NDR frames/s, mean over repeated searches",
+                "connections/s": "connections/s, mean over repeated searches"}.get(self.a.unit, "Mbit/s, mean")
         lines = [f"A = {plain(self.a.text)}", f"B = {plain(self.b.text)}",
                  f"cell by cell ({what}; Welch's t-test per cell):"]
         lines += ["  " + pair.render() for pair in self.pairs]
@@ -106,18 +107,20 @@ class CompareResult:
 def _label(params: dict[str, Any], shown: list[str]) -> str:
     if "frame_bytes" in params:
         label = f"IPv{params.get('family', 4)} {frame_label(params['frame_bytes'])} NDR"
+    elif "object_bytes" in params:
+        label = f"IPv{params.get('family', 4)} {params['object_bytes']:,} B objects CPS"
     else:
         label = row_label(params.get("family", 4), params.get("streams", 1), params.get("direction", "forward"))
-    extra = [f"{k}={params[k]}" for k in shown if k not in ("family", "streams", "direction", "frame_bytes")
-             and k in params]
+    extra = [f"{k}={params[k]}" for k in shown if k not in ("family", "streams", "direction", "frame_bytes",
+                                                             "object_bytes") and k in params]
     return plain(" ".join([label, *extra]))
 
 
 def compare_selections(store: Store, selector_a: str, selector_b: str) -> CompareResult:
     a, b = parse_selector(store, selector_a), parse_selector(store, selector_b)
     if a.unit != b.unit:
-        raise ConfigError("compare", "A and B measure different things (a throughput experiment and an rfc2544 "
-                          "one); compare experiments of one kind")
+        raise ConfigError("compare", f"A and B measure different things ({a.unit} and {b.unit}); compare "
+                          "experiments of one kind")
     named = set(a.wanted) | set(b.wanted)
 
     def pair_key(params: dict[str, Any], keys: list[str]) -> str:

@@ -19,7 +19,6 @@ import dataclasses
 import os
 import secrets
 import shutil
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any, ContextManager, Protocol
 
@@ -203,7 +202,7 @@ class KeptLab:
 
 def open_testbeds(inventory: Inventory | None = None, *, lab: NamespaceTestbed | None = None,
                   store: Store | None = None, accept_new: bool = False,
-                  on_message: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> Testbeds:
+                  on_message: Callable[[str], None] = lambda m: None) -> Testbeds:
     """The real hosts an inventory names, or one lab that is up already (--lab), or new labs on
     this machine (namespace or VM DUT, by each combination's `dut` axis)."""
     if inventory is not None:

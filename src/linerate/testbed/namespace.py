@@ -10,7 +10,9 @@ baked in when it is built: one testbed per combination of lab-scoped axes.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import stat
 import time
 from pathlib import Path
 
@@ -157,7 +159,9 @@ class NamespaceTestbed:
     def http_server(self, spec: ServerSpec) -> NginxServer:
         """nginx in the server namespace (its processes go with the lab, whatever happens)."""
         addresses = {family: server_address(family) for family in (4, 6)}
-        return http_server(self.executor("server"), addresses, spec, workdir=f"/tmp/linerate-{self.spec.lab_id}-nginx")
+        # derived from the lab id, so `lab down` and `lab clean` (after a SIGKILL) remove it with the lab;
+        # not in the state directory: nginx's workers (user nobody) could not traverse its 0700 parents
+        return http_server(self.executor("server"), addresses, spec, workdir=nginx_dir(self.spec.lab_id))
 
     def run_trial(self, params: TrialParams) -> Trial:
         return run_trial(self.executor("client"), self.executor("dut"), params,
@@ -185,11 +189,27 @@ class NamespaceTestbed:
         return pids_in_netns(self.spec.netns("server"))
 
 
+def nginx_dir(lab_id: str) -> str:
+    return f"/tmp/linerate-{lab_id}-nginx"
+
+
+def remove_owned_dir(path: str) -> None:
+    """A directory a lab made under /tmp: only a real directory of ours at exactly that path (a
+    link or someone else's directory there is left alone)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid():
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def remove_record(record: LabRecord, registry: Registry) -> list[str]:
-    """Remove a lab's namespaces (a VM DUT's qemu runs inside its dut namespace and goes with
-    them), its VM directory and its record: what `down` and `linerate lab clean` both do."""
+    """Remove a lab's namespaces (a VM DUT's qemu and a cps test's nginx run inside them and go
+    with them), its VM and nginx directories and its record: what `down` and `linerate lab clean` do."""
     removed = remove_namespaces(list(record.namespaces))
     registry.remove_vm_dir(record.lab_id)
+    remove_owned_dir(nginx_dir(record.lab_id))
     registry.remove(record.lab_id)
     return removed
 

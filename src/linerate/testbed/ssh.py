@@ -226,6 +226,7 @@ class SshTestbed:
         self.applied: tuple[dict, dict] | None = None  # (lab params, read-back) the DUT holds now
         self.read_cost_s: float | None = None  # one window read (DUT and generator hosts), measured once
         self.journal: Journal | None = None  # opened with the testbed (state directory, by identity)
+        self._http: tuple[NginxServer, int] | None = None  # the cps server and how many views use it
 
     # --- lifetime -----------------------------------------------------------------------------------
 
@@ -369,14 +370,29 @@ class SshTestbed:
     @contextlib.contextmanager
     def http_server(self, spec: ServerSpec) -> Iterator[NginxServer]:
         """nginx on the server host in a directory of its own, journaled before it starts (a killed
-        run's server is stopped by the next run or `linerate testbed restore`)."""
+        run's server is stopped by the next run or `linerate testbed restore`). One server per
+        testbed: views of it (combinations of DUT knobs) share it while their spec is the same."""
+        if self._http is not None:
+            server, users = self._http
+            if server.spec != spec:
+                raise LinerateError("one HTTP server per testbed: its views asked for different objects or ports")
+            self._http = (server, users + 1)
+            try:
+                yield server
+            finally:
+                self._http = (server, self._http[1] - 1)
+            return
         workdir = f"/tmp/linerate-{self.key}-nginx"
         entry = self.journal.add("server", NGINX_KIND, workdir, "", None)
         addresses = {family: self.inventory.address(family) for family in (4, 6) if self.inventory.address(family)}
         server = http_server(self.executors["server"], addresses, spec, workdir=workdir)
-        with server:
-            yield server
-        self.journal.done(entry)
+        try:
+            with server:
+                self._http = (server, 1)
+                yield server
+        finally:
+            self._http = None
+            self.journal.done(entry)  # stopped (its __exit__ ran), or never started
 
     # --- trials ---------------------------------------------------------------------------------------
 

@@ -38,6 +38,9 @@ from linerate.vm.qemu import VmSpec, qemu_argv
 from linerate.vm.state import read_vm_state, verify_vm
 from linerate.vm.taps import open_tap
 
+MAX_QUEUES = 16  # the virtio_queues axis's limit (experiment/axes.py)
+
+
 class VmTestbed(NamespaceTestbed):
     """A namespace testbed whose DUT is a qemu guest (built-in Linux guest; see vm/byo.py for own images)."""
 
@@ -167,8 +170,9 @@ class VmTestbed(NamespaceTestbed):
         choices: dict[str, list[tuple]] = {}
         if self.vm.virtio_text != "on":
             choices["virtio_offloads"] = [("on", "qemu's default virtio offloads (checksum, TSO, GSO)")]
-        if self.vm.vcpus > self.vm.queues:
-            choices["virtio_queues"] = [(self.vm.vcpus, f"one queue pair per vCPU ({self.vm.vcpus})")]
+        queues = min(self.vm.vcpus, MAX_QUEUES)
+        if queues > self.vm.queues:
+            choices["virtio_queues"] = [(queues, f"one queue pair per vCPU ({queues})")]
         if not self.vm.vhost and os.path.exists("/dev/vhost-net"):
             choices["vhost"] = [("on", "vhost-net: the host kernel moves the packets, not qemu's I/O thread")]
         choices["dut_sysctls"] = runtime_recommendations("linux")

@@ -14,10 +14,9 @@ Modules: options.py (the file's keys), limits.py (client facts and the rule), se
 search, pure), trial.py (one h2load run and what it stores), traffic/nginx_server.py (nginx through the server's
 executor), run.py (rounds, storage, resume), report.py (md, json, csv).
 
-What a testbed must offer beyond the Testbed protocol: `http_server(spec: ServerSpec)`, a context
-manager giving a running server with `url(object_bytes, family)`, `new_errors()` and `version` —
-traffic/nginx_server.py's `http_server(executor, addresses, spec)` is that, given the server host's
-executor and its test address per family.
+The server comes from the testbed (Testbed.http_server(spec): a context manager giving a running
+nginx with `url(object_bytes, family)`, `new_errors()` and `version`; traffic/nginx_server.py), the
+DUT's state table from its driver (Testbed.state_counters()), read around every trial.
 """
 
 from __future__ import annotations
@@ -55,7 +54,9 @@ def stored_options(experiment: ExperimentRow) -> CpsOptions:
 class Cps:
     name = "cps"
     formats = ("md", "json", "csv")
-    required_features = frozenset({"binary h2load", "binary nginx"})
+
+    def required_features(self, experiment: Experiment) -> set[str]:
+        return {"binary h2load", "binary nginx"}
     option_keys = OPTION_KEYS
 
     def check(self, experiment: Experiment) -> None:

@@ -1,7 +1,7 @@
 """What limits a connection-rate trial other than the DUT — the client's ports, the client's own
 pace, the server — found from facts and never blamed on the DUT.
 
-The trap (research notes §2, "Client-side traps"): the side that closes first keeps the
+The trap: the side that closes first keeps the
 connection in TIME_WAIT for 60 s on Linux (TCP_TIMEWAIT_LEN, include/net/tcp.h), holding its local
 port for that (source address, destination address, destination port). In RFC 9411's shape the
 client closes first, so one client address talking to one server port has only its ephemeral

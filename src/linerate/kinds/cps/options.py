@@ -26,10 +26,11 @@ from linerate.traffic import nginx
 
 OPTION_KEYS = ("object_sizes", "start_rate", "max_rate", "loss_target", "relative_width", "http_port", "threads",
                "timeout_s", "closer", "server_workers")
-# RFC 9411's validation criterion a: "Number of failed application transactions (receiving any HTTP response
-# code other than 200 OK) MUST be less than 0.001% (1 out of 100,000 transactions) of total attempted
-# transactions" — the draft's text (draft-ietf-bmwg-ngfw-performance, section 7.1.3.4) as quoted in its IESG
-# review (public code index, file id 48622891835); checked against the draft, not the published RFC text
+# RFC 9411 'Benchmarking Methodology for Network Security Device Performance'
+# (https://www.rfc-editor.org/rfc/rfc9411), its test cases' validation criteria: "Number of failed application
+# transactions (receiving any HTTP response code other than 200 OK) MUST be less than 0.001% (1 out of 100,000
+# transactions) of total attempted transactions" — read in draft-ietf-bmwg-ngfw-performance (section 7.1.3.4),
+# from which the RFC was published; the RFC's own section numbers were not checked here
 LOSS_TARGET = 1e-5
 RELATIVE_WIDTH = 0.005
 MAX_RATE = 10_000_000

@@ -25,12 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from linerate.diagnose.state_rules import linger_seconds
 from linerate.errors import LinerateError
 from linerate.experiment.axes import lab_key
 from linerate.experiment.config import Experiment
 from linerate.experiment.scheduler import Event
 from linerate.kinds.base import RunContext, search_pairs
 from linerate.kinds.cps.options import CpsOptions
+from linerate.kinds.cps.report import dut_os
 from linerate.kinds.cps.search import CLIENT, PASS, RateSearch
 from linerate.kinds.cps.trial import CpsTrial, measure_trial
 from linerate.store.db import Store
@@ -170,6 +172,29 @@ def _safe(read: Callable[[], dict[str, int]]) -> Callable[[], dict[str, int]]:
     return read_or_empty
 
 
+STATE_SLACK = 16  # entries above the search's starting count that still count as drained (ARP, DNS, the probes)
+
+
+def settle_state(read_state: Callable[[], dict[str, int]], baseline: int | None, limit_s: float,
+                 sleep: Callable[[float], None], clock: Callable[[], float] = time.monotonic) -> str | None:
+    """Wait until the DUT's state table is back to its count when the search began, at most limit_s
+    (the time a closed connection's state lingers): a trial must not inherit the states of the one
+    before it (RFC 9411 measures each rate on its own; a table full of the last trial's closed
+    connections would fail the next one). A note when it waited or gave up; None otherwise."""
+    if baseline is None:
+        return None
+    started = clock()
+    while True:
+        count = read_state().get("state_count")
+        waited = clock() - started
+        if count is None or count <= baseline + STATE_SLACK:
+            return f"waited {waited:.0f} s for the DUT's state table to drain" if waited >= 1 else None
+        if waited >= limit_s:
+            return (f"the DUT's state table still held {count:,} entries ({baseline:,} when the search began) after "
+                    f"{waited:.0f} s; this trial started with them")
+        sleep(1.0)
+
+
 def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float], None] = time.sleep) -> CpsRun:
     experiment = context.experiment
     run = CpsRun(context.experiment_id, context.seed, context.resumed)
@@ -183,7 +208,7 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             f"-> {trial.verdict}")
 
     with contextlib.ExitStack() as stack:
-        beds, servers, versions, timeouts = {}, {}, {}, {}
+        beds, servers, versions, timeouts, baselines = {}, {}, {}, {}, {}
         for params, _ in search_pairs(experiment):
             key = lab_key(params)
             if key in beds:
@@ -194,6 +219,7 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
                               server_closes=options.closer == "server")
             servers[key] = stack.enter_context(beds[key].http_server(spec))
             timeouts[key] = _safe(beds[key].state_timeouts)()
+            baselines[key] = _safe(beds[key].state_counters)().get("state_count")
             version = _version(beds[key].executor("client"), h2load.version_argv(), h2load.parse_version)
             versions[key] = f"h2load {version}" if version else "h2load"
         for repetition in range(1, experiment.repetitions + 1):
@@ -204,10 +230,16 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
                 bed, server = beds[key], servers[key]
                 client, url = bed.executor("client"), server.url(size, family)
 
+                read_state = _safe(bed.state_counters)
+                linger = linger_seconds(dut_os(context.store.experiment(context.experiment_id)), timeouts[key]) + 5
+
                 def measure(rate: float) -> CpsTrial:
                     return measure_trial(client, server, url, rate, float(experiment.duration_s), options,
-                                         read_dut=_safe(bed.dut_counters), read_state=_safe(bed.state_counters),
-                                         state_timeouts=timeouts[key], sleep=sleep)
+                                         read_dut=_safe(bed.dut_counters), read_state=read_state,
+                                         state_timeouts=timeouts[key], sleep=sleep,
+                                         settle=lambda: settle_state(read_state, baselines[key], linger, sleep))
+
+                bed.apply_knobs()  # real hosts: this combination's DUT knobs (journaled), before its search
 
                 result = search_object_size(
                     context.store, context.experiment_id, search_params(params, family, size, repetition), options,

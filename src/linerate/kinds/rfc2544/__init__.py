@@ -63,7 +63,10 @@ class SearchRun:
 class Rfc2544:
     name = "rfc2544"
     formats = ("md", "csv", "json", "html")
-    required_features = frozenset({"binary trafgen"})
+
+    def required_features(self, experiment: Experiment) -> set[str]:
+        """trafgen when the file asks for it; with auto the client falls back to iperf3 UDP."""
+        return {"binary trafgen"} if experiment.generator == "trafgen" else set()
     option_keys: tuple[str, ...] = ()  # top-level keys of its own (beyond Experiment's fields)
 
     def cells(self, experiment: Experiment) -> list[dict[str, Any]]:

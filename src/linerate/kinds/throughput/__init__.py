@@ -25,7 +25,9 @@ from linerate.store.db import ExperimentRow, Store
 class Throughput:
     name = "throughput"
     formats = ("md", "csv", "json", "html")
-    required_features: frozenset[str] = frozenset()  # preflight checks beyond what the cells ask for
+
+    def required_features(self, experiment: Experiment) -> set[str]:
+        return set()  # preflight checks beyond what the cells ask for: none
     option_keys: tuple[str, ...] = ()  # top-level keys of its own (beyond Experiment's fields)
 
     def cells(self, experiment: Experiment) -> list[dict[str, Any]]:

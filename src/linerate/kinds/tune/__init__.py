@@ -36,7 +36,15 @@ from linerate.report.layout import format_mbps
 from linerate.stats import summarize
 from linerate.store.db import ExperimentRow, Store, cell_key
 
-DECLARED = sorted(AXES)  # a tune's cells are keyed by every axis: candidates may add any lab axis
+def declared_axes(store: Store, experiment_id: int) -> list[str]:
+    """The axes a tune's cells are keyed by: every axis this linerate has when the tune starts
+    (candidates may add any lab axis), recorded, so that a later linerate with more axes still
+    finds the same cells on resume and in reports."""
+    environment = store.experiment(experiment_id).environment
+    if "tune_axes" not in environment:
+        store.set_environment(experiment_id, {**environment, "tune_axes": sorted(AXES)})
+        return sorted(AXES)
+    return list(environment["tune_axes"])
 
 
 def stored_experiment(row: ExperimentRow) -> Experiment:
@@ -60,9 +68,9 @@ class Trials:
     """The trials of each configuration, in order: stored ones first (replayed), then, with a
     `run` given, new ones measured and committed as they end."""
 
-    def __init__(self, store: Store, experiment_id: int,
+    def __init__(self, store: Store, experiment_id: int, declared: list[str],
                  run: Callable[[dict[str, Any], int], Any] | None = None):
-        self.store, self.experiment_id, self.run = store, experiment_id, run
+        self.store, self.experiment_id, self.run, self.declared = store, experiment_id, run, declared
         self.seen: dict[str, int] = {}
         self.stored: dict[str, list] = {}
         self._load()
@@ -76,7 +84,7 @@ class Trials:
             rows.sort(key=lambda row: row["repetition"])
 
     def measure(self, cell: dict[str, Any]) -> Outcome:
-        key = cell_key(cell, DECLARED)
+        key = cell_key(cell, self.declared)
         index = self.seen.get(key, 0)
         rows = self.stored.get(key, [])
         if index < len(rows):
@@ -88,11 +96,13 @@ class Trials:
             rows.append(row)
             self.stored[key] = rows
         self.seen[key] = index + 1
+        if row["status"] == "ok" and not (row["throughput_bps"] or 0) > 0:
+            return Outcome(None, "the trial measured 0 bit/s")  # nothing got through: no ratio to take
         return Outcome(row["throughput_bps"] if row["status"] == "ok" else None, row["error"])
 
     def seen_rows(self, cell: dict[str, Any]) -> list:
         """The trials of a configuration the tuner has seen so far (a replay sees the same)."""
-        key = cell_key(cell, DECLARED)
+        key = cell_key(cell, self.declared)
         return self.stored.get(key, [])[:self.seen.get(key, 0)]
 
 
@@ -117,7 +127,9 @@ def levers(trials: Trials, environment: Callable[[], dict]) -> Callable[[dict[st
 class Tune:
     name = "tune"
     formats = ("md", "json", "html")
-    required_features: frozenset[str] = frozenset()
+
+    def required_features(self, experiment: Experiment) -> set[str]:
+        return set()
     option_keys = OPTION_KEYS
 
     def check(self, experiment: Experiment) -> None:
@@ -158,18 +170,29 @@ class Tune:
             return open_beds[key][1]
 
         def close_except(*cells: dict[str, Any]) -> None:
+            """Close every testbed but these; one that fails to close does not keep the others open."""
             keep = {lab_key(cell) for cell in cells}
+            failure: BaseException | None = None
             for key in [k for k in open_beds if k not in keep]:
                 manager, _ = open_beds.pop(key)
-                manager.__exit__(None, None, None)
+                try:
+                    manager.__exit__(None, None, None)
+                except BaseException as exc:  # noqa: BLE001 - re-raised once the rest are closed
+                    failure = failure or exc
+            if failure is not None:
+                raise failure
+
+        declared = declared_axes(store, context.experiment_id)
 
         def run_trial(cell: dict[str, Any], repetition: int):
-            cell_id = store.ensure_cells(context.experiment_id, [cell], DECLARED)[cell_key(cell, DECLARED)]
+            cell_id = store.ensure_cells(context.experiment_id, [cell], declared)[cell_key(cell, declared)]
             bed = testbed(cell)
-            for attempt in range(1, experiment.max_retries + 2):
+            prior = store.attempts_made(cell_id, repetition)  # left by a run killed between two attempts
+            last = prior + max(1, experiment.max_retries + 1 - prior)
+            for attempt in range(prior + 1, last + 1):
                 started = time.time()
                 trial = bed.run_trial(trial_params(cell))
-                final = trial.ok or attempt == experiment.max_retries + 1
+                final = trial.ok or attempt == last
                 store.add_trial(cell_id, repetition, attempt, trial, final=final, started_at=started,
                                 flags=ceiling_flags(cell, trial), lab_state=bed.state)
                 if final:
@@ -180,7 +203,7 @@ class Tune:
             return next(row for row in store.trial_rows(context.experiment_id)
                         if row["cell_id"] == cell_id and row["repetition"] == repetition and row["final"])
 
-        trials = Trials(store, context.experiment_id, run_trial)
+        trials = Trials(store, context.experiment_id, declared, run_trial)
 
         def on_step(step: Step) -> None:
             j = step.judgement
@@ -217,11 +240,17 @@ class Tune:
         """The decisions again, from the stored trials alone (the same, trial for trial)."""
         exp = stored_experiment(experiment)
         options = options_of(exp)
-        trials = Trials(store, experiment.id)
-        proposed = [Candidate(**c) for c in (experiment.environment.get("tune_candidates") or [])]
+        trials = Trials(store, experiment.id, list(experiment.environment.get("tune_axes") or sorted(AXES)))
+        recorded = experiment.environment.get("tune_candidates")
+
+        def proposed(cell: dict[str, Any]) -> list[Candidate]:
+            if recorded is None:  # interrupted before the proposals were recorded
+                raise OutOfTrials("proposals")
+            return [Candidate(**c) for c in recorded]
+
         tuner = Tuner(start_cell(exp, options), options.candidates, options.budget_trials, trials.measure,
                       min_effect=options.min_effect, levers_of=levers(trials, lambda: experiment.environment),
-                      propose=lambda cell: proposed)
+                      propose=proposed)
         return tuner.run()
 
     def render(self, store: Store, experiment: ExperimentRow, fmt: str) -> str:

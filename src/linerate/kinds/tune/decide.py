@@ -74,8 +74,8 @@ def judge(pairs: list[tuple[float, float]], plan: Plan, failed: str | None = Non
     logs = [math.log(b / a) for a, b in pairs]
     centre = mean(logs)
     spread = stdev(logs) / math.sqrt(n)
-    if spread == 0:  # every pair moved by exactly the same share
-        p_better = 0.0 if centre > 0 else 1.0
+    if spread == 0:  # every pair moved by exactly the same share (none at all: no evidence either way)
+        p_better = 0.0 if centre > 0 else (1.0 if centre < 0 else 0.5)
         low = high = upper = centre
     else:
         p_better = float(sps.t.sf(centre / spread, n - 1))

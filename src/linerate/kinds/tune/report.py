@@ -49,6 +49,7 @@ def document(experiment: ExperimentRow, outcome: TuneOutcome) -> dict[str, Any]:
         "baseline_mbps": [round(v / 1e6, 1) for v in outcome.baseline],
         "decisions": [decision_row(step) for step in outcome.steps],
         "final": {"changed": changed(outcome.start, outcome.final), "confirmation": confirmation,
+                  "confirmed": confirmation is not None and confirmation["decision"] == "accepted",
                   "snippet": [{"where": where, "lines": lines}
                               for where, lines in snippet(outcome.start, outcome.final, dut_os(experiment))]},
     }
@@ -90,7 +91,8 @@ def markdown(doc: dict[str, Any]) -> str:
     else:
         lines.append("No knob was accepted: the start configuration stays; nothing to change on the DUT.")
     if doc["final"]["snippet"]:
-        lines += ["", "## Final configuration", ""]
+        lines += ["", "## Final configuration" + ("" if doc["final"]["confirmed"] else
+                  " (NOT confirmed: the accepted knobs together did not beat the start; do not apply it as is)"), ""]
         for part in doc["final"]["snippet"]:
             lines += [f"# {part['where']}"] + [plain(line) for line in part["lines"]] + [""]
     return "\n".join(lines).rstrip() + "\n"
@@ -146,8 +148,12 @@ def confirmations(lines: list[tuple[str, str]], doc: dict[str, Any]) -> list[tup
             continue
         tried, row = found
         effect = "" if row["effect_pct"] is None else f" ({row['effect_pct']:+.1f}%, 95% CI {row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f}, {row['trials']} trials)"
-        what = {"accepted": "confirmed on this box", "rejected": "refuted on this box",
-                "inconclusive": "not settled on this box"}[row["decision"]]
+        if row["decision"] == "accepted":
+            what = "confirmed on this box" if doc["final"]["confirmed"] else "accepted alone, not confirmed together"
+        elif row["decision"] == "rejected" and row["why"].startswith(("worse", "no gain")):
+            what = "refuted on this box"
+        else:
+            what = f"not settled on this box ({row['why']})"
         same = tried.strip('"') == value.strip('"') or not value
         out.append((line, f"{what}{effect}" + ("" if same else f" (the tune tried {name}={tried})")))
     return out
