@@ -596,3 +596,22 @@ def test_cps_keys_belong_to_cps_files_and_the_plan_says_what_runs():
     assert lines[0].startswith("experiment 'cps-sim' (cps): 4 searches per repetition x 2 = 8 searches of 2 s trials")
     assert "  IPv6 obj16k.bin" in lines and any("470 connections/s" in line for line in lines)
     assert len(KIND.cells(experiment)) == 2
+
+
+def test_a_trial_waits_for_the_state_table_only_when_the_last_ones_states_would_fill_it():
+    from linerate.kinds.cps.run import settle_state
+
+    clock, slept = [0.0], []
+
+    def sleep(seconds):
+        slept.append(seconds)
+        clock[0] += seconds
+
+    counts = iter([500, 400, 200, 40])
+    note = settle_state(lambda: {"state_count": next(counts), "state_max": 512}, 30, 300, 20, sleep, lambda: clock[0])
+    assert note == "waited 3 s for the DUT's state table to drain" and len(slept) == 3
+    roomy = settle_state(lambda: {"state_count": 25_000, "state_max": 262_144}, 30, 3_000, 20, sleep, lambda: clock[0])
+    assert roomy is None and len(slept) == 3  # room for the trial: no wait, whatever is left
+    stuck = settle_state(lambda: {"state_count": 510, "state_max": 512}, 30, 300, 5, sleep, lambda: clock[0])
+    assert "still held 510 of 512 entries" in stuck
+    assert settle_state(lambda: {}, 30, 300, 5, sleep) is None  # nothing read: no evidence, no wait

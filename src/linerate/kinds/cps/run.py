@@ -173,25 +173,28 @@ def _safe(read: Callable[[], dict[str, int]]) -> Callable[[], dict[str, int]]:
 
 
 STATE_SLACK = 16  # entries above the search's starting count that still count as drained (ARP, DNS, the probes)
+FULL_SHARE = 0.9  # leftover states plus a trial's connections above this share of the limit: wait
 
 
-def settle_state(read_state: Callable[[], dict[str, int]], baseline: int | None, limit_s: float,
+def settle_state(read_state: Callable[[], dict[str, int]], baseline: int | None, connections: int, limit_s: float,
                  sleep: Callable[[float], None], clock: Callable[[], float] = time.monotonic) -> str | None:
-    """Wait until the DUT's state table is back to its count when the search began, at most limit_s
-    (the time a closed connection's state lingers): a trial must not inherit the states of the one
-    before it (RFC 9411 measures each rate on its own; a table full of the last trial's closed
-    connections would fail the next one). A note when it waited or gave up; None otherwise."""
+    """Before a trial of `connections` connections: while the states the earlier trials left (above the
+    search's starting count) would take the table past FULL_SHARE of its limit with this trial's, wait
+    for them to expire, at most limit_s (the time a closed connection's state lingers) — a trial must
+    not fail for the last one's closed connections (RFC 9411 measures each rate on its own). A table
+    with room, or one whose size or limit is not read, costs no wait. A note when it waited or gave up."""
     if baseline is None:
         return None
     started = clock()
     while True:
-        count = read_state().get("state_count")
+        state = read_state()
+        count, limit = state.get("state_count"), state.get("state_max")
         waited = clock() - started
-        if count is None or count <= baseline + STATE_SLACK:
+        if count is None or not limit or count <= baseline + STATE_SLACK or count + connections <= FULL_SHARE * limit:
             return f"waited {waited:.0f} s for the DUT's state table to drain" if waited >= 1 else None
         if waited >= limit_s:
-            return (f"the DUT's state table still held {count:,} entries ({baseline:,} when the search began) after "
-                    f"{waited:.0f} s; this trial started with them")
+            return (f"the DUT's state table still held {count:,} of {limit:,} entries ({baseline:,} when the search "
+                    f"began) after {waited:.0f} s; this trial started with them")
         sleep(1.0)
 
 
@@ -237,7 +240,7 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
                     return measure_trial(client, server, url, rate, float(experiment.duration_s), options,
                                          read_dut=_safe(bed.dut_counters), read_state=read_state,
                                          state_timeouts=timeouts[key], sleep=sleep,
-                                         settle=lambda: settle_state(read_state, baselines[key], linger, sleep))
+                                         settle=lambda n: settle_state(read_state, baselines[key], n, linger, sleep))
 
                 bed.apply_knobs()  # real hosts: this combination's DUT knobs (journaled), before its search
 

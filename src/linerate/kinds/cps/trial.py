@@ -136,14 +136,14 @@ def run_h2load(client: Executor, argv: list[str], timeout_s: float) -> h2load.H2
 
 def measure_trial(client: Executor, server: Server, url: str, rate: float, duration_s: float, options: CpsOptions,
                   *, read_dut: Callable[[], dict[str, int]] = dict, read_state: Callable[[], dict[str, int]] = dict,
-                  state_timeouts: dict[str, int] | None = None, settle: Callable[[], str | None] = lambda: None,
+                  state_timeouts: dict[str, int] | None = None, settle: Callable[[int], str | None] = lambda n: None,
                   sleep: Callable[[float], None] = time.sleep,
                   clock: Callable[[], float] = time.time) -> CpsTrial:
     """One trial at (about) `rate` connections/s for `duration_s`; LinerateError when h2load could not
     run at all (a trial that ran, however badly, is a CpsTrial)."""
     pace = h2load.pacing(rate)
     connections = max(pace.per_period, round(pace.rate_per_s * duration_s))
-    notes = [note for note in (settle(),) if note]  # the DUT's state table back where the search began
+    notes = [note for note in (settle(connections),) if note]  # room in the DUT's state table for this trial
     before, waited = wait_for_ports(lambda: read_client_state(client), connections, sleep=sleep)
     if waited:
         notes.append(f"waited {waited:.0f} s for the client's TIME_WAIT sockets to expire before the trial")
