@@ -204,7 +204,7 @@ def test_tune_keys_belong_to_tune_files_only(tmp_path, capsys):
         parse_experiment('name = "t"\nbudget_trials = 5\n')
     path = tmp_path / "t.toml"
     path.write_text(TUNE)
-    assert main(["tune", str(path), "--dry-run", "--db", str(tmp_path / "d.db")]) in (0, 2)
+    assert main(["tune", str(path), "--dry-run", "--db", str(tmp_path / "d.db")]) == 0
     out = capsys.readouterr().out
     assert "tune 'tune-sim'" in out and "candidate virtio_offloads = 'on'" in out
 

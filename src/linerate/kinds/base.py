@@ -35,6 +35,14 @@ def refuse_throughput_keys(experiment: Experiment, kind_name: str, varies: str) 
                          "`repetitions` times")
 
 
+def plan_lines(experiment: Experiment, plan: list[tuple[dict[str, Any], int, Any]],
+               label: Callable[[Any], str]) -> list[str]:
+    """--dry-run's list of one repetition's searches: 'IPv4 64 B, firewall none ...' (the axes the file names)."""
+    shown = [name for name in experiment.declared_axes() if name != "family"]
+    return [f"  IPv{family} {label(size)}" + "".join(f", {name} {params[name]}" for name in shown if name in params)
+            for params, family, size in plan]
+
+
 @dataclass
 class RunContext:
     """What the runner hands a kind: the experiment (started or resumed, its environment recorded),

@@ -106,7 +106,7 @@ def build_report(store: Store, experiment_ref: str | int | None, *, detail: bool
         elif row["final"]:
             failures[cell] += 1
     precision = experiment.config.get("precision") if isinstance(experiment.config, dict) else None
-    dut_os = _dut_os(experiment.environment)
+    dut_os = dut_os_family(experiment.environment)
     cells = []
     for row in store.cell_rows(experiment.id):
         b = values.get(row["id"], {})
@@ -184,7 +184,7 @@ def line_rate(params: dict[str, Any], environment: Any) -> tuple[float | None, s
     return None, None
 
 
-def _dut_os(environment: Any) -> str | None:
+def dut_os_family(environment: Any) -> str | None:
     hosts = environment.get("hosts") if isinstance(environment, dict) else None
     dut = (hosts or {}).get("dut") or {}
     return detect_family(str(dut.get("os", ""))) if dut else None

@@ -346,13 +346,15 @@ class Store:
         return list(self.conn.execute("SELECT id, key, params FROM cells WHERE experiment_id=? ORDER BY id",
                                       (experiment_id,)))
 
-    def trial_rows(self, experiment_id: int) -> list[sqlite3.Row]:
+    def trial_rows(self, experiment_id: int, trial_id: int | None = None) -> list[sqlite3.Row]:
+        """Every trial of an experiment (or only the one with trial_id), in cell and store order."""
         columns = ", ".join(f"t.{name}" for name in TRIAL_COLUMNS)
+        one = " AND t.id=?" if trial_id is not None else ""
         return list(self.conn.execute(
             f"SELECT t.id, t.cell_id, t.repetition, t.attempt, t.status, t.final, t.error, {columns}, t.flags, "
             "t.dut_counters, t.telemetry, t.started_at, t.ended_at, t.lab_state_id FROM trials t "
-            "JOIN cells c ON c.id=t.cell_id "
-            "WHERE c.experiment_id=? ORDER BY t.cell_id, t.id", (experiment_id,)))
+            f"JOIN cells c ON c.id=t.cell_id WHERE c.experiment_id=?{one} ORDER BY t.cell_id, t.id",
+            (experiment_id,) + ((trial_id,) if trial_id is not None else ())))
 
     def _rows_by_id(self, table: str, column: str, ids: Iterable[int]) -> dict[int, Any]:
         wanted = sorted(set(ids))

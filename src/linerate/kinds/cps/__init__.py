@@ -27,7 +27,7 @@ from typing import Any
 
 from linerate.errors import ConfigError
 from linerate.experiment.config import Experiment
-from linerate.kinds.base import RunContext, refuse_throughput_keys
+from linerate.kinds.base import RunContext, plan_lines, refuse_throughput_keys
 from linerate.kinds.cps import report
 from linerate.kinds.cps.limits import DEFAULT_PORT_RANGE, TIME_WAIT_S
 from linerate.kinds.cps.options import OPTION_KEYS, CpsOptions, parse_options
@@ -81,10 +81,7 @@ class Cps:
                  f"{experiment.duration_s} s trials, {options.start_rate:g} to at most {options.max_rate:g} "
                  f"connections/s, passing below {report.percent(options.loss_target)} failed connections "
                  f"(h2load -> nginx on port {options.http_port}, the {options.closer} closes first)"]
-        shown = [name for name in experiment.declared_axes() if name != "family"]
-        for params, family, size in plan:
-            lines.append(f"  IPv{family} {object_name(size)}"
-                         + "".join(f", {name} {params[name]}" for name in shown if name in params))
+        lines += plan_lines(experiment, plan, object_name)
         if options.closer == "client":
             lines.append(f"  note: a client with tcp_tw_reuse off and the default port range ({ports:,} ports) sustains "
                          f"about {ports // TIME_WAIT_S:,} connections/s from one address to one server port (the lab's "

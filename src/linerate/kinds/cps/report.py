@@ -19,6 +19,7 @@ from linerate.diagnose.state_rules import state_verdicts
 from linerate.report.csv_export import safe
 from linerate.report.layout import markdown_table, md_cell, md_name
 from linerate.stats import Summary, summarize
+from linerate.report.data import dut_os_family
 from linerate.store.db import ExperimentRow, Store
 from linerate.traffic.nginx import object_name
 
@@ -106,9 +107,8 @@ def state_findings(searches: list[dict[str, Any]], os_name: str) -> list[dict[st
 
 
 def dut_os(experiment: ExperimentRow) -> str:
-    hosts = (experiment.environment or {}).get("hosts") or {}
-    system = str((hosts.get("dut") or {}).get("os") or "linux").lower()
-    return {"freebsd": "freebsd", "openbsd": "openbsd"}.get(system, "linux")
+    """The DUT's OS family from the experiment's host fingerprints (a lab or VM DUT: Linux)."""
+    return dut_os_family(experiment.environment) or "linux"
 
 
 def summarize_cps(store: Store, experiment_id: int) -> list[CpsSummary]:

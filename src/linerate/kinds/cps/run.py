@@ -211,7 +211,8 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             f"-> {trial.verdict}")
 
     with contextlib.ExitStack() as stack:
-        beds, servers, versions, timeouts, baselines = {}, {}, {}, {}, {}
+        beds, servers, versions, timeouts, baselines, lingers = {}, {}, {}, {}, {}, {}
+        os_name = dut_os(context.store.experiment(context.experiment_id))
         for params, _ in search_pairs(experiment):
             key = lab_key(params)
             if key in beds:
@@ -223,6 +224,7 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             servers[key] = stack.enter_context(beds[key].http_server(spec))
             timeouts[key] = _safe(beds[key].state_timeouts)()
             baselines[key] = _safe(beds[key].state_counters)().get("state_count")
+            lingers[key] = linger_seconds(os_name, timeouts[key]) + 5
             version = _version(beds[key].executor("client"), h2load.version_argv(), h2load.parse_version)
             versions[key] = f"h2load {version}" if version else "h2load"
         for repetition in range(1, experiment.repetitions + 1):
@@ -234,7 +236,7 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
                 client, url = bed.executor("client"), server.url(size, family)
 
                 read_state = _safe(bed.state_counters)
-                linger = linger_seconds(dut_os(context.store.experiment(context.experiment_id)), timeouts[key]) + 5
+                linger = lingers[key]
 
                 def measure(rate: float) -> CpsTrial:
                     return measure_trial(client, server, url, rate, float(experiment.duration_s), options,

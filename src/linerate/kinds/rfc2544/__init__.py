@@ -24,7 +24,7 @@ from linerate.errors import ConfigError
 from linerate.experiment.axes import lab_key
 from linerate.experiment.config import Experiment
 from linerate.experiment.scheduler import Event
-from linerate.kinds.base import RunContext, refuse_throughput_keys, search_pairs
+from linerate.kinds.base import RunContext, plan_lines, refuse_throughput_keys, search_pairs
 from linerate.report.layout import format_fps
 from linerate.report.searches import SERIALIZERS, ndr_values, search_groups, summarize_searches
 from linerate.report.searches_html import render_search_report
@@ -80,11 +80,7 @@ class Rfc2544:
         lines = [f"experiment '{experiment.name}' (rfc2544): {len(plan)} searches per repetition x "
                  f"{experiment.repetitions} = {len(plan) * experiment.repetitions} searches of "
                  f"{experiment.duration_s} s trials"]
-        shown = [name for name in experiment.declared_axes() if name != "family"]
-        for params, family, size in plan:
-            lines.append(f"  IPv{family} {frame_label(size)}"
-                         + "".join(f", {name} {params[name]}" for name in shown if name in params))
-        return lines
+        return lines + plan_lines(experiment, plan, frame_label)
 
     def check(self, experiment: Experiment) -> None:
         refuse_throughput_keys(experiment, "rfc2544", "family, frame_sizes")

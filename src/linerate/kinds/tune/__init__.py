@@ -193,15 +193,14 @@ class Tune:
                 started = time.time()
                 trial = bed.run_trial(trial_params(cell))
                 final = trial.ok or attempt == last
-                store.add_trial(cell_id, repetition, attempt, trial, final=final, started_at=started,
-                                flags=ceiling_flags(cell, trial), lab_state=bed.state)
+                trial_id = store.add_trial(cell_id, repetition, attempt, trial, final=final, started_at=started,
+                                           flags=ceiling_flags(cell, trial), lab_state=bed.state)
                 if final:
                     break
             label = ", ".join(f"{k}={cell[k]}" for k in sorted(cell) if cell[k] != start.get(k)) or "start"
             figure = f"{format_mbps(trial.throughput_bps)} Mbit/s" if trial.ok else f"FAILED: {trial.error}"
             context.on_event(Event("message", message=f"  {label} #{repetition}: {figure}"))
-            return next(row for row in store.trial_rows(context.experiment_id)
-                        if row["cell_id"] == cell_id and row["repetition"] == repetition and row["final"])
+            return store.trial_rows(context.experiment_id, trial_id)[0]
 
         trials = Trials(store, context.experiment_id, declared, run_trial)
 

@@ -12,6 +12,8 @@ from linerate.kinds.tune.decide import ALPHA, CORRECTION
 from linerate.kinds.tune.engine import Step, TuneOutcome
 from linerate.kinds.tune.snippet import changed, snippet
 from linerate.report.layout import markdown_table, plain
+from linerate.topology.link import parse_any_sysctls, parse_dut_offloads
+from linerate.report.data import dut_os_family
 from linerate.store.db import ExperimentRow
 
 COLUMNS = ["knob", "value", "best Mbit/s", "candidate Mbit/s", "effect % (95% CI)", "p", "trials", "decision",
@@ -34,9 +36,8 @@ def decision_row(step: Step) -> dict[str, Any]:
 
 
 def dut_os(experiment: ExperimentRow) -> str:
-    hosts = (experiment.environment or {}).get("hosts") or {}
-    system = str((hosts.get("dut") or {}).get("os") or "Linux").lower()
-    return {"freebsd": "freebsd", "openbsd": "openbsd"}.get(system, "linux")
+    """The DUT's OS family from the experiment's host fingerprints (a lab or VM DUT: Linux)."""
+    return dut_os_family(experiment.environment) or "linux"
 
 
 def document(experiment: ExperimentRow, outcome: TuneOutcome) -> dict[str, Any]:
@@ -122,10 +123,9 @@ def render(experiment: ExperimentRow, outcome: TuneOutcome, fmt: str) -> str:
 def settings_of(knob: str, value: Any) -> list[tuple[str, str]]:
     """(name, value) settings a decided knob stands for: sysctls by name, offloads as `IF:feature`."""
     if knob == "dut_sysctls":
-        return [tuple(part.split("=", 1)) for part in str(value).split(";") if "=" in part]
+        return list(parse_any_sysctls(str(value)))
     if knob == "dut_offloads":
-        return [(f"{group.split(':', 1)[0]}:{item.split('=', 1)[0]}", item.split("=", 1)[1])
-                for group in str(value).split(";") if ":" in group for item in group.split(":", 1)[1].split(",")]
+        return [(f"{ifname}:{feature}", state) for ifname, feature, state in parse_dut_offloads(str(value))]
     return [(knob, str(value))]
 
 
