@@ -16,7 +16,8 @@ COMMANDS = {"lab": "lab_cmds", "doctor": "lab_cmds", "trial": "trial_cmds", "dem
             "run": "experiment_cmds", "tune": "experiment_cmds", "report": "experiment_cmds", "list": "experiment_cmds",
             "compare": "experiment_cmds", "import": "experiment_cmds", "calc": "calc_cmd",
             "audit": "tuning_cmds", "explain": "tuning_cmds", "recommend": "tuning_cmds",
-            "testbed": "testbed_cmds", "diagnose": "diagnose_cmd", "rfc2544": "search_cmds", "cps": "cps_cmd"}
+            "testbed": "testbed_cmds", "diagnose": "diagnose_cmd", "rfc2544": "search_cmds", "cps": "cps_cmd",
+            "rfc9693": "rfc9693_cmd"}
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 

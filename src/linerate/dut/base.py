@@ -87,6 +87,11 @@ class DutDriver(Protocol):
         """Its state timeouts in seconds (conntrack tcp_timeout_time_wait, pf tcp.closed ...)."""
         ...
 
+    def clear_states(self, host: Executor, family: int, src: str, dst: str) -> int | None:
+        """Remove the states of connections from src to dst (rfc9693 between trials); how many were
+        removed, None when the DUT has no tool for it."""
+        ...
+
     def path_counters(self, host: Executor) -> dict[str, int]:
         """Cumulative counters a packet path reads around a trial: every interface's packets, bytes,
         drops, and IP forwarding where the OS counts it (an rfc2544 search trial's before/after)."""

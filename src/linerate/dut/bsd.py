@@ -98,6 +98,11 @@ class _BsdDriver:
     def state_timeouts(self, host: Executor) -> dict[str, int]:
         return read_parsed(host, STATE_TIMEOUT_READS, TIMEOUT_S)
 
+    def clear_states(self, host: Executor, family: int, src: str, dst: str) -> int | None:
+        """pfctl -k SRC -k DST: every state from src to dst (pfctl(8)); None without pf."""
+        result = host.run(["pfctl", "-k", src, "-k", dst], timeout_s=120, check=False)
+        return state_parsers.parse_deleted_states(result.stdout + "\n" + result.stderr)
+
     def link_speed_mbps(self, host: Executor, ifname: str) -> int | None:
         result = host.run(["ifconfig", ifname], timeout_s=TIMEOUT_S, check=False)
         return parsers.parse_ifconfig_media(result.stdout).get(ifname) if result.returncode == 0 else None

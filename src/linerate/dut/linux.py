@@ -29,6 +29,8 @@ STATE_READS = {  # the count last: read on its own, it is this instant's (the st
 STATE_TIMEOUT_READS = {
     ("cat", "/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_time_wait"):
         lambda text: {"tcp_timeout_time_wait": state_parsers.parse_conntrack_count(text)["state_count"]},
+    ("cat", "/proc/sys/net/netfilter/nf_conntrack_udp_timeout"):  # an unreplied UDP flow's (rfc9693)
+        lambda text: {"udp_timeout": state_parsers.parse_conntrack_count(text)["state_count"]},
 }
 TIMEOUT_S = 10
 
@@ -95,6 +97,13 @@ class LinuxDriver:
 
     def state_timeouts(self, host: Executor) -> dict[str, int]:
         return read_parsed(host, STATE_TIMEOUT_READS, TIMEOUT_S)
+
+    def clear_states(self, host: Executor, family: int, src: str, dst: str) -> int | None:
+        """conntrack -D: every UDP entry from src to dst (rfc9693's own connections, nothing else);
+        how many it deleted, None without the conntrack tool."""
+        argv = ["conntrack", "-D", "-f", "ipv4" if family == 4 else "ipv6", "-p", "udp", "-s", src, "-d", dst]
+        result = host.run(argv, timeout_s=120, check=False)
+        return state_parsers.parse_deleted_states(result.stdout + "\n" + result.stderr)
 
     def read_sysctl(self, host: Executor, name: str) -> str:
         return " ".join(host.run(["sysctl", "-n", name], timeout_s=TIMEOUT_S).stdout.split())

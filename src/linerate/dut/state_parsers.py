@@ -292,6 +292,20 @@ def parse_ipfw_timeouts(text: str) -> dict[str, int]:
     return out
 
 
+# --- clearing states -----------------------------------------------------------------------------------
+
+_DELETED = re.compile(r"\b(\d+) flow entries have been deleted|\bkilled (\d+) states from \d+ sources")
+
+
+def parse_deleted_states(text: str) -> int | None:
+    """How many states a clearing command removed: conntrack -D prints 'conntrack v1.4.7
+    (conntrack-tools): N flow entries have been deleted.' (conntrack.c exit_msg; it exits 1 when N is
+    0), pfctl -k 'killed N states from S sources and D destinations' (pfctl.c, on stderr). None when
+    neither line is there (the tool is missing or failed)."""
+    match = _DELETED.search(text)
+    return None if match is None else int(match.group(1) or match.group(2))
+
+
 # --- kernel log ----------------------------------------------------------------------------------------------
 
 # The messages each kernel prints when the table is full and a new state could not be created:

@@ -18,6 +18,7 @@ KINDS = {
     "rfc2544": "linerate.kinds.rfc2544",
     "tune": "linerate.kinds.tune",
     "cps": "linerate.kinds.cps",
+    "rfc9693": "linerate.kinds.rfc9693",
 }
 
 

@@ -43,6 +43,18 @@ def plan_lines(experiment: Experiment, plan: list[tuple[dict[str, Any], int, Any
             for params, family, size in plan]
 
 
+def option_number(options: dict, key: str, default: float, low: float, high: float, *, whole: bool = False,
+            low_open: bool = False) -> float:
+    """An experiment-file option: ValueError naming the key and the range allowed."""
+    value = options.get(key, default)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (not whole or float(value).is_integer())
+    if not ok or not (low < value if low_open else low <= value) or value > high:
+        kind = "a whole number" if whole else "a number"
+        bound = f"above {low:g}" if low_open else f"from {low:g}"
+        raise ValueError(f"{key} = {value!r}: use {kind} {bound} to {high:g}")
+    return int(value) if whole else float(value)
+
+
 @dataclass
 class RunContext:
     """What the runner hands a kind: the experiment (started or resumed, its environment recorded),

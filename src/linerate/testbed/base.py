@@ -83,6 +83,8 @@ class Testbed(Protocol):
 
     def packet_path(self, family: int, generator: str = "auto") -> ContextManager[Any]: ...  # search/measurer.py
 
+    def state_path(self, family: int) -> ContextManager[Any]: ...  # rfc9693's two phases (search/state_path.py)
+
     def http_server(self, spec: Any) -> ContextManager[Any]: ...  # nginx on the server (traffic/nginx_server.py)
 
     def run_trial(self, params: TrialParams) -> Trial: ...

@@ -50,6 +50,9 @@ class FakeTestbed:
     def packet_path(self, family: int, generator: str = "auto") -> ContextManager[Any]:
         raise LinerateError("a fake testbed has no packet path")
 
+    def state_path(self, family: int) -> ContextManager[Any]:
+        raise LinerateError("a fake testbed has no state path")
+
     def http_server(self, spec: Any) -> ContextManager[Any]:
         raise LinerateError("a fake testbed has no HTTP server")
 

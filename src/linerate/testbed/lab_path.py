@@ -2,15 +2,17 @@
 to the DUT's client-side MAC, addressed to the server's test port (the one the lab's firewall
 profiles pass, as for iperf3); the server namespace counts (search/frame_path.py), the DUT's
 interface counters come from its driver (Testbed.dut_counters). The counting table lives in a
-namespace the lab owns, so removing the lab removes it too."""
+namespace the lab owns, so removing the lab removes it too. LabStatePath: rfc9693's two-phase
+path (search/state_path.py) through the same testbed."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from linerate.search.frame_path import FramePath, choose_sender, link_info
-from linerate.topology.plan import ADDR, CLIENT_IF, DUT_LAN_IF, server_address
-from linerate.traffic import trafgen
+from linerate.search.state_path import StatePath
+from linerate.topology.plan import ADDR, CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF, server_address
+from linerate.traffic import trafgen, tuples
 
 
 def lab_description(lab_params: dict) -> str:
@@ -34,6 +36,41 @@ class LabPath(FramePath):
         self.link_bps = rate["bps"] if rate else None
         self.shared_kernel = testbed.shared_kernel
         self.description = testbed.description
+
+    def dut_counters(self) -> dict[str, int]:
+        return self.testbed.dut_counters()
+
+
+class LabStatePath(StatePath):
+    """rfc9693's path through a namespace or VM testbed: phase 1 from the client namespace to the DUT's
+    client-side MAC, phase 2 from the server namespace to the DUT's server-side MAC; the DUT's
+    states cleared and read through its driver (the namespace DUT: this kernel's conntrack in the
+    DUT namespace; the VM: the guest's, through its agent)."""
+
+    def __init__(self, testbed: Any, family: int):
+        self.testbed, self.family = testbed, family
+        self.client, self.server = testbed.executor("client"), testbed.executor("server")
+        dut = testbed.executor("dut")
+        self.client_device, self.server_device = CLIENT_IF, SERVER_IF
+        self.forward = tuples.TupleFlow(family, link_info(self.client, CLIENT_IF)["address"],
+                                        link_info(dut, DUT_LAN_IF)["address"], ADDR[("client", family)][0],
+                                        server_address(family), testbed.spec.iperf_port)
+        self.reverse = self.forward.reversed_by(link_info(self.server, SERVER_IF)["address"],
+                                                link_info(dut, DUT_WAN_IF)["address"])
+        rate = testbed.line_rate
+        self.link_bps = rate["bps"] if rate else None
+        self.shared_kernel = testbed.shared_kernel
+        self.description = testbed.description
+
+    def clear_states(self) -> int | None:
+        return self.testbed.driver.clear_states(self.testbed.executor("dut"), self.family, self.forward.src_ip,
+                                                self.forward.dst_ip)
+
+    def state_counters(self) -> dict[str, int]:
+        return self.testbed.state_counters()
+
+    def state_timeouts(self) -> dict[str, int]:
+        return self.testbed.state_timeouts()
 
     def dut_counters(self) -> dict[str, int]:
         return self.testbed.dut_counters()

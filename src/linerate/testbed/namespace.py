@@ -26,7 +26,7 @@ from linerate.lab.signals import TERMINATIONS, raise_interrupted
 from linerate.lab.state import read_lab_state, verify
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef
-from linerate.testbed.lab_path import LabPath, lab_description
+from linerate.testbed.lab_path import LabPath, LabStatePath, lab_description
 from linerate.topology.plan import LabSpec, build_plan, server_address
 from linerate.traffic import iperf3
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
@@ -155,6 +155,9 @@ class NamespaceTestbed:
 
     def packet_path(self, family: int, generator: str = "auto") -> LabPath:
         return LabPath(self, family, generator)
+
+    def state_path(self, family: int) -> LabStatePath:
+        return LabStatePath(self, family)
 
     def http_server(self, spec: ServerSpec) -> NginxServer:
         """nginx in the server namespace (its processes go with the lab, whatever happens)."""

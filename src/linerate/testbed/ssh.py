@@ -483,6 +483,10 @@ class SshView:
     def packet_path(self, family: int, generator: str = "auto") -> TestbedPath:
         return TestbedPath(self, family, generator)
 
+    def state_path(self, family: int) -> Any:
+        raise ConfigError("--testbed", "rfc9693 runs through a namespace lab or the VM DUT (--dut vm) for now: "
+                          "on real hosts its phase 2 needs the server's route back through the DUT, not built yet")
+
     def http_server(self, spec: ServerSpec) -> contextlib.AbstractContextManager[NginxServer]:
         return self.testbed.http_server(spec)
 

@@ -32,12 +32,14 @@ KERNEL_META = "linux-image-cloud-amd64"
 BUSYBOX = "busybox-static"
 BUILDER_VERSION = 2
 CC = "gcc"  # the agent (guest/agent.c) is built static with the host's compiler: no library in the guest
-HOST_TOOLS = ("ip", "tc", "nstat", "ethtool", "nft", "dash")  # found on PATH, put in the guest's /usr/sbin
+HOST_TOOLS = ("ip", "tc", "nstat", "ethtool", "nft", "dash", "conntrack")  # found on PATH, put in the guest's /usr/sbin
+# conntrack (conntrack-tools): the state-table statistics and clearing rfc9693's test states between trials
 # Debian's busybox-static runs its own applets before PATH (FEATURE_SH_STANDALONE), so its `ip`
 # and `tc` would shadow iproute2's: the guest's /bin/sh is Debian's dash instead.
 GUEST_MODULES = (
     "virtio_pci", "virtio_net", "virtio_console",  # the NICs and the agent's port
     "nf_tables", "nft_ct", "nft_nat", "nft_chain_nat", "nft_masq", "nf_conntrack",  # firewall profiles
+    "nf_conntrack_netlink",  # ctnetlink: what the conntrack tool talks to
     "nft_flow_offload", "nf_flow_table_inet",  # flowtables (absent from this host's kernel, present in the guest's)
     "sch_tbf",
 )

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from linerate.errors import ConfigError
+from linerate.kinds.base import option_number
 from linerate.traffic import nginx
 
 OPTION_KEYS = ("object_sizes", "start_rate", "max_rate", "loss_target", "relative_width", "http_port", "threads",
@@ -71,17 +72,6 @@ def object_bytes(value: Any) -> int:
         raise ValueError(f"object_sizes: {exc.problem}") from None
 
 
-def _number(options: dict, key: str, default: float, low: float, high: float, *, whole: bool = False,
-            low_open: bool = False) -> float:
-    value = options.get(key, default)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (not whole or float(value).is_integer())
-    if not ok or not (low < value if low_open else low <= value) or value > high:
-        kind = "a whole number" if whole else "a number"
-        bound = f"above {low:g}" if low_open else f"from {low:g}"
-        raise ValueError(f"{key} = {value!r}: use {kind} {bound} to {high:g}")
-    return int(value) if whole else float(value)
-
-
 def parse_options(options: dict[str, Any]) -> CpsOptions:
     """ValueError naming the key and what is allowed."""
     sizes = options.get("object_sizes", list(nginx.DEFAULT_OBJECT_BYTES))
@@ -90,8 +80,8 @@ def parse_options(options: dict[str, Any]) -> CpsOptions:
     parsed = tuple(object_bytes(size) for size in sizes)
     if len(set(parsed)) != len(parsed):
         raise ValueError("object_sizes lists a size twice")
-    max_rate = _number(options, "max_rate", 100_000, 1, MAX_RATE)
-    start_rate = _number(options, "start_rate", min(100.0, max_rate), 1, MAX_RATE)
+    max_rate = option_number(options, "max_rate", 100_000, 1, MAX_RATE)
+    start_rate = option_number(options, "start_rate", min(100.0, max_rate), 1, MAX_RATE)
     if start_rate > max_rate:
         raise ValueError(f"start_rate = {start_rate:g} is above max_rate = {max_rate:g}")
     closer = options.get("closer", "client")
@@ -100,10 +90,10 @@ def parse_options(options: dict[str, Any]) -> CpsOptions:
                          "\"server\" (nginx closes first; TIME_WAIT stays on the server)")
     return CpsOptions(
         object_sizes=parsed, start_rate=start_rate, max_rate=max_rate,
-        loss_target=_number(options, "loss_target", LOSS_TARGET, 0, 0.5),
-        relative_width=_number(options, "relative_width", RELATIVE_WIDTH, 0, 0.5, low_open=True),
-        http_port=_number(options, "http_port", nginx.DEFAULT_PORT, 1, 65535, whole=True),
-        threads=_number(options, "threads", 1, 1, 64, whole=True),
-        timeout_s=_number(options, "timeout_s", 5, 0.1, 600),
+        loss_target=option_number(options, "loss_target", LOSS_TARGET, 0, 0.5),
+        relative_width=option_number(options, "relative_width", RELATIVE_WIDTH, 0, 0.5, low_open=True),
+        http_port=option_number(options, "http_port", nginx.DEFAULT_PORT, 1, 65535, whole=True),
+        threads=option_number(options, "threads", 1, 1, 64, whole=True),
+        timeout_s=option_number(options, "timeout_s", 5, 0.1, 600),
         closer=closer,
-        server_workers=_number(options, "server_workers", 1, 1, 256, whole=True))
+        server_workers=option_number(options, "server_workers", 1, 1, 256, whole=True))

@@ -1,0 +1,240 @@
+"""One RFC 9693 trial through a stateful DUT: C connections opened at a rate, then validated.
+
+Phase 1 (preliminary): the client sends C frames, each from its own source port
+(traffic/tuples.py), at `rate` frames/s through the DUT to the server, which counts them (an
+nftables counter in prerouting at raw priority, in a table of its own, dropped there: nothing
+answers). Each frame creates one state in a stateful DUT. Phase 2 (validation): the server sends one
+frame back for every connection, at the same rate (siitperf's cttc.sh: validation rate = rate x
+alpha, alpha 1); the DUT passes a reply only while its connection's state exists, and the client
+counts what arrives. A trial passes when all C frames reached the server, all C replies reached the
+client, and the generator sent on time.
+
+Between trials the DUT removes this client's states (DutDriver.clear_states: conntrack -D, pfctl -k),
+as siitperf empties the table between trials, so each trial starts from the same table. The DUT's
+state table is read before phase 1, between the phases and after phase 2 (the telemetry reports
+quote: count, limit, insert failures, drops, early drops).
+
+Subclasses (testbed/lab_path.py) set the hosts, devices, MACs and addresses and say how to clear
+and read the DUT's states. The counting tables are created on entry and deleted on exit, also
+after a failure; the pcap files on the client and server likewise.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from linerate.errors import LabError
+from linerate.search.frame_path import parse_count
+from linerate.search.measurer import LATE_TOLERANCE
+from linerate.traffic import trafgen, tuples
+
+COUNT_TABLE = "linerate_rfc9693"
+PACED_TOLERANCE = 0.02  # a paced send may finish 2% late (a sleep's overshoot varies) before frames count as unsent
+# one trafgen sleep overshoots by about this much on this kind of host (measured here: 40-45 us); the
+# Pacer replaces it with what the runs measure
+INITIAL_OVERSHOOT_S = 40e-6
+SETTLE_S = 0.25  # after each phase, for frames still in the DUT's queues (RFC 2544 section 23's wait, shorter:
+# one frame per connection, no queue builds up at a rate the DUT keeps up with)
+
+
+def count_rule(family: int, src_ip: str, port: int, direction: str) -> str:
+    """Count (and drop) the test's frames from src_ip: to the test port (at the server) or from it (at
+    the client)."""
+    match = "ip saddr" if family == 4 else "ip6 saddr"
+    port_match = "udp dport" if direction == "to" else "udp sport"
+    return (f"table inet {COUNT_TABLE} {{\n  chain count {{\n    type filter hook prerouting priority raw; policy accept;\n"
+            f"    {match} {src_ip} {port_match} {int(port)} counter drop\n  }}\n}}\n")
+
+
+@dataclass(frozen=True)
+class StateTrial:
+    purpose: str  # "rate" (the establishment-rate search), "capacity", "ceiling" (the generator alone)
+    connections: int
+    rate: float | None  # intended, connections/s; None: as fast as the generator can
+    sent: int
+    send_s: float  # phase 1's sending time (trafgen's worker)
+    forwarded: int  # phase 1 frames counted at the server
+    validated: int  # phase 2 replies counted at the client
+    reverse_sent: int
+    reverse_s: float
+    unsent: int  # phase 1 frames not sent on time (the generator fell behind)
+    cleared: int | None = None  # states the DUT removed before the trial (None: it could not)
+    state_before: dict[str, int] = field(default_factory=dict)
+    state_between: dict[str, int] = field(default_factory=dict)  # after phase 1: the table at its fullest
+    state_after: dict[str, int] = field(default_factory=dict)
+    dut_counters: dict[str, int] = field(default_factory=dict)  # interface counter deltas over the trial
+    overshoot_s: float = 0.0  # the pacing correction the pcap was built with
+    argv: tuple[str, ...] = ()
+    started_at: float | None = None
+    ended_at: float | None = None
+
+    @property
+    def achieved_rate(self) -> float | None:
+        """Connections/s phase 1 really offered (sent over its sending time)."""
+        return self.sent / self.send_s if self.send_s > 0 else None
+
+    @property
+    def lost(self) -> int:
+        """Connections that did not complete: not forwarded, or forwarded but their reply not passed."""
+        offered = self.connections - self.unsent
+        return offered - min(self.forwarded, self.validated, offered)
+
+    @property
+    def passed(self) -> bool:
+        return self.unsent == 0 and self.forwarded >= self.connections and self.validated >= self.connections
+
+    def to_record(self) -> dict[str, Any]:
+        """A search_trials row: connections as frames (store/db.py add_search_trial's columns)."""
+        return {"intended_duration_s": (self.connections / self.rate) if self.rate else self.send_s,
+                "intended_load_fps": self.rate, "intended_count": self.connections, "sent": self.sent,
+                "forwarded": min(self.forwarded, self.validated), "dut_loss": self.lost, "unsent": self.unsent,
+                "send_s": self.send_s, "dut_counters": self.dut_counters, "started_at": self.started_at,
+                "ended_at": self.ended_at, "argv": list(self.argv)}
+
+    def figures(self) -> dict[str, Any]:
+        """What the row has no column for (kept with the search, by seq)."""
+        return {k: v for k, v in asdict(self).items()
+                if k in ("purpose", "forwarded", "validated", "reverse_sent", "reverse_s", "cleared", "state_before",
+                         "state_between", "state_after", "overshoot_s")}
+
+    @classmethod
+    def from_stored(cls, row: Any, figures: dict[str, Any]) -> "StateTrial":
+        return cls(purpose=figures["purpose"], connections=row["intended_count"], rate=row["intended_load_fps"],
+                   sent=row["sent"], send_s=row["send_s"], forwarded=figures["forwarded"],
+                   validated=figures["validated"], reverse_sent=figures["reverse_sent"], reverse_s=figures["reverse_s"],
+                   unsent=row["unsent"], cleared=figures.get("cleared"), state_before=figures.get("state_before") or {},
+                   state_between=figures.get("state_between") or {}, state_after=figures.get("state_after") or {},
+                   dut_counters=json.loads(row["dut_counters"] or "{}"), overshoot_s=figures.get("overshoot_s", 0.0),
+                   argv=tuple(json.loads(row["argv"] or "[]")), started_at=row["started_at"], ended_at=row["ended_at"])
+
+
+def late_frames(count: int, rate: float | None, send_s: float, sent: int) -> int:
+    """Frames not sent within the intended time (count / rate) plus PACED_TOLERANCE: the generator
+    fell behind, so the DUT never saw the intended rate (search/measurer.py's unsent, per phase)."""
+    missing = max(0, count - sent)
+    if not rate or sent == 0:
+        return missing
+    intended = count / rate
+    if send_s <= intended * (1 + PACED_TOLERANCE) + LATE_TOLERANCE:
+        return missing
+    return max(missing, count - int(sent * intended / send_s))
+
+
+class StatePath:
+    """Set by subclasses: client, server (executors), client_device, server_device, forward
+    (tuples.TupleFlow from the client), reverse (the server's), family, description, shared_kernel."""
+
+    client: Any
+    server: Any
+    client_device: str
+    server_device: str
+    forward: tuples.TupleFlow
+    reverse: tuples.TupleFlow
+    family: int
+    description: str = ""
+    shared_kernel: bool = False
+    link_bps: float | None = None
+    generator: str = "trafgen"
+
+    def clear_states(self) -> int | None:
+        raise NotImplementedError
+
+    def state_counters(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def state_timeouts(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def dut_counters(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    # --- entry and exit ------------------------------------------------------------------------------
+
+    def __enter__(self) -> "StatePath":
+        self.pacer = tuples.Pacer(INITIAL_OVERSHOOT_S)
+        self._made: list[tuple[Any, str]] = []  # (host, "table") or (host, pcap path)
+        version = trafgen.parse_version(self.client.run(trafgen.version_argv(), timeout_s=10, check=False).stdout)
+        if version == "unknown":
+            raise LabError(f"trafgen is not installed on the client {self.client.host}: rfc9693 sends with it "
+                           "(Debian netsniff-ng)")
+        self.generator = f"trafgen {version}"
+        try:
+            for host, src, direction in ((self.server, self.forward.src_ip, "to"), (self.client, self.forward.dst_ip, "from")):
+                made = host.run(["nft", "create", "table", "inet", COUNT_TABLE], timeout_s=30, check=False)
+                if made.returncode != 0:
+                    raise LabError(f"cannot create the counting table inet {COUNT_TABLE} on {host.host} "
+                                   f"({(made.stderr.strip() or 'nft failed')[:160]}): another rfc9693 run may be "
+                                   "counting there, or nftables is missing")
+                self._made.append((host, "table"))
+                host.run(["nft", "-f", "-"], timeout_s=30, stdin=count_rule(self.family, src, self.forward.port, direction))
+            self.client_pcap = self._temp_pcap(self.client)
+            self.server_pcap = self._temp_pcap(self.server)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _temp_pcap(self, host: Any) -> str:
+        path = host.run(["mktemp", "-t", "linerate-rfc9693-XXXXXX.pcap"], timeout_s=10).stdout.strip()
+        self._made.append((host, path))
+        return path
+
+    def __exit__(self, *exc) -> None:
+        for host, what in reversed(getattr(self, "_made", [])):
+            if what == "table":
+                host.run(["nft", "delete", "table", "inet", COUNT_TABLE], timeout_s=30, check=False)
+            else:
+                host.run(["rm", "-f", "--", what], timeout_s=10, check=False)
+        self._made = []
+
+    # --- one trial ---------------------------------------------------------------------------------
+
+    def _count(self, host: Any) -> int:
+        return parse_count(host.run(["nft", "-j", "list", "table", "inet", COUNT_TABLE], timeout_s=10).stdout)
+
+    def _send(self, host: Any, device: str, path: str, flow: tuples.TupleFlow, count: int, rate: float | None,
+              frame_bytes: int) -> tuple[trafgen.Sent, tuple[str, ...], float]:
+        """Write the pcap on the host (base64 through stdin: the executor carries text) and replay it."""
+        overshoot = self.pacer.overshoot_s
+        data = tuples.pcap(flow, count, frame_bytes, rate, overshoot)
+        host.run(["sh", "-c", 'base64 -d > "$1"', "sh", path], timeout_s=120,
+                 stdin=base64.b64encode(data).decode("ascii"))
+        argv = ("trafgen", "--dev", device, "--in", path, "--cpus", "1")
+        seconds = count / rate if rate else count / 50_000
+        result = host.run(list(argv), timeout_s=3 * seconds + 30, check=False)
+        sent = trafgen.parse(result.stdout + "\n" + result.stderr)
+        self.pacer.learn(count, rate, sent.cpu_s, overshoot)
+        return sent, argv, overshoot
+
+    def trial(self, purpose: str, connections: int, rate: float | None, frame_bytes: int,
+              settle_s: float = SETTLE_S) -> StateTrial:
+        """Clear, phase 1, read, phase 2, read. rate None: the generator's own ceiling (sent to no one:
+        the frames go to an unused MAC, so the DUT does no work and nothing is validated)."""
+        cleared = self.clear_states()
+        started = time.time()
+        to_dut = rate is not None
+        forward = self.forward if to_dut else tuples.TupleFlow(**{**self.forward.__dict__, "dst_mac": trafgen.NOBODY_MAC})
+        fwd_before, back_before = self._count(self.server), self._count(self.client)
+        state_before, counters_before = self.state_counters(), self.dut_counters()
+        sent, argv, overshoot = self._send(self.client, self.client_device, self.client_pcap, forward, connections,
+                                           rate, frame_bytes)
+        time.sleep(settle_s)
+        forwarded = self._count(self.server) - fwd_before
+        state_between = self.state_counters()
+        reverse_sent, reverse_s, validated = 0, 0.0, 0
+        if to_dut:
+            back, _, _ = self._send(self.server, self.server_device, self.server_pcap, self.reverse, connections, rate,
+                                    frame_bytes)
+            reverse_sent, reverse_s = back.packets, back.cpu_s
+            time.sleep(settle_s)
+            validated = self._count(self.client) - back_before
+        state_after, counters_after = self.state_counters(), self.dut_counters()
+        deltas = {k: counters_after[k] - counters_before[k] for k in counters_after if k in counters_before}
+        unsent = late_frames(connections, rate, sent.cpu_s, sent.packets) if to_dut else 0
+        return StateTrial(purpose, connections, rate, sent.packets, sent.cpu_s, forwarded if to_dut else 0, validated,
+                          reverse_sent, reverse_s, unsent, cleared, state_before, state_between, state_after, deltas,
+                          overshoot, argv, started, time.time())
