@@ -131,7 +131,10 @@ class _Trials:
         self.store.update_search(self.row["id"], results={"trial_figures": self.figures})
         self.store.add_search_trial(self.row["id"], seq, purpose, done.to_record())
         self.result.trials.append(done)
-        rate_text = "unpaced" if rate is None else f"{rate:,.0f} conn/s"
+        if rate is None:
+            self.say(f"  ceiling: the generator alone sent {done.sent:,} frames at {done.achieved_rate or 0:,.0f}/s")
+            return done
+        rate_text = f"{rate:,.0f} conn/s"
         self.say(f"  {purpose}: {connections:,} connections at {rate_text}: forwarded {done.forwarded:,}, validated "
                  f"{done.validated:,}{', ' + str(done.unsent) + ' sent late' if done.unsent else ''} -> "
                  f"{'pass' if done.passed else 'fail'}")
