@@ -12,8 +12,9 @@ import pytest
 from linerate.dut.state_parsers import parse_deleted_states
 from linerate.kinds.rfc9693.options import parse_options
 from linerate.kinds.rfc9693.search import capacity_limit, forwarding_loss, search_capacity, search_rate
-from linerate.search.state_path import StateTrial, late_frames
-from linerate.traffic import tuples
+from linerate.search.measurer import unsent_frames
+from linerate.search.state_path import PACED_TOLERANCE, StateTrial
+from linerate.traffic import trafgen, tuples
 
 DATA = Path(__file__).parents[1] / "data" / "state_clear"
 FLOW = tuples.TupleFlow(4, "02:00:00:00:00:0a", "02:00:00:00:00:0b", "198.18.0.2", "198.19.0.2", 5201)
@@ -81,10 +82,10 @@ def test_pacer_learns_the_overshoot_per_sleep():
     assert pacer.overshoot_s == pytest.approx(45e-6, rel=1e-6)
 
 
-def test_late_frames_only_beyond_the_tolerance():
-    assert late_frames(1000, 10_000.0, 0.1015, 1000) == 0  # 1.5% late: a sleep's jitter
-    assert late_frames(1000, 10_000.0, 0.125, 1000) == 200
-    assert late_frames(1000, None, 9.0, 990) == 10
+def test_paced_sends_are_late_only_beyond_the_tolerance():
+    assert unsent_frames(1000, trafgen.Sent(1000, 60000, 0.1015), 0.1, PACED_TOLERANCE) == 0  # a sleep's jitter
+    assert unsent_frames(1000, trafgen.Sent(1000, 60000, 0.125), 0.1, PACED_TOLERANCE) == 200
+    assert unsent_frames(1000, trafgen.Sent(990, 59400, 0.1), 0.1, PACED_TOLERANCE) == 10
 
 
 @pytest.mark.parametrize("name, deleted", [("pfctl_k_pfsense_scripts.txt", 2), ("ct_D_kubernetes_none.txt", 0)])

@@ -135,7 +135,7 @@ def test_a_restore_that_fails_is_reported_once_with_the_manual_command_and_block
 
 def test_an_existing_table_is_not_merged_into(tmp_path):
     view, _ = make_testbed(tmp_path, client(), server_rc=1)
-    with pytest.raises(LinerateError, match="another linerate search may be counting there"):
+    with pytest.raises(LinerateError, match="another linerate rfc2544 run may be counting there"):
         with TestbedPath(view, 4):
             pass
     assert view.testbed.store.journal_open("bed1") == []  # not ours: nothing to undo

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from linerate.cli.options import (add_accept_new, add_db, add_json_flag, add_lab_options, lab_params_from_args,
-                                  open_store, testbeds_for)
-from linerate.cli.search_cmds import NAME_RE
-from linerate.errors import ConfigError
+from linerate.cli.options import add_accept_new, add_db, add_json_flag, add_lab_options, run_kind_from_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,31 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_cps(args: argparse.Namespace) -> int:
-    from linerate.cli.progress import ProgressReporter
-    from linerate.experiment.config import experiment_from_dict
-    from linerate.experiment.run import run_experiment
-    from linerate.kinds import kind
-
-    if not NAME_RE.fullmatch(args.name or ""):
-        raise ConfigError("--name", f"{(args.name or '')[:40]!r} is not a name; use letters, digits, '.', '_' or '-'")
     options = {"object_sizes": [size.strip() for size in args.object_sizes.split(",")]}
     for key in ("start_rate", "max_rate", "loss_target"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
-    testbeds = testbeds_for(args)  # checked (inventory, --lab, lab options) before the store is made
-    lab_params = {**lab_params_from_args(args), **testbeds.held_params()}
-    experiment = experiment_from_dict({
-        "name": args.name, "test": "cps", "repetitions": args.repetitions, "calibrate": False,
-        "duration_s": args.trial_duration, "options": options, "fixed": {"family": args.family, **lab_params}},
-        "cps options")
-    test = kind("cps")
-    testbeds.check(test.cells(experiment), test.required_features(experiment))
-    store = open_store(args)
-    testbeds = testbeds_for(args, store)
-    with ProgressReporter() as reporter:
-        run = run_experiment(experiment, store, testbeds, kind_label="cps", resume=args.resume, on_event=reporter)
-    row = store.experiment(run.experiment_id)
-    print(test.render(store, row, "json" if args.json else "md"), end="")
-    if not args.json:
-        print(run.summary(str(store.path)))
-    return 0
+    return run_kind_from_options(args, "cps", options, duration_s=args.trial_duration)

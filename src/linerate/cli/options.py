@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from typing import TypeVar
 
 from linerate.errors import ConfigError
 from linerate.model import FirewallProfile
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # as experiment file names: safe in any report
 
 T = TypeVar("T")
 
@@ -173,3 +176,31 @@ def testbeds_for(args: argparse.Namespace, store=None):
         check_lab_options(args, args.lab, lab.params)
     return open_testbeds(inventory, lab=lab, store=store, accept_new=options.get("accept_new_host_keys", False),
                          on_message=lambda message: print(message, file=sys.stderr))
+
+
+def run_kind_from_options(args: argparse.Namespace, test_name: str, options: dict, **file_keys) -> int:
+    """`linerate cps` / `linerate rfc9693`: an in-memory experiment of that kind from the command's
+    options and lab options (--name, --repetitions, --family, --resume, --json), checked on its
+    testbeds before the store is made, run by the one runner, its report printed (md, or --json)."""
+    from linerate.cli.progress import ProgressReporter
+    from linerate.experiment.config import experiment_from_dict
+    from linerate.experiment.run import run_experiment
+    from linerate.kinds import kind
+
+    if not NAME_RE.fullmatch(args.name or ""):
+        raise ConfigError("--name", f"{(args.name or '')[:40]!r} is not a name; use letters, digits, '.', '_' or '-'")
+    testbeds = testbeds_for(args)  # checked (inventory, --lab, lab options) before the store is made
+    lab_params = {**lab_params_from_args(args), **testbeds.held_params()}
+    experiment = experiment_from_dict({
+        "name": args.name, "test": test_name, "repetitions": args.repetitions, "calibrate": False, **file_keys,
+        "options": options, "fixed": {"family": args.family, **lab_params}}, f"{test_name} options")
+    test = kind(test_name)
+    testbeds.check(test.cells(experiment), test.required_features(experiment))
+    store = open_store(args)
+    testbeds = testbeds_for(args, store)
+    with ProgressReporter() as reporter:
+        run = run_experiment(experiment, store, testbeds, kind_label=test_name, resume=args.resume, on_event=reporter)
+    print(test.render(store, store.experiment(run.experiment_id), "json" if args.json else "md"), end="")
+    if not args.json:
+        print(run.summary(str(store.path)))
+    return 0

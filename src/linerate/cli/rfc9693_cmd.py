@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from linerate.cli.options import (add_db, add_json_flag, add_lab_options, lab_params_from_args, open_store,
-                                  testbeds_for)
-from linerate.cli.search_cmds import NAME_RE
-from linerate.errors import ConfigError
+from linerate.cli.options import add_db, add_json_flag, add_lab_options, run_kind_from_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,30 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_rfc9693(args: argparse.Namespace) -> int:
-    from linerate.cli.progress import ProgressReporter
-    from linerate.experiment.config import experiment_from_dict
-    from linerate.experiment.run import run_experiment
-    from linerate.kinds import kind
-
-    if not NAME_RE.fullmatch(args.name or ""):
-        raise ConfigError("--name", f"{(args.name or '')[:40]!r} is not a name; use letters, digits, '.', '_' or '-'")
     options = {key: getattr(args, key) for key in ("connections", "start_connections", "max_connections", "max_rate")
                if getattr(args, key) is not None}
     if "max_connections" in options and "start_connections" not in options:
         options["start_connections"] = min(1000, options["max_connections"])
-    testbeds = testbeds_for(args)  # checked (--lab, lab options) before the store is made
-    lab_params = {**lab_params_from_args(args), **testbeds.held_params()}
-    experiment = experiment_from_dict({
-        "name": args.name, "test": "rfc9693", "repetitions": args.repetitions, "calibrate": False,
-        "options": options, "fixed": {"family": args.family, **lab_params}}, "rfc9693 options")
-    test = kind("rfc9693")
-    testbeds.check(test.cells(experiment), test.required_features(experiment))
-    store = open_store(args)
-    testbeds = testbeds_for(args, store)
-    with ProgressReporter() as reporter:
-        run = run_experiment(experiment, store, testbeds, kind_label="rfc9693", resume=args.resume, on_event=reporter)
-    row = store.experiment(run.experiment_id)
-    print(test.render(store, row, "json" if args.json else "md"), end="")
-    if not args.json:
-        print(run.summary(str(store.path)))
-    return 0
+    return run_kind_from_options(args, "rfc9693", options)

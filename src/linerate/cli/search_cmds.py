@@ -6,14 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 
-from linerate.cli.options import (add_accept_new, add_json_flag, add_lab_options,
+from linerate.cli.options import (NAME_RE, add_accept_new, add_json_flag, add_lab_options,
                                   lab_params_from_args, open_store, testbeds_for)
 from linerate.errors import ConfigError
 from linerate.search.frame_path import GENERATORS
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # as experiment file names: safe in any report
 
 
 def frame_sizes_type(text: str) -> list[int | str]:

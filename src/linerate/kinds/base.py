@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ContextManager, Protocol
 
+from linerate.errors import LinerateError
 from linerate.experiment.axes import AXES, lab_key, lab_params
 from linerate.experiment.config import Experiment
 from linerate.experiment.scheduler import Event
@@ -53,6 +54,17 @@ def option_number(options: dict, key: str, default: float, low: float, high: flo
         bound = f"above {low:g}" if low_open else f"from {low:g}"
         raise ValueError(f"{key} = {value!r}: use {kind} {bound} to {high:g}")
     return int(value) if whole else float(value)
+
+
+def read_or_empty(read: Callable[[], dict]) -> Callable[[], dict]:
+    """A DUT read whose failure leaves its figures out: counters and timeouts are evidence, not the
+    measurement."""
+    def read_it() -> dict:
+        try:
+            return read()
+        except LinerateError:
+            return {}
+    return read_it
 
 
 @dataclass

@@ -188,3 +188,28 @@ def dut_os_family(environment: Any) -> str | None:
     hosts = environment.get("hosts") if isinstance(environment, dict) else None
     dut = (hosts or {}).get("dut") or {}
     return detect_family(str(dut.get("os", ""))) if dut else None
+
+
+def kind_searches(store: Any, experiment_id: int, test: str, *, trial_figures: bool = False) -> list[dict[str, Any]]:
+    """The stored searches of one search kind (their params' "test"): params, status, error, generator
+    and results (with the per-trial figures kept beside them only when asked)."""
+    out = []
+    for row in store.searches(experiment_id):
+        params = json.loads(row["params"])
+        if params.get("test") != test:
+            continue
+        results = json.loads(row["results"] or "{}")
+        if not trial_figures:
+            results.pop("trial_figures", None)
+        out.append({"params": params, "status": row["status"], "error": row["error"], "results": results,
+                    "generator": row["generator"]})
+    return out
+
+
+def by_configuration(searches: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Searches grouped by their params without repetition and test (canonical JSON keys), in run order."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for search in searches:
+        key = json.dumps({k: v for k, v in search["params"].items() if k not in ("repetition", "test")}, sort_keys=True)
+        out.setdefault(key, []).append(search)
+    return out

@@ -37,16 +37,29 @@ def link_info(executor, ifname: str) -> dict:
     return info
 
 
-def count_ruleset(family: int, src_ip: str, port: int, verdict: str = "drop") -> str:
+def count_ruleset(family: int, src_ip: str, port: int, verdict: str = "drop", *, table: str = COUNT_TABLE,
+                  direction: str = "to") -> str:
     """verdict "drop" (trafgen): every datagram of the flow, down to an empty one (a 66-byte IPv6
     frame carries no payload). "accept" (iperf3): only UDP length >= 24 — its datagrams carry 16
-    bytes or more, its 4-byte connect datagram (UDP length 12) is not a test frame."""
-    if verdict not in ("drop", "accept"):
-        raise ValueError(verdict)
+    bytes or more, its 4-byte connect datagram (UDP length 12) is not a test frame. direction "to":
+    datagrams to the port (at the server); "from": from it (rfc9693's replies, at the client)."""
+    if verdict not in ("drop", "accept") or direction not in ("to", "from"):
+        raise ValueError(verdict, direction)
     match = "ip saddr" if family == 4 else "ip6 saddr"
     length = "udp length >= 24 " if verdict == "accept" else ""
-    return (f"table inet {COUNT_TABLE} {{\n  chain count {{\n    type filter hook prerouting priority raw; policy accept;\n"
-            f"    {match} {src_ip} udp dport {int(port)} {length}counter {verdict}\n  }}\n}}\n")
+    port_match = "udp dport" if direction == "to" else "udp sport"
+    return (f"table inet {table} {{\n  chain count {{\n    type filter hook prerouting priority raw; policy accept;\n"
+            f"    {match} {src_ip} {port_match} {int(port)} {length}counter {verdict}\n  }}\n}}\n")
+
+
+def create_count_table(host, table: str, test: str) -> None:
+    """`nft create table`: it fails when the table exists — another run counting on this host,
+    never merged into. LabError naming the host and why."""
+    created = host.run(["nft", "create", "table", "inet", table], timeout_s=30, check=False)
+    if created.returncode != 0:
+        raise LabError(f"cannot create the counting table inet {table} on {host.host} "
+                       f"({(created.stderr.strip() or 'nft failed')[:160]}): another linerate {test} run may be "
+                       "counting there, or nftables is missing")
 
 
 def parse_count(text: str) -> int:
@@ -138,12 +151,7 @@ class FramePath:
         return trafgen.default_frame_sizes(self.family, self.sender.min_frame(self.family))
 
     def __enter__(self):
-        # `create` fails when the table exists: another run counting on this server, never merged into
-        created = self.server.run(["nft", "create", "table", "inet", COUNT_TABLE], timeout_s=30, check=False)
-        if created.returncode != 0:
-            raise LabError(f"cannot create the counting table inet {COUNT_TABLE} on {self.server.host} "
-                           f"({(created.stderr.strip() or 'nft failed')[:160]}): another linerate search may be "
-                           "counting there, or nftables is missing")
+        create_count_table(self.server, COUNT_TABLE, "rfc2544")
         try:
             self.server.run(["nft", "-f", "-"], timeout_s=30, stdin=count_ruleset(
                 self.family, self.flow.src_ip, self.flow.dst_port, self.sender.count_verdict))

@@ -94,11 +94,12 @@ class PacketTrial:
                                  offered_duration=self.send_s)
 
 
-def unsent_frames(intended_count: int, sent: Sent, duration_s: float) -> int:
+def unsent_frames(intended_count: int, sent: Sent, duration_s: float, tolerance: float = LATE_TOLERANCE) -> int:
     """Frames not offered within the intended duration: never emitted, or emitted late because the
-    sender took longer than the duration (then only what it managed at its achieved rate counts)."""
+    sender took longer than the duration plus `tolerance` of it (then only what it managed at its
+    achieved rate counts)."""
     missing = max(0, intended_count - sent.packets)
-    if sent.cpu_s <= duration_s * (1 + LATE_TOLERANCE) or sent.packets == 0:
+    if sent.cpu_s <= duration_s * (1 + tolerance) or sent.packets == 0:
         return missing
     in_time = math.floor(sent.packets * duration_s / sent.cpu_s)
     return max(missing, intended_count - in_time)

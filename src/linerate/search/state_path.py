@@ -28,26 +28,18 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from linerate.errors import LabError
-from linerate.search.frame_path import parse_count
-from linerate.search.measurer import LATE_TOLERANCE
+from linerate.search.frame_path import count_ruleset, create_count_table, parse_count
+from linerate.search.measurer import unsent_frames
 from linerate.traffic import trafgen, tuples
 
 COUNT_TABLE = "linerate_rfc9693"
 PACED_TOLERANCE = 0.02  # a paced send may finish 2% late (a sleep's overshoot varies) before frames count as unsent
+# (search/measurer.py's unsent_frames, with this tolerance instead of a busy-waiting sender's 0.1%)
 # one trafgen sleep overshoots by about this much on this kind of host (measured here: 40-45 us); the
 # Pacer replaces it with what the runs measure
 INITIAL_OVERSHOOT_S = 40e-6
 SETTLE_S = 0.25  # after each phase, for frames still in the DUT's queues (RFC 2544 section 23's wait, shorter:
 # one frame per connection, no queue builds up at a rate the DUT keeps up with)
-
-
-def count_rule(family: int, src_ip: str, port: int, direction: str) -> str:
-    """Count (and drop) the test's frames from src_ip: to the test port (at the server) or from it (at
-    the client)."""
-    match = "ip saddr" if family == 4 else "ip6 saddr"
-    port_match = "udp dport" if direction == "to" else "udp sport"
-    return (f"table inet {COUNT_TABLE} {{\n  chain count {{\n    type filter hook prerouting priority raw; policy accept;\n"
-            f"    {match} {src_ip} {port_match} {int(port)} counter drop\n  }}\n}}\n")
 
 
 @dataclass(frozen=True)
@@ -112,18 +104,6 @@ class StateTrial:
                    argv=tuple(json.loads(row["argv"] or "[]")), started_at=row["started_at"], ended_at=row["ended_at"])
 
 
-def late_frames(count: int, rate: float | None, send_s: float, sent: int) -> int:
-    """Frames not sent within the intended time (count / rate) plus PACED_TOLERANCE: the generator
-    fell behind, so the DUT never saw the intended rate (search/measurer.py's unsent, per phase)."""
-    missing = max(0, count - sent)
-    if not rate or sent == 0:
-        return missing
-    intended = count / rate
-    if send_s <= intended * (1 + PACED_TOLERANCE) + LATE_TOLERANCE:
-        return missing
-    return max(missing, count - int(sent * intended / send_s))
-
-
 class StatePath:
     """Set by subclasses: client, server (executors), client_device, server_device, forward
     (tuples.TupleFlow from the client), reverse (the server's), family, description, shared_kernel."""
@@ -164,13 +144,10 @@ class StatePath:
         self.generator = f"trafgen {version}"
         try:
             for host, src, direction in ((self.server, self.forward.src_ip, "to"), (self.client, self.forward.dst_ip, "from")):
-                made = host.run(["nft", "create", "table", "inet", COUNT_TABLE], timeout_s=30, check=False)
-                if made.returncode != 0:
-                    raise LabError(f"cannot create the counting table inet {COUNT_TABLE} on {host.host} "
-                                   f"({(made.stderr.strip() or 'nft failed')[:160]}): another rfc9693 run may be "
-                                   "counting there, or nftables is missing")
+                create_count_table(host, COUNT_TABLE, "rfc9693")
                 self._made.append((host, "table"))
-                host.run(["nft", "-f", "-"], timeout_s=30, stdin=count_rule(self.family, src, self.forward.port, direction))
+                host.run(["nft", "-f", "-"], timeout_s=30, stdin=count_ruleset(
+                    self.family, src, self.forward.port, table=COUNT_TABLE, direction=direction))
             self.client_pcap = self._temp_pcap(self.client)
             self.server_pcap = self._temp_pcap(self.server)
         except BaseException:
@@ -214,27 +191,33 @@ class StatePath:
               settle_s: float = SETTLE_S) -> StateTrial:
         """Clear, phase 1, read, phase 2, read. rate None: the generator's own ceiling (sent to no one:
         the frames go to an unused MAC, so the DUT does no work and nothing is validated)."""
+        if rate is None:
+            return self._ceiling(purpose, connections, frame_bytes)
         cleared = self.clear_states()
         started = time.time()
-        to_dut = rate is not None
-        forward = self.forward if to_dut else tuples.TupleFlow(**{**self.forward.__dict__, "dst_mac": trafgen.NOBODY_MAC})
         fwd_before, back_before = self._count(self.server), self._count(self.client)
         state_before, counters_before = self.state_counters(), self.dut_counters()
-        sent, argv, overshoot = self._send(self.client, self.client_device, self.client_pcap, forward, connections,
+        sent, argv, overshoot = self._send(self.client, self.client_device, self.client_pcap, self.forward, connections,
                                            rate, frame_bytes)
         time.sleep(settle_s)
         forwarded = self._count(self.server) - fwd_before
         state_between = self.state_counters()
-        reverse_sent, reverse_s, validated = 0, 0.0, 0
-        if to_dut:
-            back, _, _ = self._send(self.server, self.server_device, self.server_pcap, self.reverse, connections, rate,
-                                    frame_bytes)
-            reverse_sent, reverse_s = back.packets, back.cpu_s
-            time.sleep(settle_s)
-            validated = self._count(self.client) - back_before
+        back, _, _ = self._send(self.server, self.server_device, self.server_pcap, self.reverse, connections, rate,
+                                frame_bytes)
+        time.sleep(settle_s)
+        validated = self._count(self.client) - back_before
         state_after, counters_after = self.state_counters(), self.dut_counters()
         deltas = {k: counters_after[k] - counters_before[k] for k in counters_after if k in counters_before}
-        unsent = late_frames(connections, rate, sent.cpu_s, sent.packets) if to_dut else 0
-        return StateTrial(purpose, connections, rate, sent.packets, sent.cpu_s, forwarded if to_dut else 0, validated,
-                          reverse_sent, reverse_s, unsent, cleared, state_before, state_between, state_after, deltas,
-                          overshoot, argv, started, time.time())
+        unsent = unsent_frames(connections, sent, connections / rate, PACED_TOLERANCE)
+        return StateTrial(purpose, connections, rate, sent.packets, sent.cpu_s, forwarded, validated, back.packets,
+                          back.cpu_s, unsent, cleared, state_before, state_between, state_after, deltas, overshoot,
+                          argv, started, time.time())
+
+    def _ceiling(self, purpose: str, connections: int, frame_bytes: int) -> StateTrial:
+        """The generator alone: phase 1's frames as fast as it can, to an unused MAC (the DUT does no work)."""
+        started = time.time()
+        nobody = tuples.TupleFlow(**{**self.forward.__dict__, "dst_mac": trafgen.NOBODY_MAC})
+        sent, argv, overshoot = self._send(self.client, self.client_device, self.client_pcap, nobody, connections,
+                                           None, frame_bytes)
+        return StateTrial(purpose, connections, None, sent.packets, sent.cpu_s, 0, 0, 0, 0.0, 0, None,
+                          overshoot_s=overshoot, argv=argv, started_at=started, ended_at=time.time())

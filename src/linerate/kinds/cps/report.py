@@ -19,35 +19,20 @@ from linerate.diagnose.state_rules import state_verdicts
 from linerate.report.csv_export import safe
 from linerate.report.layout import markdown_table, md_cell, md_name
 from linerate.stats import Summary, summarize
-from linerate.report.data import dut_os_family
+from linerate.report.data import by_configuration, dut_os_family, kind_searches
 from linerate.store.db import ExperimentRow, Store
 from linerate.traffic.nginx import object_name
 
-GROUP_DROP = ("repetition", "test")
 NOT_DUT = ("client", "server")
 
 
 def cps_searches(store: Store, experiment_id: int) -> list[dict[str, Any]]:
-    """Every cps search of the experiment: params, status, error and its stored results."""
-    out = []
-    for row in store.searches(experiment_id):
-        params = json.loads(row["params"])
-        if params.get("test") != "cps":
-            continue
-        out.append({"params": params, "status": row["status"], "error": row["error"],
-                    "results": json.loads(row["results"] or "{}"), "generator": row["generator"]})
-    return out
-
-
-def group_key(params: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in params.items() if k not in GROUP_DROP}, sort_keys=True)
+    """Every cps search of the experiment, with its trials' figures (the state verdicts read them)."""
+    return kind_searches(store, experiment_id, "cps", trial_figures=True)
 
 
 def groups(store: Store, experiment_id: int) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for search in cps_searches(store, experiment_id):
-        out.setdefault(group_key(search["params"]), []).append(search)
-    return out
+    return by_configuration(cps_searches(store, experiment_id))
 
 
 def cps_values(searches: list[dict[str, Any]]) -> list[float]:

@@ -30,7 +30,7 @@ from linerate.errors import LinerateError
 from linerate.experiment.axes import lab_key
 from linerate.experiment.config import Experiment
 from linerate.experiment.scheduler import Event
-from linerate.kinds.base import RunContext, search_pairs
+from linerate.kinds.base import RunContext, read_or_empty, search_pairs
 from linerate.kinds.cps.options import CpsOptions
 from linerate.kinds.cps.report import dut_os
 from linerate.kinds.cps.search import CLIENT, PASS, RateSearch
@@ -163,15 +163,6 @@ def _version(executor: Any, argv: list[str], parse: Callable[[str], str | None])
     return parse(out.stdout + out.stderr)
 
 
-def _safe(read: Callable[[], dict[str, int]]) -> Callable[[], dict[str, int]]:
-    def read_or_empty() -> dict[str, int]:
-        try:
-            return read()
-        except LinerateError:
-            return {}  # counters are evidence, not the measurement: a failed read leaves them out
-    return read_or_empty
-
-
 STATE_SLACK = 16  # entries above the search's starting count that still count as drained (ARP, DNS, the probes)
 FULL_SHARE = 0.9  # leftover states plus a trial's connections above this share of the limit: wait
 
@@ -222,8 +213,8 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             spec = ServerSpec(options.object_sizes, options.http_port, families, options.server_workers,
                               server_closes=options.closer == "server")
             servers[key] = stack.enter_context(beds[key].http_server(spec))
-            timeouts[key] = _safe(beds[key].state_timeouts)()
-            baselines[key] = _safe(beds[key].state_counters)().get("state_count")
+            timeouts[key] = read_or_empty(beds[key].state_timeouts)()
+            baselines[key] = read_or_empty(beds[key].state_counters)().get("state_count")
             lingers[key] = linger_seconds(os_name, timeouts[key]) + 5
             version = _version(beds[key].executor("client"), h2load.version_argv(), h2load.parse_version)
             versions[key] = f"h2load {version}" if version else "h2load"
@@ -235,12 +226,12 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
                 bed, server = beds[key], servers[key]
                 client, url = bed.executor("client"), server.url(size, family)
 
-                read_state = _safe(bed.state_counters)
+                read_state = read_or_empty(bed.state_counters)
                 linger = lingers[key]
 
                 def measure(rate: float) -> CpsTrial:
                     return measure_trial(client, server, url, rate, float(experiment.duration_s), options,
-                                         read_dut=_safe(bed.dut_counters), read_state=read_state,
+                                         read_dut=read_or_empty(bed.dut_counters), read_state=read_state,
                                          state_timeouts=timeouts[key], sleep=sleep,
                                          settle=lambda n: settle_state(read_state, baselines[key], n, linger, sleep))
 

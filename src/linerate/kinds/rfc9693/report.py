@@ -12,11 +12,11 @@ from html import escape
 from typing import Any
 
 from linerate.report.csv_export import safe
+from linerate.report.data import by_configuration, kind_searches
 from linerate.report.layout import markdown_table, md_cell, md_name
 from linerate.stats import summarize
 from linerate.store.db import ExperimentRow, Store
 
-GROUP_DROP = ("repetition", "test")
 BURST_S = 0.5  # a rate trial shorter than this fits in the queues in front of a DUT
 CSV_FIGURES = ("establishment_rate", "establishment_rate_achieved", "rate_connections", "generator_ceiling",
                "capacity", "capacity_failed_at", "capacity_rate", "limit", "state_max", "udp_timeout_s",
@@ -31,27 +31,11 @@ METHOD = ("RFC 9693 (Benchmarking Methodology for Stateful NATxy Gateways, https
 
 
 def searches(store: Store, experiment_id: int) -> list[dict[str, Any]]:
-    out = []
-    for row in store.searches(experiment_id):
-        params = json.loads(row["params"])
-        if params.get("test") != "rfc9693":
-            continue
-        results = json.loads(row["results"] or "{}")
-        results.pop("trial_figures", None)
-        out.append({"params": params, "status": row["status"], "error": row["error"], "results": results,
-                    "generator": row["generator"]})
-    return out
-
-
-def group_key(params: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in params.items() if k not in GROUP_DROP}, sort_keys=True)
+    return kind_searches(store, experiment_id, "rfc9693")
 
 
 def groups(store: Store, experiment_id: int) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for search in searches(store, experiment_id):
-        out.setdefault(group_key(search["params"]), []).append(search)
-    return out
+    return by_configuration(searches(store, experiment_id))
 
 
 def values(found: list[dict[str, Any]], key: str) -> list[float]:

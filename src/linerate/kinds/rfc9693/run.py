@@ -27,7 +27,7 @@ from linerate.diagnose.state_rules import linger_seconds, littles_law_bound
 from linerate.errors import LinerateError
 from linerate.experiment.axes import lab_key
 from linerate.experiment.scheduler import Event
-from linerate.kinds.base import RunContext, search_pairs
+from linerate.kinds.base import RunContext, read_or_empty, search_pairs
 from linerate.kinds.rfc9693.options import Rfc9693Options
 from linerate.kinds.rfc9693.search import (CapacityResult, capacity_limit, rate_bounds, search_capacity, search_rate,
                                            table_evidence, udp_timeout)
@@ -141,13 +141,6 @@ class _Trials:
         return done
 
 
-def _read(read) -> dict:
-    try:
-        return read()
-    except LinerateError:
-        return {}  # the timeouts are evidence, not the measurement
-
-
 def search_combination(store: Store, experiment_id: int, params: dict[str, Any], options: Rfc9693Options,
                        path: Any, os_name: str, table_setting: str | None, say=lambda text: None) -> Rfc9693Result:
     """Ceiling, establishment rate, capacity for one combination and repetition; stored as it goes."""
@@ -159,7 +152,7 @@ def search_combination(store: Store, experiment_id: int, params: dict[str, Any],
     if path is not None:
         result.generator = path.generator
         store.update_search(row["id"], generator=path.generator)
-        result.timeouts = _read(path.state_timeouts)
+        result.timeouts = read_or_empty(path.state_timeouts)()
     try:
         ceiling = trials("ceiling", max(options.connections, 5000) if options.max_connections >= 5000
                          else options.connections, None)
