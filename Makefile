@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-APT_PACKAGES := iperf3 nftables ethtool iproute2 netsniff-ng openssh-server procps util-linux netbase qemu-system-x86 qemu-utils dash chromium fping iputils-ping gcc libc6-dev nghttp2-client nginx-light conntrack
+APT_PACKAGES := iperf3 nftables ethtool iproute2 netsniff-ng openssh-server procps util-linux netbase qemu-system-x86 qemu-utils dash chromium fping iputils-ping gcc libc6-dev nghttp2-client nginx-light conntrack tcpdump
 PYTHON ?= python3
 
 .PHONY: install system-deps guest demo test test-unit test-privileged bench clean

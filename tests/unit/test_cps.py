@@ -7,7 +7,9 @@ Text that is not a capture says so where it is built: lines made exactly to a fo
 h2load's source (src/h2load.cc of the version named), and the simulated h2load summaries, which
 follow the shape of the real 1.52.0 capture with numbers from the simulated DUT."""
 
+import base64
 import contextlib
+import dataclasses
 import json
 import math
 import re
@@ -23,13 +25,15 @@ from linerate.kinds import KINDS
 from linerate.kinds.base import RunContext
 from linerate.kinds.cps import KIND, limits, options as cps_options
 from linerate.kinds.cps.run import run_cps, search_object_size
-from linerate.kinds.cps.search import CLIENT, DUT, PASS, SERVER, RateSearch, passes, verdict
+from linerate.kinds.cps.search import CLIENT, DUT, LATE, PASS, SERVER, RateSearch, passes, served_late, verdict
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.kinds.cps.trial import CpsTrial, measure_trial
 from linerate.store import Store
 from linerate.testbed.fake import FakeTestbed, FakeTestbeds
-from linerate.traffic import h2load, nginx
+from linerate.traffic import h2load, nginx, tcp_timings
 from tests.conftest import DATA, capture
+
+CAPTURES = DATA / "capture"
 
 
 @pytest.fixture(autouse=True)
@@ -438,6 +442,11 @@ class ClientHost(FakeExecutor):
         self.capacity, self.ports, self.reuse, self.time_wait, self.runs = capacity, ports, reuse, 0, []
         self.respond(["h2load", "--version"], "h2load nghttp2/1.52.0\n")
         self.respond_with(["h2load", "--h1"], self._h2load)
+        # a latency trial's h2load inside the capture script (traffic/tcp_timings.wrap_argv): the real
+        # lab capture of 120 connections to 198.19.0.2:8080 (tests/data/capture/) read back
+        self.respond_with(["sh", "-c", tcp_timings.CAPTURE_SCRIPT], lambda argv: self._h2load(argv[7:]))
+        self.respond(["base64", "-w", "0", "--", LOG], base64.b64encode(
+            (CAPTURES / "lab_ipv4_h2load_nginx.pcap").read_bytes()).decode())
         self.respond(["mktemp"], LOG + "\n")
         self.respond(["rm"])
         self.respond_with(["cat"], self._cat)
@@ -446,8 +455,9 @@ class ClientHost(FakeExecutor):
     def _cat(self, argv):
         files = {limits.SOCKSTAT: f"sockets: used 14\nTCP: inuse 2 orphan 0 tw {self.time_wait} alloc 3 mem 1\n",
                  limits.PORT_RANGE: f"{self.ports[0]}\t{self.ports[1]}\n", limits.TW_REUSE: f"{self.reuse}\n",
-                 LOG: self.log}
-        return (0, files[argv[1]], "") if argv[1] in files else (1, "", "No such file or directory")
+                 LOG: self.log, LOG + ".log": (CAPTURES / "lab_ipv4_tcpdump_stderr.txt").read_text()}
+        name = argv[-1]
+        return (0, files[name], "") if name in files else (1, "", "No such file or directory")
 
     def _h2load(self, argv):
         n, per, period = int(argv[argv.index("-n") + 1]), int(argv[argv.index("-r") + 1]), argv[argv.index(
@@ -506,14 +516,24 @@ def test_a_cps_run_finds_the_simulated_capacity_and_reports_it(tmp_path):
     assert not server.running and ("kill", "-QUIT", "4242") in server.calls  # the server went with the run
     experiment = store.experiment("cps-sim")
     trials = store.conn.execute("SELECT COUNT(*) FROM search_trials").fetchone()[0]
-    assert trials == len(client.runs) == sum(len(r.trials) for r in run.results)
+    # each search, then its latency trial at half the rate found with the client's capture (RFC 9411 7.4)
+    assert trials == len(client.runs) == sum(len(r.trials) + 1 for r in run.results)
+    lab = tcp_timings.summarize(tcp_timings.parse_capture((CAPTURES / "lab_ipv4_h2load_nginx.pcap").read_bytes(),
+                                                          "198.19.0.2", 8080))
+    for result in run.results:
+        assert result.latency.rate == pytest.approx(result.lower / 2, rel=0.01) and result.latency.verdict == PASS
+        assert result.latency.capture["ttfb"] == lab["ttfb"] and result.latency.capture["connections"] == 120
+        assert not any(t.capture for t in result.trials)  # the search's own trials run without it
     md = KIND.render(store, experiment, "md")
     assert "# Connections per second: cps-sim" in md and "| IPv4 obj1k.bin |" in md and "DUT ×2" in md
+    assert "TTFB ms p50 / p99" in md and "RFC 9411 section 7.4" in md and "480 connections" in md
     assert "Limits that were not the DUT's" not in md
     doc = json.loads(KIND.render(store, experiment, "json"))
     config = next(c for c in doc["configurations"] if c["params"]["object_bytes"] == 1024)
     assert config["cps"]["n"] == 2 and 2300 <= config["cps"]["mean"] <= 2500
     assert config["connect_mean_s"] == pytest.approx(185e-6) and config["ttfb_max_s"] == pytest.approx(1.21e-3)
+    assert config["ttfb_p50_s"] == pytest.approx(lab["ttfb"]["p50"]) and config["timed_connections"] == 240
+    assert config["latency_rate"] == pytest.approx(config["cps"]["mean"] / 2, rel=0.01)
     rows = KIND.render(store, experiment, "csv").splitlines()
     assert rows[0].startswith("experiment,") and len(rows) == 5
     keys, values, unit = KIND.samples(store, experiment)
@@ -559,11 +579,16 @@ def test_a_stored_trial_is_read_back_with_its_figures(tmp_path):
                      limits=({"code": "client-ports", "evidence": "e", "advice": "a", "blocking": False},),
                      argv=("h2load", "--h1"))
     params = {"test": "cps", "object_bytes": 1024, "family": 4, "repetition": 1}
-    search_object_size(store, experiment_id, params, options, 2.0, lambda rate: trial)
-    replayed = search_object_size(store, experiment_id, params, options, 2.0, lambda rate: 1 / 0)  # never measures
-    back = replayed.trials[0]
-    assert replayed.replayed == 1 and replayed.limit == "max_rate" and back.timings == trial.timings
+    latency = dataclasses.replace(trial, rate=50.0, connections=100, capture={"connections": 100, "ttfb": {"p50": 1e-3}})
+    first = search_object_size(store, experiment_id, params, options, 2.0,
+                               lambda rate, capture=False: latency if capture else trial)
+    assert first.latency == latency and first.measured == 2
+    replayed = search_object_size(store, experiment_id, params, options, 2.0, lambda rate, capture=False: 1 / 0)
+    back = replayed.trials[0]  # never measured again: the search and its latency trial replayed
+    assert replayed.replayed == 2 and replayed.limit == "max_rate" and back.timings == trial.timings
     assert back.argv == trial.argv and back.verdict == PASS and replayed.warnings() == ["e"]
+    assert replayed.latency.capture == latency.capture and replayed.latency.rate == 50.0 and replayed.measured == 0
+    assert replayed.to_dict()["latency"]["capture"]["ttfb"] == {"p50": 1e-3}
 
 
 @pytest.mark.parametrize("body, problem", [
@@ -615,3 +640,18 @@ def test_a_trial_waits_for_the_state_table_only_when_the_last_ones_states_would_
     stuck = settle_state(lambda: {"state_count": 510, "state_max": 512}, 30, 300, 5, sleep, lambda: clock[0])
     assert "still held 510 of 512 entries" in stuck
     assert settle_state(lambda: {}, 30, 300, 5, sleep) is None  # nothing read: no evidence, no wait
+
+
+def test_a_short_trial_served_ever_later_is_not_a_pass():
+    """RFC 9411 asks for constant concurrent connections: a DUT that queues what it cannot serve
+    completes every connection of a short trial, late. The real 1.52 run's log is in step."""
+    records = h2load.parse_log(capture("h2load/debian12_v1.52_rate_h1_nginx.log"))
+    assert served_late([r.start_us / 1e6 for r in records], [r.elapsed_us / 1e6 for r in records]) is None
+    # 3 s at 1,000/s through a path that serves 600/s: the backlog, and each request's wait, grows
+    starts = [i / 1000 for i in range(3000)]
+    elapsed = [0.002 + max(0.0, i / 600 - i / 1000) for i in range(3000)]
+    late = served_late(starts, elapsed)
+    assert late and "fell behind" in late and "first fifth" in late
+    assert verdict(3000, 0, 1e-5, [], late) == LATE and verdict(3000, 0, 1e-5, []) == PASS
+    assert verdict(3000, 10, 1e-5, [], late) == DUT  # connections lost: the DUT's, as before
+    assert served_late(starts[:5], elapsed[:5]) is None  # too few to tell

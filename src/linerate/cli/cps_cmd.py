@@ -17,12 +17,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="comma-separated object sizes, e.g. 1k,16k,64k (RFC 9411's, the default) or 1500b")
     cmd.add_argument("--family", type=int, default=4, choices=(4, 6), help="IP family (default 4)")
     cmd.add_argument("--trial-duration", type=int, default=3, help="seconds per trial (default 3)")
-    cmd.add_argument("--repetitions", type=int, default=1, help="independent searches per object size, for a "
-                     "mean and 95%% CI (default 1; 3 or more for an interval)")
+    cmd.add_argument("--repetitions", type=int, default=3, help="independent searches per object size, for a "
+                     "mean and 95%% CI (default 3; 1: one search, no interval)")
     cmd.add_argument("--start-rate", type=float, default=None, help="first offered rate, connections/s (default 100)")
     cmd.add_argument("--max-rate", type=float, default=None, help="highest rate tried (default 100000)")
     cmd.add_argument("--loss-target", type=float, default=None,
                      help="failed connections a passing trial may have, as a ratio (default 0.00001 = 0.001%%)")
+    cmd.add_argument("--latency-load", type=float, default=None, help="after each search, one trial at this share "
+                     "of the rate found with tcpdump on the client, for connect and first-byte percentiles "
+                     "(default 0.5, RFC 9411 7.4; 0: none)")
     cmd.add_argument("--name", default="cps", help="experiment name in the store (default cps)")
     cmd.add_argument("--resume", action="store_true", help="continue the newest unfinished cps run of this name")
     cmd.add_argument("--testbed", metavar="INVENTORY", help="real hosts over SSH (inventory TOML; h2load on the "
@@ -36,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_cps(args: argparse.Namespace) -> int:
     options = {"object_sizes": [size.strip() for size in args.object_sizes.split(",")]}
-    for key in ("start_rate", "max_rate", "loss_target"):
+    for key in ("start_rate", "max_rate", "loss_target", "latency_load"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
     return run_kind_from_options(args, "cps", options, duration_s=args.trial_duration)

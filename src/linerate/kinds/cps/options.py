@@ -13,6 +13,8 @@
     timeout_s = 5              # h2load -N: a connection silent this long has failed
     closer = "client"          # who closes first: "client" (RFC 9411) or "server" (nginx, keepalive 0)
     server_workers = 1         # nginx worker_processes
+    latency_load = 0.5         # after each search, a trial at this share of the rate found, with a packet
+                               # capture on the client: connect/TTFB percentiles (RFC 9411 7.4); 0: none
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from linerate.kinds.base import option_number
 from linerate.traffic import nginx
 
 OPTION_KEYS = ("object_sizes", "start_rate", "max_rate", "loss_target", "relative_width", "http_port", "threads",
-               "timeout_s", "closer", "server_workers")
+               "timeout_s", "closer", "server_workers", "latency_load")
 # RFC 9411 'Benchmarking Methodology for Network Security Device Performance'
 # (https://www.rfc-editor.org/rfc/rfc9411), its test cases' validation criteria: "Number of failed application
 # transactions (receiving any HTTP response code other than 200 OK) MUST be less than 0.001% (1 out of 100,000
@@ -36,6 +38,9 @@ LOSS_TARGET = 1e-5
 RELATIVE_WIDTH = 0.005
 MAX_RATE = 10_000_000
 CLOSERS = ("client", "server")
+# RFC 9411 section 7.4 (HTTP transaction latency), scenario 1: one transaction per connection at 50% of the
+# maximum connections per second found by 7.2 (the figure as read in ../shared/research/firewall-load.md)
+LATENCY_LOAD = 0.5
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,7 @@ class CpsOptions:
     timeout_s: float = 5.0
     closer: str = "client"
     server_workers: int = 1
+    latency_load: float = LATENCY_LOAD
 
     def goals(self, duration_s: float) -> list[dict[str, Any]]:
         """What a search is asked, as stored with it."""
@@ -96,4 +102,5 @@ def parse_options(options: dict[str, Any]) -> CpsOptions:
         threads=option_number(options, "threads", 1, 1, 64, whole=True),
         timeout_s=option_number(options, "timeout_s", 5, 0.1, 600),
         closer=closer,
-        server_workers=option_number(options, "server_workers", 1, 1, 256, whole=True))
+        server_workers=option_number(options, "server_workers", 1, 1, 256, whole=True),
+        latency_load=option_number(options, "latency_load", LATENCY_LOAD, 0, 1))

@@ -2,9 +2,9 @@
 size, family, lab axes) the repetitions' connection rates as mean ± 95% Student-t interval
 (linerate.stats), what limited them — and, in a section of its own, every limit that was not the
 DUT's (the client's ports or pace, the server), quoted with its evidence and what to change, so a
-client's ceiling is never read as the DUT's. At the rate found: connect and first-byte times
-(h2load's mean and max; its median/p95/p99 too from h2load 1.69 on) and request-time percentiles
-from h2load's per-request log."""
+client's ceiling is never read as the DUT's. At the rate found: connect and first-byte time
+percentiles from the client's packet capture (traffic/tcp_timings.py; h2load's own mean and max
+without one) and request-time percentiles from h2load's per-request log."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from typing import Any
 
 from linerate.diagnose.state_rules import state_verdicts
 from linerate.report.csv_export import safe
+from linerate.report.data import by_configuration, dut_os_family, kind_searches, line_rate
 from linerate.report.layout import markdown_table, md_cell, md_name
 from linerate.stats import Summary, summarize
-from linerate.report.data import by_configuration, dut_os_family, kind_searches
 from linerate.store.db import ExperimentRow, Store
 from linerate.traffic.nginx import object_name
 
@@ -64,13 +64,33 @@ class CpsSummary:
     ttfb_max_s: float | None = None
     request_p50_s: float | None = None
     request_p99_s: float | None = None
+    latency_rate: float | None = None  # the latency trials' rate (latency_load x CPS), mean over repetitions
+    latency_failed: int = 0
+    connect_p50_s: float | None = None  # from the latency trials' capture, mean over the repetitions
+    connect_p99_s: float | None = None
+    ttfb_p50_s: float | None = None
+    ttfb_p90_s: float | None = None
+    ttfb_p99_s: float | None = None
+    response_p50_s: float | None = None  # the client's request to the server's first byte, on the wire
+    response_p99_s: float | None = None
+    client_delay_p50_s: float | None = None  # the SYN-ACK to the client's request: the client's own share
+    timed_connections: int = 0  # the connections those percentiles are over, all repetitions
+    syn_retransmits: int = 0  # connections whose SYN was sent again, in the latency trials
     failed_at_cps: int = 0
     connections_at_cps: int | None = None  # the smallest trial that set a result
     failed_searches: int = 0
     state: list[dict[str, str]] = field(default_factory=list)  # state-table verdicts of its failing trials
+    late: list[str] = field(default_factory=list)  # why the upper bounds failed with every connection done
+    payload_bps: float | None = None  # CPS x object size: the objects alone, bit/s
+    ceiling_bps: float | None = None  # the link's TCP goodput ceiling (report/data.line_rate)
+    ceiling_source: str | None = None
+
+    @property
+    def at_line_rate(self) -> bool:
+        return bool(self.payload_bps and self.ceiling_bps and self.payload_bps >= LINE_SHARE * self.ceiling_bps)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "cps": self.cps.to_dict()}
+        return {**asdict(self), "cps": self.cps.to_dict(), "at_line_rate": self.at_line_rate}
 
 
 def _configuration(params: dict[str, Any], varying: list[str]) -> str:
@@ -97,7 +117,8 @@ def dut_os(experiment: ExperimentRow) -> str:
 
 
 def summarize_cps(store: Store, experiment_id: int) -> list[CpsSummary]:
-    os_name = dut_os(store.experiment(experiment_id))
+    experiment = store.experiment(experiment_id)
+    os_name = dut_os(experiment)
     found = groups(store, experiment_id)
     all_params = [json.loads(key) for key in found]
     lab_names = sorted({k for p in all_params for k in p} - {"object_bytes", "family"})
@@ -112,8 +133,12 @@ def summarize_cps(store: Store, experiment_id: int) -> list[CpsSummary]:
                    if s["results"].get("upper_verdict") in NOT_DUT]
         at = [s for s in done if s["results"].get("at_cps")]
         connections = [c for c in (_at(s, "connections") for s in at) if c is not None]
+        rates = summarize(cps_values(searches))
+        ceiling, source = line_rate(params, experiment.environment)
         out.append(CpsSummary(
-            params=params, configuration=_configuration(params, varying), cps=summarize(cps_values(searches)),
+            params=params, configuration=_configuration(params, varying), cps=rates,
+            payload_bps=None if rates.mean is None else rates.mean * params.get("object_bytes", 0) * 8,
+            ceiling_bps=ceiling, ceiling_source=source,
             limits=dict(limits), not_dut=not_dut,
             warnings=sorted({w for s in done for w in s["results"].get("warnings", [])}),
             connect_mean_s=_mean([v for s in at if (v := _at(s, "timings", "connect", "mean")) is not None]),
@@ -122,10 +147,34 @@ def summarize_cps(store: Store, experiment_id: int) -> list[CpsSummary]:
             ttfb_max_s=max([v for s in at if (v := _at(s, "timings", "ttfb", "max")) is not None], default=None),
             request_p50_s=_mean([v for s in at if (v := _at(s, "request_percentiles", "p50")) is not None]),
             request_p99_s=_mean([v for s in at if (v := _at(s, "request_percentiles", "p99")) is not None]),
+            **_captured(done),
             failed_at_cps=int(sum(_at(s, "failed") or 0 for s in at)),
             connections_at_cps=int(min(connections)) if connections else None,
-            failed_searches=len(searches) - len(done), state=state_findings(searches, os_name)))
+            failed_searches=len(searches) - len(done), state=state_findings(searches, os_name),
+            late=list(dict.fromkeys(e for s in done if (e := s["results"].get("late_evidence"))))[:1]))
     return sorted(out, key=lambda s: (s.params.get("family", 4), s.configuration, s.params.get("object_bytes", 0)))
+
+
+def _latency(search: dict[str, Any], *path: str) -> float | None:
+    value: Any = search["results"].get("latency")
+    for step in path:
+        value = value.get(step) if isinstance(value, dict) else None
+    return value if isinstance(value, (int, float)) else None
+
+
+def _captured(done: list[dict[str, Any]]) -> dict[str, Any]:
+    """The capture's figures of the searches' latency trials: each percentile the mean over the
+    repetitions."""
+    def mean_of(*path: str) -> float | None:
+        return _mean([v for s in done if (v := _latency(s, "capture", *path)) is not None])
+
+    return {"latency_rate": _mean([v for s in done if (v := _latency(s, "rate")) is not None]), "latency_failed": int(sum(_latency(s, "failed") or 0 for s in done)),"connect_p50_s": mean_of("connect", "p50"), "connect_p99_s": mean_of("connect", "p99"),
+            "ttfb_p50_s": mean_of("ttfb", "p50"), "ttfb_p90_s": mean_of("ttfb", "p90"),
+            "ttfb_p99_s": mean_of("ttfb", "p99"), "response_p50_s": mean_of("response", "p50"),
+            "response_p99_s": mean_of("response", "p99"), "client_delay_p50_s": mean_of("client_delay", "p50"),
+            "timed_connections": int(sum(_latency(s, "capture", "connections") or 0 for s in done)),
+            "syn_retransmits": int(sum(_latency(s, "capture", "connections_with_syn_retransmits") or 0
+                                       for s in done))}
 
 
 def _ms(seconds: float | None) -> str:
@@ -144,7 +193,23 @@ def _label(summary: CpsSummary) -> str:
     return f"{label}, {summary.configuration}" if summary.configuration else label
 
 
-LOWER_BOUND = ("client", "server", "max_rate")  # limits that leave the DUT's rate above the figure
+TIME_HEADERS = {True: ["connect ms p50 / p99", "TTFB ms p50 / p99", "response ms p50 / p99"],
+                False: ["connect ms mean / max", "TTFB ms mean / max", "request ms p50 / p99"]}
+CLIENT_DELAY_S = 0.001  # a median client delay above this (and above the connect time) is said
+
+
+def _time_cells(s: CpsSummary, captured: bool) -> list[str]:
+    """Percentiles from the capture; h2load's mean and max where the run had no capture."""
+    if captured:
+        return [f"{_ms(s.connect_p50_s)} / {_ms(s.connect_p99_s)}", f"{_ms(s.ttfb_p50_s)} / {_ms(s.ttfb_p99_s)}",
+                f"{_ms(s.response_p50_s)} / {_ms(s.response_p99_s)}"]
+    return [f"{_ms(s.connect_mean_s)} / {_ms(s.connect_max_s)}", f"{_ms(s.ttfb_mean_s)} / {_ms(s.ttfb_max_s)}",
+            f"{_ms(s.request_p50_s)} / {_ms(s.request_p99_s)}"]
+
+
+LOWER_BOUND = ("client", "server", "served late", "max_rate")  # limits that leave the DUT's rate above the figure
+LINE_SHARE = 0.9  # objects carried at this share of the link's TCP ceiling or more: the link is the limit
+WIDE = 0.25  # a 95% interval's half-width above this share of the mean is said  # limits that leave the DUT's rate above the figure
 
 
 def percent(ratio: float) -> str:
@@ -153,22 +218,55 @@ def percent(ratio: float) -> str:
 
 def to_markdown(experiment: ExperimentRow, summaries: list[CpsSummary], tools: str, loss_target: float) -> str:
     rows = []
+    captured = any(s.ttfb_p50_s is not None for s in summaries)
     for s in summaries:
         ci = "–" if s.cps.ci_low is None else f"{_rate(s.cps.ci_low)} – {_rate(s.cps.ci_high)}"
+        ci += " (n<3: CI unreliable)" if s.cps.n == 2 else ""
         limit = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in sorted(s.limits.items())) or "–"
-        at_least = "≥ " if s.cps.mean is not None and set(s.limits) & set(LOWER_BOUND) else ""
+        bounds = set(s.limits) & set(LOWER_BOUND) - ({"served late"} if s.at_line_rate else set())
+        limit += " (line rate)" if s.at_line_rate else ""
+        at_least = "≥ " if s.cps.mean is not None and bounds else ""
         rows.append((_label(s), [at_least + _rate(s.cps.mean), ci, str(s.cps.n), limit,
-                                 f"{_ms(s.connect_mean_s)} / {_ms(s.connect_max_s)}",
-                                 f"{_ms(s.ttfb_mean_s)} / {_ms(s.ttfb_max_s)}",
-                                 f"{_ms(s.request_p50_s)} / {_ms(s.request_p99_s)}", str(s.failed_at_cps)]))
+                                 *_time_cells(s, captured), str(s.failed_at_cps)]))
     lines = [f"# Connections per second: {md_name(experiment.name)} (experiment {experiment.id})", "",
              f"RFC 9411 section 7.2 shape: one HTTP/1.1 GET per connection ({md_name(tools)}), the client closes "
              f"first unless the file says otherwise; a trial passes below {percent(loss_target)} failed connections. "
              "Each search doubles the rate from start_rate, then bisects; CPS is the highest rate that passed, mean "
-             "and 95% CI over repetitions (≥: the search stopped at the client, the server or max_rate, not the "
-             "DUT).",
-             "", markdown_table("object", ["CPS (conn/s)", "95% CI", "n", "limit", "connect ms mean / max",
-                                           "TTFB ms mean / max", "request ms p50 / p99", "failed at CPS"], rows)]
+             "and 95% CI over repetitions (≥: the search stopped at the client, the server, responses served late "
+             "or max_rate, not provably the DUT).",
+             "", markdown_table("object", ["CPS (conn/s)", "95% CI", "n", "limit", *TIME_HEADERS[captured],
+                                           "failed at CPS"], rows)]
+    if captured:
+        lines += ["", "Times per connection, in a latency trial after each search at " + ", ".join(
+            f"{_rate(s.latency_rate)} conn/s" for s in summaries if s.latency_rate is not None) + " (a share of the "
+            "rate found: RFC 9411 section 7.4), from a packet capture on the client (tcpdump): connect is the first "
+            "SYN to the SYN-ACK, TTFB the first SYN to the server's first data, response the client's request to "
+            "the server's first data (the DUT's and the server's share of TTFB); percentiles over "
+            f"{sum(s.timed_connections for s in summaries):,} connections, each the mean over the repetitions."]
+        failing = [s for s in summaries if s.latency_failed]
+        if failing:
+            lines += ["", "Latency trials lost connections (" + ", ".join(
+                f"{md_cell(_label(s))}: {s.latency_failed:,}" for s in failing) + "): their times are over the "
+                "connections that completed."]
+    slow_client = [s for s in summaries if s.client_delay_p50_s is not None and s.client_delay_p50_s > CLIENT_DELAY_S
+                   and s.client_delay_p50_s > (s.connect_p50_s or 0)]
+    if slow_client:
+        lines += ["", "The client was slow to send its requests (" + ", ".join(
+            f"{md_cell(_label(s))}: {_ms(s.client_delay_p50_s)} ms median from the SYN-ACK" for s in slow_client)
+            + "): that part of TTFB is the client's own (a busy h2load notices a connection late); the response "
+            "column leaves it out."]
+    retransmitted = [s for s in summaries if s.syn_retransmits]
+    if retransmitted:
+        lines += ["", "SYNs were sent again in the latency trials (" + ", ".join(
+            f"{md_cell(_label(s))}: {s.syn_retransmits:,} connections" for s in retransmitted) + "): the DUT or the "
+            "server dropped them, and those connections' times include the kernel's 1 s retransmission timeout "
+            "(RFC 6298) — the tail percentiles show it."]
+    wide = [s for s in summaries if s.cps.n >= 3 and (s.cps.relative_half_width or 0) > WIDE]
+    if wide:
+        lines += ["", "The repetitions disagree (" + ", ".join(
+            f"{md_cell(_label(s))}: ±{s.cps.relative_half_width * 100:.0f}% of the mean" for s in wide) + "): the "
+            "rate found moves from search to search more than the DUT would — on a shared machine, the client's and "
+            "the server's CPU; more repetitions or longer trials (duration_s) narrow it."]
     small = [s for s in summaries if s.connections_at_cps and s.connections_at_cps * loss_target < 1]
     if small:
         lines += ["", f"Trials at the rates found had {min(s.connections_at_cps for s in small):,} connections or "
@@ -185,6 +283,24 @@ def to_markdown(experiment: ExperimentRow, summaries: list[CpsSummary], tools: s
                       for item in s.not_dut]
             advice = dict.fromkeys(item["advice"] for item in s.not_dut)
             lines += [f"  - what to change: {md_cell(text)}" for text in advice]
+    line = [s for s in summaries if s.at_line_rate]
+    if line:
+        lines += ["", "At the line rate: " + "; ".join(
+            f"{md_cell(_label(s))}: {_rate(s.cps.mean)} conn/s × {object_name(s.params['object_bytes'])} is "
+            f"{s.payload_bps / 1e6:,.0f} Mbit/s of objects alone, {s.payload_bps / s.ceiling_bps:.0%} of the "
+            f"{s.ceiling_bps / 1e6:,.0f} Mbit/s TCP ceiling ({md_cell(s.ceiling_source)})" for s in line)
+            + ". The link carries no more: these rates are the link's, and responses served late there are the "
+            "link's queue (headers and handshakes add to the objects, and the trial's queues let it pass a few "
+            "percent above)."]
+    late = [s for s in summaries if s.late and not s.at_line_rate]
+    if late:
+        lines += ["", "## Served late", "",
+                  "Trials that completed every connection yet failed: the responses fell behind the offered rate "
+                  "(RFC 9411 asks for constant concurrent connections; a longer trial would have lost them). The "
+                  "trial cannot tell whether the DUT, the server or the client fell behind, so the rate is a lower "
+                  "bound of the DUT's (≥); the latency trial's response and client-delay times show which side is "
+                  "slow at half that rate."]
+        lines += [f"- {md_cell(_label(s))}: {md_cell(text)}" for s in late for text in s.late]
     states = [(s, v) for s in summaries for v in s.state]
     if states:
         lines += ["", "## The DUT's state table", ""]
@@ -210,6 +326,7 @@ def to_json(experiment: ExperimentRow, summaries: list[CpsSummary], searches: li
 
 
 CSV_FIGURES = ("cps", "upper", "upper_verdict", "limit", "trials")
+CAPTURE_COLUMNS = (("connect", "p50"), ("connect", "p99"), ("ttfb", "p50"), ("ttfb", "p90"), ("ttfb", "p99"))
 
 
 def to_csv(experiment: ExperimentRow, searches: list[dict[str, Any]]) -> str:
@@ -217,13 +334,15 @@ def to_csv(experiment: ExperimentRow, searches: list[dict[str, Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["experiment", *names, "status", *CSV_FIGURES, "connect_mean_s", "ttfb_mean_s", "request_p50_s",
-                     "request_p99_s", "failed_at_cps", "connections_at_cps"])
+                     "request_p99_s", "connect_p50_s", "connect_p99_s", "ttfb_p50_s", "ttfb_p90_s", "ttfb_p99_s",
+                     "failed_at_cps", "connections_at_cps"])
     for s in searches:
         writer.writerow([safe(v) for v in [
             experiment.name, *[s["params"].get(n) for n in names], s["status"],
             *[s["results"].get(f) for f in CSV_FIGURES], _at(s, "timings", "connect", "mean"),
             _at(s, "timings", "ttfb", "mean"), _at(s, "request_percentiles", "p50"),
-            _at(s, "request_percentiles", "p99"), _at(s, "failed"), _at(s, "connections")]])
+            _at(s, "request_percentiles", "p99"), *(_at(s, "capture", *path) for path in CAPTURE_COLUMNS),
+            _at(s, "failed"), _at(s, "connections")]])
     return out.getvalue()
 
 

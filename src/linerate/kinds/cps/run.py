@@ -60,15 +60,25 @@ class CpsResult:
     upper: float | None = None  # the lowest that did not
     upper_verdict: str | None = None
     limit: str = "no lower bound"
-    trials: list[CpsTrial] = field(default_factory=list)
+    trials: list[CpsTrial] = field(default_factory=list)  # the search's
+    latency: CpsTrial | None = None  # the trial at latency_load x the rate found, with the capture
     replayed: int = 0
     generator: str | None = None
     server: str | None = None
 
     @property
+    def measured(self) -> int:
+        return len(self.trials) + (self.latency is not None) - self.replayed
+
+    @property
     def found(self) -> CpsTrial | None:
         """The trial that set the result: the last passing one at `lower`."""
         return next((t for t in reversed(self.trials) if t.verdict == PASS and t.rate == self.lower), None)
+
+    def late_evidence(self) -> str | None:
+        """Why the trial that set the upper bound failed although its connections completed."""
+        bound = next((t for t in self.trials if t.rate == self.upper and t.verdict != PASS), None)
+        return bound.late if bound is not None else None
 
     def limit_evidence(self) -> list[dict]:
         """The non-DUT limits of the trial that set the upper bound (what the report quotes)."""
@@ -82,26 +92,38 @@ class CpsResult:
     def to_dict(self) -> dict[str, Any]:
         found = self.found
         return {"params": self.params, "cps": self.lower, "upper": self.upper, "upper_verdict": self.upper_verdict,
-                "limit": self.limit, "limit_evidence": self.limit_evidence(), "warnings": self.warnings(),
+                "limit": self.limit, "limit_evidence": self.limit_evidence(), "late_evidence": self.late_evidence(),
+                "warnings": self.warnings(),
                 "loss_target": self.loss_target, "trials": len(self.trials), "replayed": self.replayed,
                 "generator": self.generator, "server": self.server,
                 "at_cps": None if found is None else {
                     "connections": found.connections, "failed": found.failed, "timings": found.timings,
-                    "request_percentiles": found.request_percentiles, "h2load_s": found.h2load_s}}
+                    "request_percentiles": found.request_percentiles, "h2load_s": found.h2load_s},
+                "latency": None if self.latency is None else {
+                    "rate": self.latency.rate, "connections": self.latency.connections,
+                    "failed": self.latency.failed, "verdict": self.latency.verdict, "capture": self.latency.capture,
+                    "timings": self.latency.timings, "request_percentiles": self.latency.request_percentiles,
+                    "notes": list(self.latency.notes)}}
 
 
-def stored_trials(store: Store, row: Any) -> list[CpsTrial]:
+SEARCH, LATENCY = "search", "latency"  # the purposes of a search's stored trials
+
+
+def stored_trials(store: Store, row: Any) -> list[tuple[str, CpsTrial]]:
+    """(purpose, trial) of every stored trial of the search, in order."""
     figures = (json.loads(row["results"] or "{}") if isinstance(row["results"], str) else row["results"] or {})
     by_seq = figures.get("trial_figures", {})
-    return [CpsTrial.from_stored(r, by_seq.get(str(r["seq"]))) for r in store.search_trials(row["id"])]
+    return [(r["purpose"], CpsTrial.from_stored(r, by_seq.get(str(r["seq"])))) for r in store.search_trials(row["id"])]
 
 
 def search_object_size(store: Store, experiment_id: int, params: dict[str, Any], options: CpsOptions,
-                       duration_s: float, measure: Callable[[float], CpsTrial], *, generator: str | None = None,
+                       duration_s: float, measure: Callable[..., CpsTrial], *, generator: str | None = None,
                        server: str | None = None, on_trial: Callable[[CpsResult, CpsTrial, bool], None] | None = None,
                        ) -> CpsResult:
-    """One search: stored trials replayed, then measured until the search is done; every trial
-    stored as it ends. A search already done is replayed whole, never measured again."""
+    """One search: stored trials replayed, then measured until the search is done, then (with
+    latency_load) one trial at that share of the rate found with the client's capture
+    (measure(rate, capture=True)); every trial stored as it ends. A search already done is
+    replayed whole, never measured again."""
     row = store.ensure_search(experiment_id, params, options.goals(duration_s), LIBRARY)
     if generator:
         store.update_search(row["id"], generator=generator)
@@ -109,24 +131,35 @@ def search_object_size(store: Store, experiment_id: int, params: dict[str, Any],
                         pace=lambda rate: h2load.pacing(max(rate, 1.0)).rate_per_s)
     result = CpsResult(params, options.loss_target, generator=generator, server=server)
     figures: dict[str, Any] = {}
-    for trial in stored_trials(store, row):
+
+    def stored(trial: CpsTrial, purpose: str) -> None:
+        figures[str(len(figures))] = trial.figures()
+        store.update_search(row["id"], results={"trial_figures": figures})  # before the row: never one without
+        store.add_search_trial(row["id"], len(figures) - 1, purpose, trial.to_record())
+
+    for purpose, trial in stored_trials(store, row):
+        figures[str(len(figures))] = trial.figures()
+        result.replayed += 1
+        if purpose == LATENCY:
+            result.latency = trial
+            continue
         search.record(trial.rate, trial.verdict)
         result.trials.append(trial)
-        result.replayed += 1
-        figures[str(len(figures))] = trial.figures()
         if on_trial is not None:
             on_trial(result, trial, True)
     try:
         while (rate := search.next_rate()) is not None:
             trial = measure(rate)
-            seq = len(result.trials)
-            figures[str(seq)] = trial.figures()
-            store.update_search(row["id"], results={"trial_figures": figures})  # before the row: never one without
-            store.add_search_trial(row["id"], seq, "search", trial.to_record())
+            stored(trial, SEARCH)
             search.record(trial.rate, trial.verdict)
             result.trials.append(trial)
             if on_trial is not None:
                 on_trial(result, trial, False)
+        if options.latency_load and search.lower and result.latency is None:
+            result.latency = measure(search.lower * options.latency_load, capture=True)
+            stored(result.latency, LATENCY)
+            if on_trial is not None:
+                on_trial(result, result.latency, False)
     except Exception as exc:
         store.update_search(row["id"], status="failed", error=str(exc)[:500], ended_at=time.time())
         raise
@@ -146,7 +179,7 @@ class CpsRun:
 
     @property
     def trials_measured(self) -> int:
-        return sum(len(r.trials) - r.replayed for r in self.results)
+        return sum(r.measured for r in self.results)
 
     def summary(self, where: str) -> str:
         client_bound = sum(1 for r in self.results if r.limit == "client" or r.upper_verdict == CLIENT)
@@ -197,9 +230,16 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
     say = lambda text: context.on_event(Event("message", message=text))  # noqa: E731
 
     def on_trial(result: CpsResult, trial: CpsTrial, replayed: bool) -> None:
-        say(f"  {object_name(result.params['object_bytes'])}: {'replayed' if replayed else 'measured'} "
-            f"{trial.rate:,.0f} conn/s: {trial.succeeded:,}/{trial.connections:,} ok, {trial.failed:,} failed "
-            f"-> {trial.verdict}")
+        name = object_name(result.params['object_bytes'])
+        if trial is result.latency:
+            ttfb = trial.capture.get("ttfb") or {}
+            times = (f"TTFB p50 {ttfb['p50'] * 1000:.2f} ms, p99 {ttfb['p99'] * 1000:.2f} ms" if ttfb else
+                     "; ".join(trial.notes[-1:]) or "no capture")
+            say(f"  {name}: latency trial at {trial.rate:,.0f} conn/s ({options.latency_load:g} x the rate found): "
+                f"{trial.succeeded:,}/{trial.connections:,} ok, {times}")
+            return
+        say(f"  {name}: {'replayed' if replayed else 'measured'} {trial.rate:,.0f} conn/s: {trial.succeeded:,}/"
+            f"{trial.connections:,} ok, {trial.failed:,} failed -> {trial.verdict}")
 
     with contextlib.ExitStack() as stack:
         beds, servers, versions, timeouts, baselines, lingers = {}, {}, {}, {}, {}, {}
@@ -229,10 +269,10 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
                 read_state = read_or_empty(bed.state_counters)
                 linger = lingers[key]
 
-                def measure(rate: float) -> CpsTrial:
+                def measure(rate: float, capture: bool = False) -> CpsTrial:
                     return measure_trial(client, server, url, rate, float(experiment.duration_s), options,
                                          read_dut=read_or_empty(bed.dut_counters), read_state=read_state,
-                                         state_timeouts=timeouts[key], sleep=sleep,
+                                         state_timeouts=timeouts[key], sleep=sleep, capture=capture,
                                          settle=lambda n: settle_state(read_state, baselines[key], n, linger, sleep))
 
                 bed.apply_knobs()  # real hosts: this combination's DUT knobs (journaled), before its search
@@ -244,6 +284,6 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
                 run.results.append(result)
                 rate = "no rate passed" if result.lower is None else f"{result.lower:,.0f} conn/s"
                 say(f"repetition {repetition}/{experiment.repetitions}: IPv{family} {object_name(size)} {rate} "
-                    f"(limit: {result.limit}; {len(result.trials) - result.replayed} trials measured, "
+                    f"(limit: {result.limit}; {result.measured} trials measured, "
                     f"{result.replayed} replayed)")
     return run

@@ -15,7 +15,10 @@ maximum to a granularity, CSIT's CPS tests hand MLRsearch the same question. Thi
 Every decision depends only on the verdicts before it, so a resumed run replays the stored trials
 and arrives at the same next rate (as rfc2544's MLRsearch replay does).
 
-A trial's verdict (verdict()): "pass" below the loss target; otherwise whose failure it was —
+A trial's verdict (verdict()): "pass" below the loss target and served in step with the offered
+rate (served_late(): RFC 9411's tests also ask that concurrent connections stay constant, which
+"shows the DUT opens and closes connections at approximately the same rate"; in a short trial a DUT
+that cannot keep up still completes every connection, late, from its queues); otherwise whose failure it was —
 "client" when the client did not offer the load (it could not open connections, fell behind its
 pacing) or had used up its ports, "server" when nginx logged errors, else "dut". A failed trial of
 any kind is an upper bound (nothing above it was measured), but only a "dut" upper bound makes the
@@ -27,10 +30,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from linerate.kinds.cps.limits import Limit
 
-PASS, DUT, CLIENT, SERVER = "pass", "dut", "client", "server"
-VERDICTS = (PASS, DUT, CLIENT, SERVER)
+PASS, DUT, CLIENT, SERVER, LATE = "pass", "dut", "client", "server", "late"
+VERDICTS = (PASS, DUT, CLIENT, SERVER, LATE)
 MIN_RATE = 1.0
 
 
@@ -39,11 +44,41 @@ def passes(attempted: int, failures: int, loss_target: float) -> bool:
     return failures == 0 or (attempted > 0 and failures / attempted < loss_target)
 
 
-def verdict(attempted: int, failures: int, loss_target: float, limits: Sequence[Limit]) -> str:
+LATE_RELATIVE = 0.03  # the median request time may grow by 3% of the trial's span (3% more load than served) ...
+LATE_ABSOLUTE_S = 0.02  # ... plus 20 ms, from its first fifth of connections to its last, before it counts as late
+FIFTH = 5
+
+
+def served_late(starts_s: Sequence[float], elapsed_s: Sequence[float]) -> str | None:
+    """Evidence that the connections were served ever later during the trial (None: in step).
+    starts_s/elapsed_s: each request's start and its time to the end of the response (h2load's
+    per-request log). Compares the median request time of the first fifth of requests (by start)
+    with that of the last fifth: a DUT, link or server that keeps up serves both alike; one that
+    falls behind queues the rest, and the time grows with the backlog (by about the share of the
+    load it could not serve, times the trial's span)."""
+    pairs = sorted(zip(starts_s, elapsed_s))
+    if len(pairs) < 2 * FIFTH:
+        return None
+    span = pairs[-1][0] - pairs[0][0]
+    fifth = len(pairs) // FIFTH
+    first = float(np.median([e for _, e in pairs[:fifth]]))
+    last = float(np.median([e for _, e in pairs[-fifth:]]))
+    if last - first <= LATE_RELATIVE * span + LATE_ABSOLUTE_S:
+        return None
+    return (f"request times grew from {first * 1000:,.0f} ms (median, first fifth of the trial's requests) to "
+            f"{last * 1000:,.0f} ms (median, last fifth) within {span:.1f} s: responses fell behind the "
+            "offered rate and queued — in the DUT's path, the server or the client; every connection completed "
+            "only because the trial was short")
+
+
+def verdict(attempted: int, failures: int, loss_target: float, limits: Sequence[Limit], late: str | None = None
+            ) -> str:
     if any(limit.blocking for limit in limits):
         return CLIENT  # the load was not offered: the trial says nothing about the DUT
     if passes(attempted, failures, loss_target):
-        return PASS
+        # served late: the DUT's path, the server or the client (a busy h2load reads late too) — the
+        # search's trials cannot tell which, so the rate found is a lower bound of the DUT's
+        return LATE if late else PASS
     if any(limit.code == "client-ports" for limit in limits):
         return CLIENT
     if any(limit.side == "server" for limit in limits):
@@ -51,7 +86,7 @@ def verdict(attempted: int, failures: int, loss_target: float, limits: Sequence[
     return DUT
 
 
-LIMIT_NAMES = {DUT: "DUT", CLIENT: "client", SERVER: "server"}
+LIMIT_NAMES = {DUT: "DUT", CLIENT: "client", SERVER: "server", LATE: "served late"}
 
 
 @dataclass
@@ -96,7 +131,7 @@ class RateSearch:
 
     @property
     def limit(self) -> str:
-        """What stopped the rate from going higher: "DUT", "client", "server", "max_rate" (every
+        """What stopped the rate from going higher: "DUT", "client", "server", "served late", "max_rate" (every
         rate up to max_rate passed), or "no lower bound" (even the lowest rate failed)."""
         if self.lower is None:
             return "no lower bound"

@@ -3,8 +3,10 @@ HTTP/1.1 request each for one object from nginx on the server, through the DUT.
 
 Around the h2load run, the client's port facts are read (kinds/cps/limits.py) — before it, after
 waiting for earlier trials' TIME_WAIT sockets to expire when this trial's connections would not fit
-— and after it; h2load's per-request log is read back for request-time percentiles; nginx's error
-log for its new lines. The verdict and the non-DUT limits come from those facts alone.
+— and after it; h2load's per-request log is read back for request-time percentiles and to tell
+whether the responses fell behind the offered rate (search.served_late); nginx's error log for its
+new lines. The verdict and the non-DUT limits come from those facts alone. A latency trial also
+runs the client's packet capture around h2load (kinds/cps/capture.py).
 
 What a trial stores (a row of search_trials, committed the moment it ends, plus its figures):
 intended_load_fps is the offered rate in connections/s, intended_count the connections, sent the
@@ -24,9 +26,10 @@ from typing import Any, Protocol
 
 from linerate.errors import LinerateError, ParseError
 from linerate.exec import Executor
+from linerate.kinds.cps import capture as client_capture
 from linerate.kinds.cps.limits import read_client_state, trial_limits, wait_for_ports
 from linerate.kinds.cps.options import CpsOptions
-from linerate.kinds.cps.search import verdict
+from linerate.kinds.cps.search import served_late, verdict
 from linerate.traffic import h2load
 
 RUN_MARGIN_S = 60  # beyond the trial's own length and its timeout, before h2load counts as hung
@@ -47,6 +50,8 @@ class CpsTrial:
     h2load_s: float = 0.0
     timings: dict[str, dict[str, float | None]] = field(default_factory=dict)  # connect/ttfb/request, seconds
     request_percentiles: dict[str, float] = field(default_factory=dict)  # p50/p90/p99 from --log-file
+    capture: dict[str, Any] = field(default_factory=dict)  # connect/ttfb percentiles (traffic/tcp_timings.py)
+    late: str | None = None  # evidence that responses fell behind the offered rate (search.served_late)
     status: dict[str, int] = field(default_factory=dict)
     limits: tuple[dict, ...] = ()
     client_before: dict = field(default_factory=dict)
@@ -76,7 +81,8 @@ class CpsTrial:
     def figures(self) -> dict[str, Any]:
         """What the row has no column for."""
         return {"verdict": self.verdict, "failed": self.failed, "errored": self.errored, "timeout": self.timeout,
-                "timings": self.timings, "request_percentiles": self.request_percentiles, "status": self.status,
+                "timings": self.timings, "request_percentiles": self.request_percentiles, "capture": self.capture,
+                "late": self.late, "status": self.status,
                 "limits": list(self.limits), "client_before": self.client_before, "client_after": self.client_after,
                 "waited_s": self.waited_s, "notes": list(self.notes), "state_before": self.state_before,
                 "state_after": self.state_after, "state_timeouts": self.state_timeouts}
@@ -94,7 +100,8 @@ class CpsTrial:
                    failed=failed, client_failures=unsent, errored=figures.get("errored", 0),
                    timeout=figures.get("timeout"), h2load_s=float(row["send_s"]),
                    timings=figures.get("timings", {}), request_percentiles=figures.get("request_percentiles", {}),
-                   status=figures.get("status", {}), limits=tuple(figures.get("limits", ())),
+                   capture=figures.get("capture", {}), late=figures.get("late"), status=figures.get("status", {}),
+                   limits=tuple(figures.get("limits", ())),
                    client_before=figures.get("client_before", {}), client_after=figures.get("client_after", {}),
                    waited_s=figures.get("waited_s", 0.0), argv=tuple(_json_list(row["argv"])),
                    notes=tuple(figures.get("notes", ())), state_before=figures.get("state_before", {}),
@@ -137,10 +144,11 @@ def run_h2load(client: Executor, argv: list[str], timeout_s: float) -> h2load.H2
 def measure_trial(client: Executor, server: Server, url: str, rate: float, duration_s: float, options: CpsOptions,
                   *, read_dut: Callable[[], dict[str, int]] = dict, read_state: Callable[[], dict[str, int]] = dict,
                   state_timeouts: dict[str, int] | None = None, settle: Callable[[int], str | None] = lambda n: None,
-                  sleep: Callable[[float], None] = time.sleep,
-                  clock: Callable[[], float] = time.time) -> CpsTrial:
-    """One trial at (about) `rate` connections/s for `duration_s`; LinerateError when h2load could not
-    run at all (a trial that ran, however badly, is a CpsTrial)."""
+                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time,
+                  capture: bool = False) -> CpsTrial:
+    """One trial at (about) `rate` connections/s for `duration_s`, with a packet capture on the client
+    when `capture` (kinds/cps/capture.py); LinerateError when h2load could not run at all (a trial
+    that ran, however badly, is a CpsTrial)."""
     pace = h2load.pacing(rate)
     connections = max(pace.per_period, round(pace.rate_per_s * duration_s))
     notes = [note for note in (settle(connections),) if note]  # room in the DUT's state table for this trial
@@ -151,21 +159,29 @@ def measure_trial(client: Executor, server: Server, url: str, rate: float, durat
     threads = max(1, min(options.threads, pace.per_period))  # h2load wants a connection per thread and period
     argv = h2load.client_argv([url], connections=connections, pace=pace, threads=threads,
                               inactivity_timeout_s=options.timeout_s, log_file=log)
+    limit_s = connections / pace.rate_per_s + options.timeout_s + RUN_MARGIN_S
+    capturing = client_capture.start(client, url, connections) if capture else None
     dut_before, state_before = read_dut(), read_state()
     started = clock()
     try:
-        result = run_h2load(client, argv, connections / pace.rate_per_s + options.timeout_s + RUN_MARGIN_S)
+        result = run_h2load(client, capturing.argv(argv, limit_s) if capturing else argv, limit_s)
     finally:
         ended = clock()
         log_text = client.run(["cat", log], timeout_s=60, check=False).stdout
         client.run(["rm", "-f", "--", log], timeout_s=15, check=False)
+        captured, capture_note = client_capture.finish(client, capturing) if capturing else ({}, None)
+    if capture_note:
+        notes.append(capture_note)
     dut_after, state_after = read_dut(), read_state()
     after = read_client_state(client)
     try:
-        percentiles = h2load.request_percentiles(h2load.parse_log(log_text))
+        records = h2load.parse_log(log_text)
     except ParseError as exc:
-        percentiles = {}
+        records = []
         notes.append(f"the per-request log could not be read ({exc}); no request-time percentiles")
+    percentiles = h2load.request_percentiles(records)
+    done = [r for r in records if 200 <= r.status < 400]
+    late = served_late([r.start_us / 1e6 for r in done], [r.elapsed_us / 1e6 for r in done])
     if result.total != connections:
         notes.append(f"h2load counted {result.total} requests for {connections} connections")
     limits = trial_limits(before, after, result, pace, connections, options.timeout_s, server.new_errors())
@@ -174,10 +190,11 @@ def measure_trial(client: Executor, server: Server, url: str, rate: float, durat
     failed = max(connections - succeeded, result.connect_failures)
     return CpsTrial(
         rate=pace.rate_per_s, connections=connections, duration_s=duration_s,
-        verdict=verdict(connections, failed, options.loss_target, limits), succeeded=succeeded,
+        verdict=verdict(connections, failed, options.loss_target, limits, late), succeeded=succeeded,
         failed=failed, client_failures=min(result.connect_failures, failed), errored=result.errored,
         timeout=result.timeout, h2load_s=result.duration_s, timings=_timings(result),
-        request_percentiles=percentiles, status=result.status, limits=tuple(limit.to_dict() for limit in limits),
+        request_percentiles=percentiles, capture=captured, late=late, status=result.status,
+        limits=tuple(limit.to_dict() for limit in limits),
         client_before=before.to_dict(), client_after=after.to_dict(), waited_s=waited, argv=tuple(argv),
         notes=tuple(notes), dut_counters=_delta(dut_before, dut_after), state_before=state_before,
         state_after=state_after, state_timeouts=dict(state_timeouts or {}), started_at=started, ended_at=ended)
