@@ -2,16 +2,17 @@
 throughput trials keep theirs: stored with each trial, replayed on resume, migrated in as '[]'."""
 
 import json
+import math
 import sqlite3
 
 from linerate.exec.fake import FakeExecutor
 from linerate.search.frame_path import FramePath
 from linerate.search.measurer import PacketTrial, SentBy, measure
 from linerate.search.rfc2544 import SearchSettings, _trial_from_row, search_frame_size
-from linerate.store import Store
-from linerate.store import schema
-from linerate.traffic import iperf3_udp, trafgen
+from linerate.store import Store, schema
+from linerate.traffic import frames, iperf3_udp, trafgen
 from linerate.traffic.trafgen import TrafgenSender
+from tests.conftest import capture
 from tests.unit.test_rfc2544 import FLOW4, SimulatedPath
 
 TRAFGEN_SUMMARY = "\n{packets} packets outgoing\n{octets} bytes outgoing\n1 sec, 0 usec on CPU0 ({packets} packets)\n"
@@ -89,3 +90,41 @@ def test_older_database_gets_the_column_with_no_argv(tmp_path):
     assert store.schema_version == len(schema.MIGRATIONS)
     assert store.search_trials(1)[0]["argv"] == "[]"
     assert _trial_from_row(store.search_trials(1)[0]) == PacketTrial(1.0, None, 10, 10, 10, 0, 0, 1.0)
+
+
+def test_a_paced_send_spaces_frames_with_a_bucket_on_its_own_interface_and_removes_it():
+    """trafgen's --rate sends each second's frames at once (trafgen.c shaper_delay): a paced path puts a
+    tbf at the trial's rate on the sender's interface, sends through it (--qdisc-path) and removes it;
+    what the bucket dropped or still held when trafgen exited was not offered in time."""
+    queue = capture("tc/tbf_pacing_20k.txt")
+    client = FakeExecutor("client").respond(["timeout", "-s", "INT"],
+                                            TRAFGEN_SUMMARY.format(packets=20000, octets=1200000))
+    client.respond(["tc", "-s", "-j", "qdisc", "show"], queue).respond(["tc", "qdisc"])
+    path = FakeFramePath(TrafgenSender("0.6.8"), client)
+    path.paced = True
+    sent = path.send(64, 20000, 20000)
+    assert sent.packets == 20000
+    assert list(sent.argv) == ["timeout", "-s", "INT", "7", *trafgen.send_argv("eth0", 20000, 20000), "--qdisc-path"]
+    [pace] = trafgen.pace_argvs("eth0", 20000, 64, 4)
+    assert client.calls[0] == tuple(pace) and client.calls[-1] == tuple(trafgen.unpace_argv("eth0"))
+    # the bucket as the kernel took it (the real capture): 20,000 frames of 60 bytes/s = 9.6 Mbit/s, 2 ms deep
+    real = trafgen.parse_queue_stats(queue)
+    assert (real.sent, real.dropped, real.backlog) == (20000, 0, 0)
+    assert pace[pace.index("rate") + 1] == "9600000bit" and int(pace[pace.index("burst") + 1]) == 2400
+    # 300 frames still queued and 200 dropped when trafgen exited: 500 not offered in time
+    client.respond(["tc", "-s", "-j", "qdisc", "show"], queue.replace('"drops":0', '"drops":200').replace(
+        '"qlen":0', '"qlen":300'))
+    late = path.send(64, 20000, 20000)
+    assert late.packets == 19500 and late.bytes == 19500 * 60
+    assert trafgen.parse_queue_stats(capture("tc/tbf_pacing_backpressure.txt")).dropped == 0
+
+
+def test_unpaced_paths_and_probes_send_as_before():
+    client = FakeExecutor("client").respond(["trafgen"], TRAFGEN_SUMMARY.format(packets=500, octets=32000))
+    path = FakeFramePath(TrafgenSender("0.6.8"), client)
+    path.paced = True
+    path.send(64, None, 500)  # the generator's ceiling: as fast as it can, no bucket
+    assert [call[0] for call in client.calls] == ["trafgen"] and "--qdisc-path" not in client.calls[0]
+    imix = trafgen.pace_argvs("eth0", 1000, "imix", 4)[0]
+    sizes = [s - 4 for s in frames.cycle("imix", 4)]
+    assert imix[imix.index("rate") + 1] == f"{math.ceil(1000 * sum(sizes) / len(sizes) * 8)}bit"

@@ -137,6 +137,7 @@ class FramePath:
     sender: FrameSender
     link_bps: float | None = None
     shared_kernel: bool = False
+    paced: bool = False  # the sender may pace through a qdisc on its own interface (the lab's namespaces)
     description: str = ""  # for the table's heading: the lab, or the testbed and its line rate
 
     @property
@@ -172,8 +173,10 @@ class FramePath:
             raise LabError(f"a {biggest}-byte frame does not fit the MTU {self.mtu} of {self.device} on "
                            f"{self.client.host}; raise it to {biggest - L2_OVERHEAD} (a lab: --mtu)")
         client = _NotingArgv(self.client)
-        sent = self.sender.send(client, self.device, self.flow, frame, rate_pps, count, to_dut=to_dut)
-        return SentBy(sent.packets, sent.bytes, sent.cpu_s, client.argvs[-1] if client.argvs else ())
+        sent = self.sender.send(client, self.device, self.flow, frame, rate_pps, count, to_dut=to_dut,
+                                pace=self.paced)
+        sender_argv = next((argv for argv in reversed(client.argvs) if argv[:1] != ("tc",)), ())
+        return SentBy(sent.packets, sent.bytes, sent.cpu_s, sender_argv)
 
     def forwarded(self) -> int:
         return parse_count(self.server.run(["nft", "-j", "list", "table", "inet", COUNT_TABLE], timeout_s=10).stdout)

@@ -78,7 +78,8 @@ class Iperf3UdpSender:
         return min_frame(family)
 
     def send(self, client, device: str, flow: FlowSpec, frame: frames.FrameSize, rate_pps: int | None,
-             count: int, *, to_dut: bool = True) -> Sent:
-        """to_dut is moot: iperf3 sends only to its server."""
+             count: int, *, to_dut: bool = True, pace: bool = False) -> Sent:
+        """to_dut is moot: iperf3 sends only to its server; pace too: iperf3 spaces its datagrams itself
+        (its pacing timer, 1 ms by default)."""
         self.check(frame, flow.family)
         return run_sender(client, send_argv(flow, frame, rate_pps, count), parse_send, count, rate_pps)

@@ -3,16 +3,29 @@
 Frame size is the RFC 2544 one: MAC header to FCS. The kernel adds the FCS on a real NIC (and a
 veth has none), so trafgen is given frame − 4 bytes: Ethernet 14 + IPv4 20 / IPv6 40 + UDP 8 +
 zero padding. trafgen computes the IP and UDP checksums itself (its ipv4()/ipv6()/udp() header
-functions), reads the packet description from stdin (`--conf -`), sends `--num` frames paced by
-`--rate <n>pps` on one worker (`--cpus 1`) and prints,
-on exit, how many it sent and how long its worker spent on the CPU doing it. That CPU time is the
-sending time: trafgen's rate mode busy-waits between frames, so when the worker keeps up it equals
-the intended duration, and when it cannot (its CPU, or a device that pushes back) it is longer —
+functions), reads the packet description from stdin (`--conf -`), sends `--num` frames on one
+worker (`--cpus 1`) and prints, on exit, how many it sent and how long its worker took.
+
+Pacing. trafgen's `--rate <n>pps` does not space frames: it sends n frames as fast as it can, then
+sleeps out the rest of the second (trafgen.c shaper_delay, netsniff-ng): a "1 s trial at n fps" is
+one burst at the sender's own speed. Measured through the VM DUT here, 2 s at 5,000 frames/s: 3,843
+of 10,000 frames arrived in bursts, all 10,000 when spaced. So a paced send (`pace`, where the
+sender may change its own interface: the lab's namespaces) puts a token bucket (tbf, PACE_BUCKET_S
+deep) at the trial's rate on the sender's interface for the trial and has trafgen go through it
+(`--qdisc-path`; by default trafgen bypasses the qdisc layer): each second's burst waits in the
+bucket's queue and leaves evenly, in groups of at most PACE_BUCKET_S. What the bucket dropped, or
+still held when trafgen exited (then removed with the bucket), was not offered in time: *unsent*.
+Without `pace` (real client hosts, whose qdisc linerate does not journal) trafgen bursts as above.
+
+The worker's time is the sending time: when the worker keeps up it is the intended duration (it
+sleeps out each second), and when it cannot (its CPU, or a device that pushes back) it is longer —
 the frames were offered late: *unsent* at the intended rate, which is not a loss of the DUT.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from dataclasses import dataclass
 
@@ -25,6 +38,8 @@ FCS_BYTES = 4
 HEADERS = {4: 14 + 20 + 8, 6: 14 + 40 + 8}
 MAX_FRAME = 9018  # jumbo, as calc/ knows it
 DISCARD_PORT = 9  # RFC 863 discard: the default destination port
+PACE_BUCKET_S = 0.002  # the pacing bucket: frames leave in groups of at most 2 ms at the trial's rate
+PACE_GRACE_S = 5  # a paced trafgen is stopped after twice the trial's time plus this
 NOBODY_MAC = "02:00:00:00:00:01"  # locally administered, unused: frames for the generator's ceiling probe
 
 
@@ -94,6 +109,38 @@ def send_argv(device: str, rate_pps: int | None, count: int) -> list[str]:
     return argv
 
 
+def pace_argvs(device: str, rate_pps: int, frame: frames.FrameSize, family: int) -> list[list[str]]:
+    """tc argv that paces `rate_pps` frames/s of `frame` leaving `device` (the module docstring): a
+    tbf at the frames' bytes/s as the kernel counts them (skb->len: the frame without its FCS), a
+    bucket of PACE_BUCKET_S (at least one frame) and a queue that holds one second of frames."""
+    sizes = [size - FCS_BYTES for size in frames.cycle(frame, family)]
+    bytes_per_s = rate_pps * sum(sizes) / len(sizes)
+    bucket = max(max(sizes), math.ceil(bytes_per_s * PACE_BUCKET_S))
+    return [["tc", "qdisc", "replace", "dev", device, "root", "tbf", "rate", f"{math.ceil(bytes_per_s * 8)}bit",
+             "burst", str(bucket), "limit", str(math.ceil(bytes_per_s * 1.25) + 2 * bucket)]]
+
+
+def unpace_argv(device: str) -> list[str]:
+    return ["tc", "qdisc", "del", "dev", device, "root"]
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    sent: int
+    dropped: int
+    backlog: int  # frames still queued
+
+
+def parse_queue_stats(text: str) -> QueueStats:
+    """`tc -s -j qdisc show dev IF`: the root qdisc's packets, drops and qlen (iproute2's JSON)."""
+    try:
+        entries = json.loads(text)
+        root = next(e for e in entries if e.get("root"))
+        return QueueStats(int(root["packets"]), int(root["drops"]), int(root.get("qlen", 0)))
+    except (json.JSONDecodeError, StopIteration, KeyError, TypeError, ValueError, AttributeError):
+        raise ParseError(f"tc -s -j qdisc: no root qdisc statistics ({text.strip()[:120]!r})") from None
+
+
 @dataclass(frozen=True)
 class Sent:
     packets: int
@@ -142,11 +189,27 @@ class TrafgenSender:
         return min_frame(family)
 
     def send(self, client, device: str, flow: FlowSpec, frame: frames.FrameSize, rate_pps: int | None,
-             count: int, *, to_dut: bool = True) -> Sent:
-        """to_dut False: to an unused MAC (the generator's ceiling, without the DUT's work)."""
+             count: int, *, to_dut: bool = True, pace: bool = False) -> Sent:
+        """to_dut False: to an unused MAC (the generator's ceiling, without the DUT's work). pace: the
+        frames spaced by a tbf on `device` (the module docstring), removed again before returning."""
         if not to_dut:
             flow = FlowSpec(**{**flow.__dict__, "dst_mac": NOBODY_MAC})
         argv = send_argv(device, rate_pps, count)
         if frames.largest(frame, flow.family) > 2048:
             argv.append("--jumbo-support")
-        return run_sender(client, argv, parse, count, rate_pps, stdin=packet_config(flow, frame), with_stderr=True)
+        if not pace or rate_pps is None:
+            return run_sender(client, argv, parse, count, rate_pps, stdin=packet_config(flow, frame), with_stderr=True)
+        for step in pace_argvs(device, rate_pps, frame, flow.family):
+            client.run(step, timeout_s=15)
+        try:
+            # a bucket the host drains slowly holds trafgen back (its socket's send buffer): stopped
+            # with SIGINT after twice the trial's time, trafgen still prints what it sent; the rest is unsent
+            limit_s = math.ceil(2 * count / rate_pps) + PACE_GRACE_S
+            sent = run_sender(client, ["timeout", "-s", "INT", str(limit_s), *argv, "--qdisc-path"], parse, count,
+                              rate_pps, stdin=packet_config(flow, frame), with_stderr=True)
+            queue = parse_queue_stats(client.run(["tc", "-s", "-j", "qdisc", "show", "dev", device],
+                                                 timeout_s=15).stdout)
+        finally:
+            client.run(unpace_argv(device), timeout_s=15, check=False)  # what it still held goes with it
+        late = min(sent.packets, queue.dropped + queue.backlog)
+        return Sent(sent.packets - late, round(sent.bytes * (sent.packets - late) / max(1, sent.packets)), sent.cpu_s)

@@ -1,0 +1,38 @@
+"""rfc2544's frames through the VM DUT are spaced, not sent in trafgen's per-second bursts
+(traffic/trafgen.py): at a rate the guest forwards, a paced 1 s trial loses nothing, never more
+than the same trial sent in bursts, and the pacing bucket is gone from the client's interface
+afterwards. The lab is removed and nothing of it remains."""
+
+import json
+
+from linerate.lab.registry import Registry
+from linerate.search.measurer import measure
+from linerate.testbed.base import find_lab
+from linerate.testbed.lab_path import LabPath
+from linerate.topology.plan import CLIENT_IF
+from tests.privileged.conftest import linerate
+from tests.privileged.test_vm_lab import assert_gone
+
+RATE = 5000  # frames/s: well below what the TCG guest forwards spaced here (NDR ~25,000 at 64 bytes)
+
+
+def test_paced_frames_reach_the_server_where_bursts_overflow_the_guest():
+    linerate("lab", "up", "--name", "pacing", "--dut", "vm", "--firewall", "none", timeout=300)
+    lab_id = None
+    try:
+        lab = find_lab("pacing", Registry())
+        lab_id = lab.spec.lab_id
+        path = LabPath(lab, 4)
+        assert path.paced  # a VM DUT has queues of its own
+        with path:
+            paced = measure(path, 64, 1.0, RATE)
+            qdiscs = json.loads(path.client.run(["tc", "-j", "qdisc", "show", "dev", CLIENT_IF]).stdout)
+            path.paced = False
+            bursts = measure(path, 64, 1.0, RATE)
+        assert (paced.sent, paced.unsent, paced.dut_loss) == (RATE, 0, 0), paced
+        assert paced.forwarded == RATE and bursts.dut_loss >= paced.dut_loss
+        assert [q["kind"] for q in qdiscs] == ["noqueue"], qdiscs  # the bucket went with the trial
+    finally:
+        linerate("lab", "down", "pacing", check=False)
+    assert lab_id is not None
+    assert_gone(lab_id)
