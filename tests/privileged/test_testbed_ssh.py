@@ -269,9 +269,11 @@ def nginx_on(bed) -> list[int]:
 def test_cps_over_ssh_journals_nginx_and_restore_stops_a_killed_runs_server(bed, tmp_path):
     db = tmp_path / "c.db"
     result = linerate("cps", "--testbed", str(bed.inventory()), "--object-sizes", "1k", "--trial-duration", "1",
-                      "--max-rate", "400", "--db", str(db), "--json", timeout=600)
+                      "--max-rate", "400", "--repetitions", "1", "--db", str(db), "--json", timeout=600)
     [config] = json.loads(result.stdout)["configurations"]
     assert config["cps"]["n"] == 1 and config["cps"]["mean"] > 0
+    # the latency trial's capture ran on the remote client (tcpdump over SSH) and was read back
+    assert config["timed_connections"] > 0 and config["ttfb_p50_s"] > 0, config
     assert not nginx_on(bed)
     proc = subprocess.Popen([*LINERATE, "cps", "--testbed", str(bed.inventory()), "--object-sizes", "1k",
                              "--trial-duration", "1", "--max-rate", "100000", "--db", str(db), "--name", "killed"],

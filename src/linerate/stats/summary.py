@@ -145,3 +145,12 @@ def compare(a: Sequence[float], b: Sequence[float], label_a: str = "A", label_b:
     return Comparison(label_a, label_b, mean_a, mean_b, mean_b - mean_a,
                       (mean_b - mean_a) / mean_a if mean_a else math.inf, p_value,
                       p_value is not None and p_value < ALPHA, interval)
+
+
+def percentiles(values: Sequence[float], at: Sequence[float] = (50, 90, 99)) -> dict[str, float]:
+    """{"p50": ..., ...}: linear interpolation between closest ranks (numpy.percentile's default);
+    {} without values."""
+    if not values:
+        return {}
+    found = np.percentile(np.asarray(values, dtype=float), list(at))
+    return {f"p{p:g}": float(v) for p, v in zip(at, found)}

@@ -51,8 +51,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from linerate import stats
 from linerate.errors import ConfigError, ParseError
 
 H2LOAD = "h2load"
@@ -292,11 +291,7 @@ PERCENTILES = (50, 90, 99)
 def request_percentiles(records: Sequence[LogRecord], percentiles: Sequence[float] = PERCENTILES) -> dict[str, float]:
     """Request time (s) at each percentile over the requests that succeeded (2xx/3xx), linear
     interpolation between closest ranks (numpy.percentile's default); {} with no such request."""
-    elapsed = [r.elapsed_us / 1e6 for r in records if 200 <= r.status < 400]
-    if not elapsed:
-        return {}
-    values = np.percentile(np.asarray(elapsed, dtype=float), list(percentiles))
-    return {f"p{p:g}": float(v) for p, v in zip(percentiles, values)}
+    return stats.percentiles([r.elapsed_us / 1e6 for r in records if 200 <= r.status < 400], percentiles)
 
 
 def start_span_s(records: Sequence[LogRecord]) -> float | None:

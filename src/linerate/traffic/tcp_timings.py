@@ -44,9 +44,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from linerate.errors import ParseError
+from linerate.stats import percentiles
 
 TCPDUMP = "tcpdump"
 SNAPLEN = 128
@@ -237,20 +236,12 @@ def parse_capture(data: bytes, server: str, port: int) -> list[Connection]:
     return connections
 
 
-def percentiles(values: Sequence[float], at: Sequence[float] = PERCENTILES) -> dict[str, float]:
-    """Linear interpolation between closest ranks (numpy.percentile's default); {} without values."""
-    if not values:
-        return {}
-    found = np.percentile(np.asarray(values, dtype=float), list(at))
-    return {f"p{p:g}": float(v) for p, v in zip(at, found)}
-
-
 def summarize(connections: Sequence[Connection], log: CaptureLog | None = None, mask: int = 0) -> dict:
     """What a trial stores of its capture: percentiles of connect, first-byte, response and client
     delay times (seconds), the connections they are over, those the capture saw start but not
     finish, SYN retransmissions, and whether the capture was complete."""
     def over(name: str) -> dict[str, float]:
-        return percentiles([v for c in connections if (v := getattr(c, name)) is not None])
+        return percentiles([v for c in connections if (v := getattr(c, name)) is not None], PERCENTILES)
 
     out = {"connections": len(connections), "connect": over("connect_s"), "ttfb": over("first_byte_s"),
            "response": over("response_s"), "client_delay": over("client_delay_s"),
