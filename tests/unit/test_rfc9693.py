@@ -204,3 +204,17 @@ def test_stored_run_reports_and_resumes_without_measuring(tmp_path):
     assert "state table" in text and "Little's law" in text
     assert report.render(store, row, "csv").splitlines()[0].startswith("experiment,family,firewall")
     assert "<table>" in report.render(store, row, "html")
+
+
+def test_linux_clearing_discards_the_entry_listing_and_reads_the_count():
+    """conntrack -D lists every entry it deletes on stdout (32,000 states here overran the VM agent's
+    4 MiB): the driver discards stdout on the host, in a fixed script, and reads the count on stderr."""
+    from linerate.dut.linux import LinuxDriver
+    from linerate.exec.fake import FakeExecutor
+
+    host = FakeExecutor("dut").respond(["sh", "-c"], stderr="conntrack v1.4.7 (conntrack-tools): 32000 flow entries "
+                                       "have been deleted.\n")
+    assert LinuxDriver().clear_states(host, 4, "198.18.0.2", "198.19.0.2") == 32000
+    [argv] = host.calls
+    assert argv[:4] == ("sh", "-c", 'exec "$@" >/dev/null', "conntrack")
+    assert argv[4:] == ("conntrack", "-D", "-f", "ipv4", "-p", "udp", "-s", "198.18.0.2", "-d", "198.19.0.2")

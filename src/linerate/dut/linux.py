@@ -100,8 +100,11 @@ class LinuxDriver:
 
     def clear_states(self, host: Executor, family: int, src: str, dst: str) -> int | None:
         """conntrack -D: every UDP entry from src to dst (rfc9693's own connections, nothing else);
-        how many it deleted, None without the conntrack tool."""
-        argv = ["conntrack", "-D", "-f", "ipv4" if family == 4 else "ipv6", "-p", "udp", "-s", src, "-d", dst]
+        how many it deleted, None without the conntrack tool. conntrack prints each entry it deletes
+        on stdout (tens of MB for a large table), its count on stderr: stdout is discarded on the
+        host (a fixed sh script; the values go in as arguments)."""
+        argv = ["sh", "-c", 'exec "$@" >/dev/null', "conntrack", "conntrack", "-D", "-f", "ipv4" if family == 4
+                else "ipv6", "-p", "udp", "-s", src, "-d", dst]
         result = host.run(argv, timeout_s=120, check=False)
         return state_parsers.parse_deleted_states(result.stdout + "\n" + result.stderr)
 
