@@ -579,7 +579,8 @@ def test_a_stored_trial_is_read_back_with_its_figures(tmp_path):
                      limits=({"code": "client-ports", "evidence": "e", "advice": "a", "blocking": False},),
                      argv=("h2load", "--h1"))
     params = {"test": "cps", "object_bytes": 1024, "family": 4, "repetition": 1}
-    latency = dataclasses.replace(trial, rate=50.0, connections=100, capture={"connections": 100, "ttfb": {"p50": 1e-3}})
+    latency = dataclasses.replace(trial, rate=50.0, connections=100,
+                                  capture={"connections": 100, "ttfb": {"p50": 1e-3}})
     first = search_object_size(store, experiment_id, params, options, 2.0,
                                lambda rate, capture=False: latency if capture else trial)
     assert first.latency == latency and first.measured == 2

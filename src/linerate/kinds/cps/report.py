@@ -43,11 +43,22 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _at(search: dict[str, Any], *path: str) -> float | None:
-    value: Any = search["results"].get("at_cps")
+def _figure(search: dict[str, Any], section: str, *path: str) -> float | None:
+    """A number in a search's results: results[section][path...]; None where there is none."""
+    value: Any = search["results"].get(section)
     for step in path:
         value = value.get(step) if isinstance(value, dict) else None
     return value if isinstance(value, (int, float)) else None
+
+
+def _at(search: dict[str, Any], *path: str) -> float | None:
+    """At the rate found (the trial that set the result)."""
+    return _figure(search, "at_cps", *path)
+
+
+def _latency(search: dict[str, Any], *path: str) -> float | None:
+    """In the latency trial after the search."""
+    return _figure(search, "latency", *path)
 
 
 @dataclass(frozen=True)
@@ -155,20 +166,15 @@ def summarize_cps(store: Store, experiment_id: int) -> list[CpsSummary]:
     return sorted(out, key=lambda s: (s.params.get("family", 4), s.configuration, s.params.get("object_bytes", 0)))
 
 
-def _latency(search: dict[str, Any], *path: str) -> float | None:
-    value: Any = search["results"].get("latency")
-    for step in path:
-        value = value.get(step) if isinstance(value, dict) else None
-    return value if isinstance(value, (int, float)) else None
-
-
 def _captured(done: list[dict[str, Any]]) -> dict[str, Any]:
     """The capture's figures of the searches' latency trials: each percentile the mean over the
     repetitions."""
     def mean_of(*path: str) -> float | None:
         return _mean([v for s in done if (v := _latency(s, "capture", *path)) is not None])
 
-    return {"latency_rate": _mean([v for s in done if (v := _latency(s, "rate")) is not None]), "latency_failed": int(sum(_latency(s, "failed") or 0 for s in done)),"connect_p50_s": mean_of("connect", "p50"), "connect_p99_s": mean_of("connect", "p99"),
+    return {"latency_rate": _mean([v for s in done if (v := _latency(s, "rate")) is not None]),
+            "latency_failed": int(sum(_latency(s, "failed") or 0 for s in done)),
+            "connect_p50_s": mean_of("connect", "p50"), "connect_p99_s": mean_of("connect", "p99"),
             "ttfb_p50_s": mean_of("ttfb", "p50"), "ttfb_p90_s": mean_of("ttfb", "p90"),
             "ttfb_p99_s": mean_of("ttfb", "p99"), "response_p50_s": mean_of("response", "p50"),
             "response_p99_s": mean_of("response", "p99"), "client_delay_p50_s": mean_of("client_delay", "p50"),
@@ -209,7 +215,7 @@ def _time_cells(s: CpsSummary, captured: bool) -> list[str]:
 
 LOWER_BOUND = ("client", "server", "served late", "max_rate")  # limits that leave the DUT's rate above the figure
 LINE_SHARE = 0.9  # objects carried at this share of the link's TCP ceiling or more: the link is the limit
-WIDE = 0.25  # a 95% interval's half-width above this share of the mean is said  # limits that leave the DUT's rate above the figure
+WIDE = 0.25  # a 95% interval's half-width above this share of the mean is said
 
 
 def percent(ratio: float) -> str:
