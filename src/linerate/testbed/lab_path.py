@@ -38,8 +38,8 @@ class LabPath(FramePath):
         # Spaced frames (trafgen.py: a bucket on the client namespace's own interface, which goes with
         # the lab) where the DUT has queues of its own to overflow: the VM. A namespace DUT forwards
         # each frame on the sender's CPU within the send (veth -> backlog -> softirq), so a burst
-        # cannot outrun it, and a bucket only takes CPU from it: 64-byte NDR 202,768 frames/s sent
-        # in bursts, 127,665 through a bucket, here (README "Packet rate").
+        # cannot outrun it, and a bucket only takes CPU from it: 64-byte NDR 178,199 frames/s sent
+        # in bursts, 153,167 through a bucket, one run each here (README "Packet rate").
         self.paced = not testbed.shared_kernel
         self.description = testbed.description
 

@@ -44,6 +44,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import dpkt
+
 from linerate.errors import ParseError
 from linerate.stats import percentiles
 
@@ -161,8 +163,6 @@ class Connection:
 
 
 def _ip_layer(linktype: int, frame: bytes):
-    import dpkt
-
     if linktype == dpkt.pcap.DLT_EN10MB:
         return dpkt.ethernet.Ethernet(frame).data
     if linktype == dpkt.pcap.DLT_LINUX_SLL:
@@ -179,8 +179,6 @@ def _ip_layer(linktype: int, frame: bytes):
 
 def _segments(data: bytes) -> Iterable[tuple[float, str, int, str, int, int, int, int, int]]:
     """(time, src, sport, dst, dport, flags, seq, ack, payload bytes) of each TCP segment."""
-    import dpkt
-
     try:
         reader = (dpkt.pcapng.Reader if data[:4] == b"\x0a\x0d\x0d\x0a" else dpkt.pcap.Reader)(io.BytesIO(data))
     except (ValueError, dpkt.dpkt.Error) as exc:
