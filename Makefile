@@ -30,7 +30,9 @@ system-deps:
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test]'
+	@# the distribution was called `linerate` before it became linerate-lab: one editable install, not two
+	$(VENV)/bin/pip uninstall -q -y linerate 2>/dev/null || true
+	$(VENV)/bin/pip install -q -e '.[lab,test]'
 	touch $@
 
 demo: install

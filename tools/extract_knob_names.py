@@ -44,7 +44,7 @@ Row = tuple[str, str, str]  # name, where, origin
 
 def _linux_prefix(heading: str, current: str) -> str | None:
     """The sysctl prefix a heading of ip-sysctl.rst opens, or None if it is not a prefix heading."""
-    match = re.match(r"^/proc/sys/net/([a-z0-9_]+)/\*", heading)
+    match = re.match(r"^(?:``)?/?proc/sys/net/([a-z0-9_]+)/\*", heading)  # rst: ``proc/sys/net/sctp/*``
     if match:
         return f"net.{match.group(1)}"
     match = re.match(r"^``?([a-z0-9_]+)/(all|default|interface)/\*``?:?$", heading.strip())

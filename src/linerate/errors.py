@@ -64,7 +64,16 @@ class LabError(LinerateError):
     """The lab could not be built, found or removed."""
 
 
-class Interrupted(LinerateError):
-    """Stopped by a termination signal; what was created has been removed."""
+class Interrupted(BaseException):
+    """Stopped by a termination signal; what was created has been removed.
 
-    exit_code = 130
+    Not a LinerateError, not even an Exception: every best-effort handler in linerate catches
+    those (a telemetry read that fails leaves its figures out), and a signal caught there would be
+    swallowed and the run would go on. As a BaseException (like KeyboardInterrupt) it passes every
+    such handler, unwinds the `finally` blocks that restore and remove, and ends the run with the
+    shell's code for the signal: 128 + its number (143 for SIGTERM, 129 for SIGHUP)."""
+
+    def __init__(self, message: str, signum: int = 15):
+        super().__init__(message)
+        self.signum = signum
+        self.exit_code = 128 + signum

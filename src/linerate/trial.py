@@ -283,6 +283,8 @@ def _with_telemetry(trial: Trial, t: _Telemetry, shared_kernel: bool) -> Trial:
     dut_counters: dict[str, int] = {}
     dut: dict[str, Any] = {"shared_kernel": shared_kernel, "window_reads": len(t.window)}
     before, after = t.full.get("before"), t.full.get("after")
+    shots = [s for s in (before, after, *(r.dut for r in t.window)) if s is not None]
+    t.missing.extend(dict.fromkeys(line for shot in shots for line in shot.unreadable))  # one bad probe: its figures
     if before is not None and after is not None:
         delta = telemetry_delta(before, after)
         dut_counters = counters.delta(before.counters, after.counters)

@@ -73,7 +73,9 @@ def test_clean_leaves_live_and_kept_labs_alone():
 
 def test_doctor_reports_required_features():
     proc = run("doctor", "--json")
-    checks = {c["name"]: c for c in json.loads(proc.stdout)}
+    doc = json.loads(proc.stdout)
+    assert doc["schema_version"] == 1
+    checks = {c["name"]: c for c in doc["checks"]}
     for name in ("root", "netns", "veth", "nftables", "conntrack", "binary iperf3"):
         assert checks[name]["ok"], checks[name]
     for qdisc in ("netem", "cake", "fq", "tbf", "htb"):

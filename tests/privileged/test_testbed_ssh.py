@@ -286,3 +286,89 @@ def test_cps_over_ssh_journals_nginx_and_restore_stops_a_killed_runs_server(bed,
     while nginx_on(bed) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not nginx_on(bed)  # ... and restore stopped it by its pid file
+
+
+def test_files_on_the_hosts_never_follow_a_path_planted_in_tmp(bed, tmp_path):
+    """A local user plants links and a directory where linerate used to write as root (a cps run's
+    nginx directory and the iperf3 pid file had fixed names in /tmp): the victims are unchanged, the
+    run uses directories of its own, and leaves none behind."""
+    from linerate.testbed.inventory import load_inventory
+
+    key = load_inventory(bed.inventory()).identity_key()
+    victim = tmp_path / "victim"
+    victim.write_text("root's own file\n")
+    victim.chmod(0o600)
+    planted = [Path(f"/tmp/linerate-{key}-nginx"), Path(f"/tmp/linerate-{key}-5201.pid")]
+    for path in planted:
+        path.symlink_to(victim)
+    before = set(Path("/tmp").glob(f"linerate-{key}-*"))
+    try:
+        result = linerate("cps", "--testbed", str(bed.inventory()), "--object-sizes", "1k", "--trial-duration",
+                          "1", "--max-rate", "200", "--repetitions", "1", "--latency-load", "0",
+                          "--db", str(tmp_path / "p.db"), "--json", timeout=600)
+        assert json.loads(result.stdout)["configurations"][0]["cps"]["mean"] > 0
+        assert victim.read_text() == "root's own file\n" and victim.stat().st_mode & 0o777 == 0o600
+        assert all(path.is_symlink() for path in planted)
+        assert set(Path("/tmp").glob(f"linerate-{key}-*")) == before  # its own directories went with it
+    finally:
+        for path in planted:
+            path.unlink()
+
+
+def test_a_refused_second_run_leaves_the_first_and_its_server_alone(bed, tmp_path):
+    exp = tmp_path / "exp.toml"
+    exp.write_text(EXPERIMENT.replace("repetitions = 2", "repetitions = 8"))
+    first_db, second_db = tmp_path / "first.db", tmp_path / "second.db"
+    proc = subprocess.Popen([*LINERATE, "run", str(exp), "--testbed", str(bed.inventory()), "--db", str(first_db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not iperf3_on(bed, "server") and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        server = iperf3_on(bed, "server")
+        assert server, "the first run never started its server"
+        second = linerate("run", str(exp), "--testbed", str(bed.inventory()), "--db", str(second_db), check=False)
+        assert second.returncode == 2 and "in use by another linerate" in second.stderr
+        assert iperf3_on(bed, "server") == server  # the holder's server was not stopped
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err[-2000:]
+    with sqlite3.connect(first_db) as conn:
+        statuses = [row[0] for row in conn.execute("SELECT status FROM trials")]
+    assert statuses and set(statuses) == {"ok"}  # no trial of the first run failed
+    if second_db.exists():
+        with sqlite3.connect(second_db) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM experiments").fetchone()[0] == 0
+
+
+def test_a_remote_command_past_its_deadline_is_killed_on_the_host(bed):
+    from linerate.errors import ExecError
+    from linerate.testbed.inventory import load_inventory
+    from linerate.testbed.ssh import connect_host
+
+    dut = connect_host(load_inventory(bed.inventory()), "dut")
+    try:
+        with pytest.raises(ExecError, match="no answer within 1 s"):
+            dut.run(["sleep", "41.5"], timeout_s=1)
+        with pytest.raises(ExecError):
+            dut.run_many([["sleep", "42.5"], ["cat", "/proc/loadavg"]], timeout_s=1)
+        def hung() -> list[int]:
+            found = []
+            for pid in bed.pids_in("dut"):
+                try:
+                    if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] in ([b"sleep", b"41.5"],
+                                                                                      [b"sleep", b"42.5"]):
+                        found.append(pid)
+                except OSError:
+                    continue
+            return found
+
+        deadline = time.monotonic() + 10
+        while hung() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not hung()
+    finally:
+        dut.session.close()

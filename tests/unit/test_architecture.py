@@ -15,7 +15,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 MAX_FUNCTION_IMPORTS = 25  # of linerate modules, outside cli/
-HEAVY = re.compile(r"#.*(matplotlib|scipy|jinja2|asyncssh|pydantic)")
+HEAVY = re.compile(r"#.*(matplotlib|scipy|jinja2|asyncssh|pydantic|pyroute2|MLRsearch|dpkt)")
 
 
 def module_name(path: Path) -> str:

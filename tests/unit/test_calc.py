@@ -16,7 +16,7 @@ def close(a, b):
 @pytest.mark.parametrize("kwargs,payload,wire", [
     ({}, 1500 - 20 - 20 - 12, 1500 + 38),                               # IPv4, timestamps
     ({"family": 6}, 1500 - 40 - 20 - 12, 1538),                          # IPv6, timestamps
-    ({"timestamps": False}, 1460, 1538),                                 # seed 002's assumptions
+    ({"timestamps": False}, 1460, 1538),                                 # the APU2/OpenBSD article's assumptions
     ({"family": 6, "timestamps": False}, 1440, 1538),
     ({"mtu": 9000}, 9000 - 52, 9038),
     ({"mtu": 9000, "family": 6}, 9000 - 72, 9038),
@@ -42,7 +42,8 @@ def test_well_known_figures():
     assert round(frame_rate(1e9, 1518).frames_per_s) == 81_274
 
 
-def test_seed_002_ceilings():
+def test_ceilings_of_network_performance_tuning_on_pcengines_apu2():
+    # 'Network performance tuning on pcengines APU2' (http://dtucker.freeshell.org/apu2/):
     # "(1500-40) / (38+1500) * 119.2 MByte/s = 113.24" and "(9000-40)/(38+9000) * 119.2 = 118" (MiB/s)
     mib = 1e9 / 8 / 1024 / 1024
     assert close(goodput(LinkInput(1e9, timestamps=False)).mebibytes_per_s, 1460 / 1538 * mib)
@@ -76,8 +77,9 @@ def test_cli_json_contract():
                           "6", "--no-timestamps", "--vlan", "1", "--json"], capture_output=True, text=True, check=True)
     doc = json.loads(out.stdout)
     assert close(doc["goodput_bps"], 1e9 * 1440 / 1542) and close(doc["frames_per_s"], 1e9 / (8 * 1542))
+    assert doc["schema_version"] == 1
     table = json.loads(subprocess.run([sys.executable, "-m", "linerate", "calc", "--rfc2544", "--json"],
                                       capture_output=True, text=True, check=True).stdout)
-    assert round(table[0]["frames_per_s"]) == 1_488_095
+    assert table["schema_version"] == 1 and round(table["frames"][0]["frames_per_s"]) == 1_488_095
     bad = subprocess.run([sys.executable, "-m", "linerate", "calc", "--link", "fast"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--link" in bad.stderr

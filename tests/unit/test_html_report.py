@@ -178,3 +178,11 @@ def test_two_experiments_differing_only_in_a_fixed_value_pair_cell_by_cell(tmp_p
     assert [p.label for p in result.pairs] == ["IPv4 1 stream", "IPv6 1 stream"] and not result.unpaired
     assert result.side_differences() == [("firewall", "none", "rules:1000")]
     assert all(p.comparison.difference == pytest.approx(-135.5e6) for p in result.pairs)
+
+
+def test_an_experiment_whose_trials_all_failed_still_renders(tmp_path):
+    store = Store(tmp_path / "f.db")
+    exp = store.create_experiment("all-failed", "run", {"axes": {}}, environment={})
+    add_cell(store, exp, {"family": 4, "streams": 1, "firewall": "none"}, [], errors=["iperf3: connection refused"])
+    html = render_report(store, build_report(store, exp, detail=True))
+    assert "connection refused" in html and "mean throughput per cell" not in html.lower()

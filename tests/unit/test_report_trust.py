@@ -63,7 +63,7 @@ def test_small_samples_clip_at_zero_and_are_marked(store):
     report = build_report(store, "fw")
     small = [c for c in report.cells if c.summary.n == 2][0]
     assert small.few_trials and small.summary.ci_low == 0.0
-    assert "n=2 <3: CI unreliable" in serializer("md")(report)
+    assert "n=2 (under 3): CI unreliable" in serializer("md")(report)
     assert json.loads(serializer("json")(report))["cells"][-1]["few_trials"] is True
 
 

@@ -113,7 +113,7 @@ def test_a_table_that_could_not_be_removed_stays_journaled_and_restore_removes_i
     assert done == [f"server: nftables table inet {COUNT_TABLE} removed"] and journal.open_entries() == []
 
 
-def test_a_restore_that_fails_is_reported_once_with_the_manual_command_and_blocks_nothing(tmp_path):
+def test_a_restore_that_fails_blocks_nothing_stays_open_and_is_tried_again(tmp_path):
     journal = Journal(KEY, tmp_path / "journal")
     first = journal.add("server", JOURNAL_KIND, COUNT_TABLE, "", None)
     journal.add("server", "process", "/tmp/linerate-x.pid", "", None)
@@ -126,11 +126,21 @@ def test_a_restore_that_fails_is_reported_once_with_the_manual_command_and_block
     done = restore_journal(inventory, journal, {"server": server}, None, problems=problems)
     assert done == ["server: iperf3 server not running (no pid file)"]  # the other entry was not blocked
     assert len(problems) == 1 and f"nft delete table inet {COUNT_TABLE}" in problems[0]
-    assert f"--resolve {first}" in problems[0]
+    assert f"--resolve {first}" in problems[0] and "tries it again" in problems[0]
+    assert [e["id"] for e in journal.open_entries()] == [first]  # still open: the next restore retries it
     again: list[str] = []
-    assert restore_journal(inventory, journal, {"server": server}, None, problems=again) == [] and again == []
-    assert [e["id"] for e in journal.hand_entries()] == [first]  # kept visible until resolved
-    assert journal.resolve(first) == 1 and journal.hand_entries() == []
+    assert restore_journal(inventory, journal, {"server": server}, None, problems=again) == [] and len(again) == 1
+    server.respond(["nft", "list", "table"], returncode=1)  # the host now lets it go
+    assert restore_journal(inventory, journal, {"server": server}, None) == [
+        f"server: nftables table inet {COUNT_TABLE} already gone"]
+    assert journal.open_entries() == []
+
+
+def test_a_failed_restore_fixed_by_hand_is_resolved(tmp_path):
+    journal = Journal(KEY, tmp_path / "journal")
+    first = journal.add("server", JOURNAL_KIND, COUNT_TABLE, "", None)
+    journal.failed(first, "nft refused", "nft delete table inet x")
+    assert journal.resolve(first) == 1 and journal.open_entries() == []
 
 
 def test_an_existing_table_is_not_merged_into(tmp_path):

@@ -33,7 +33,7 @@ def test_catalog_validates_and_every_entry_has_a_source():
     assert len(names) == len(set(names)), "duplicate catalog entries"
 
 
-def test_knobs_of_the_seeds_are_present():
+def test_knobs_the_articles_name_are_in_the_catalog():
     catalog = load_catalog()
     for name in ("hw.igb.rx_process_limit", "hw.igb.tx_process_limit", "legal.intel_igb.license_ack",
                  "net.inet.ip.redirect", "net.inet6.ip6.redirect", "net.isr.dispatch", "net.inet.ip.intr_queue_maxlen",
@@ -55,8 +55,8 @@ def test_schema_rejects_bad_entries():
                              "sources": ["s"], "removed": "soon"})
 
 
-def test_seed003_blocks_give_codes_and_lines(data_dir):
-    found = findings_for([data_dir / "tuning" / "seed003_loader.conf", data_dir / "tuning" / "seed003_sysctl.conf"])
+def test_calomel_guide_blocks_give_codes_and_lines(data_dir):
+    found = findings_for([data_dir / "tuning" / "calomel_loader.conf", data_dir / "tuning" / "calomel_sysctl.conf"])
     assert found and all(f.code.startswith("LR") and f.line > 0 for f in found)
     codes = {f.code for f in found}
     assert "LR006" in codes  # net.inet.tcp.syncookies=0
@@ -64,9 +64,9 @@ def test_seed003_blocks_give_codes_and_lines(data_dir):
 
 
 def test_reenabled_obsolete_knobs_are_flagged(tmp_path, data_dir):
-    loader = (data_dir / "tuning" / "seed003_loader.conf").read_text().replace(
+    loader = (data_dir / "tuning" / "calomel_loader.conf").read_text().replace(
         '#hw.igb.rx_process_limit="-1"', 'hw.igb.rx_process_limit="-1"')
-    sysctl = (data_dir / "tuning" / "seed003_sysctl.conf").read_text().replace(
+    sysctl = (data_dir / "tuning" / "calomel_sysctl.conf").read_text().replace(
         "#net.inet.ip.fastforwarding=1", "net.inet.ip.fastforwarding=1").replace(
         "#net.inet.ip.rtexpire=10", "net.inet.ip.rtexpire=10")
     (tmp_path / "loader.conf").write_text(loader)
@@ -151,7 +151,8 @@ def test_audit_cli_json_and_exit_codes(data_dir, tmp_path):
                "--role", "nat-firewall", "--json")
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
-    assert {"code", "severity", "file", "line", "evidence", "message", "fix"} <= set(doc[0])
+    assert doc["schema_version"] == 1
+    assert {"code", "severity", "file", "line", "evidence", "message", "fix"} <= set(doc["findings"][0])
 
 
 def test_explain_and_stats():
@@ -163,7 +164,7 @@ def test_explain_and_stats():
     assert "freebsd" in stats and "linux" in stats and "openbsd" in stats
 
 
-def test_recommend_follows_the_seeds():
+def test_recommend_follows_the_articles():
     new = recommend("pfsense", "2.6.0", "nat-firewall", nic="igb", cores=4)
     assert not new.files and "no loader tweaks are needed" in " ".join(new.notes)
     old = recommend("pfsense", "2.4.5", "nat-firewall", nic="igb", cores=4)

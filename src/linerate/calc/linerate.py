@@ -72,7 +72,7 @@ ENCAPSULATIONS: dict[str, Encapsulation] = {e.name: e for e in (
                   "HMAC-SHA1-96 ICV 12 (RFC 3602, 2404)", esp_iv=16, esp_block=16, esp_icv=12),
 )}
 
-_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:bit|bps|b)?(?:/s)?\s*$", re.IGNORECASE)
+_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:bit|bps|b)?(?:/s)?\s*", re.IGNORECASE | re.ASCII)
 _UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
 
@@ -81,7 +81,7 @@ def parse_rate(text: str | int | float) -> float:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value = float(text)
     else:
-        match = _RATE_RE.match(str(text))
+        match = _RATE_RE.fullmatch(str(text))
         if not match:
             raise ValueError(f"'{text}' is not a link rate; use e.g. 100m, 1g, 2.5g, 10g or bit/s")
         value = float(match.group(1)) * _UNITS[match.group(2).lower()]

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
-
 from linerate.calc import ENCAPSULATIONS, LinkInput, frame_rate, goodput, parse_rate, rfc2544_table
 from linerate.errors import ConfigError
+from linerate.schema import dumps
 
 
 def rate_type(text: str) -> float:
@@ -39,7 +38,7 @@ def cmd_calc(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise ConfigError("--frame-size", str(exc)) from None
         if args.json:
-            print(json.dumps([row.__dict__ for row in rows], indent=2))
+            print(dumps({"frames": [row.__dict__ for row in rows]}))
         else:
             print(f"{'frame bytes':>11}  {'frames/s':>14}  {'frame Mbit/s':>13}  {'wire bytes':>10}")
             for row in rows:
@@ -52,7 +51,7 @@ def cmd_calc(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError("--mtu" if "MTU" in str(exc) or "mtu" in str(exc) else "calc", str(exc)) from None
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(dumps(result.to_dict()))
         return 0
     print(f"link {args.link / 1e6:,.0f} Mbit/s, MTU {args.mtu}, IPv{args.family} {args.protocol.upper()}"
           f"{'' if args.protocol == 'udp' else (' with' if not args.no_timestamps else ' without') + ' timestamps'}"

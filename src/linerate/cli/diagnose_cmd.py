@@ -4,11 +4,10 @@ firewall's shell (--before/--after), and the one-line script that takes such a s
 from __future__ import annotations
 
 import argparse
-import json
-
 from linerate.cli.options import add_db, open_store
 from linerate.cli.options import add_json_flag
 from linerate.errors import ConfigError
+from linerate.schema import dumps
 
 MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024
 
@@ -68,10 +67,10 @@ def _offline(args: argparse.Namespace) -> int:
     facts = snapshot_facts(before, after, args.os)
     verdicts = [v for v in diagnose(facts) if v.code != "line-rate-unknown"]
     if args.json:
-        print(json.dumps({"verdicts": [v.to_dict() for v in verdicts], "cpu_source": facts.cpu_source,
-                          "since_boot": facts.since_boot, "interrupts_since_boot": facts.irq_since_boot,
-                          "unavailable": after.problems, "read": after.reading.read,
-                          "not_understood": after.not_understood}, indent=2))
+        print(dumps({"verdicts": [v.to_dict() for v in verdicts], "cpu_source": facts.cpu_source,
+                     "since_boot": facts.since_boot, "interrupts_since_boot": facts.irq_since_boot,
+                     "unavailable": after.problems, "read": after.reading.read,
+                     "not_understood": after.not_understood}))
         return 0
     for verdict in verdicts:
         _print_verdict(verdict)
@@ -95,10 +94,10 @@ def _experiment(args: argparse.Namespace) -> int:
     report = build_report(open_store(args, create=False), args.experiment)
     column_axes = [n for n in report.varying() if n not in ROW_AXES]
     if args.json:
-        print(json.dumps({"experiment": report.experiment.name, "cells": [
+        print(dumps({"experiment": report.experiment.name, "cells": [
             {"cell_id": c.cell_id, "params": c.params, "mean_bps": c.summary.mean, "ceiling_bps": c.ceiling_bps,
              "line_rate_fraction": c.line_rate_fraction, "verdicts": [v.to_dict() for v in c.verdicts]}
-            for c in report.cells]}, indent=2))
+            for c in report.cells]}))
         return 0
     for cell in report.cells:
         fraction = cell.line_rate_fraction

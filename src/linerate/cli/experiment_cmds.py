@@ -1,4 +1,4 @@
-"""`linerate run | report | list | compare | import`: experiments, the store, statistics.
+"""`linerate run | report | list | compare | import | export`: experiments, the store, statistics.
 Heavy modules (scipy through stats, the lab through run) are imported inside the handlers."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from linerate.cli.options import add_accept_new, add_db, open_store, testbeds_for
+from linerate.cli.options import add_accept_new, add_db, add_json_flag, open_store, testbeds_for
 from linerate.errors import ConfigError
+from linerate.schema import dumps
 
 
 def seed_type(text: str) -> int:
@@ -38,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "`linerate testbed check`) instead of the namespace lab")
     add_accept_new(run)
     add_db(run)
+    add_json_flag(run)
     run.set_defaults(handler=cmd_run)
 
     tune = sub.add_parser("tune", help="find the DUT knobs that really help, with proof (a tune file: test = \"tune\")",
@@ -50,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     tune.add_argument("--testbed", metavar="INVENTORY", help="tune real hosts over SSH (inventory TOML)")
     add_accept_new(tune)
     add_db(tune)
+    add_json_flag(tune)
     tune.set_defaults(handler=cmd_tune, seed=None)
 
     report = sub.add_parser("report", help="table of a stored experiment: mean ± 95%% CI per cell",
@@ -62,8 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db(report)
     report.set_defaults(handler=cmd_report)
 
-    listing = sub.add_parser("list", help="stored experiments", description="Example: linerate list")
+    listing = sub.add_parser("list", help="stored experiments", description="Example: linerate list --json")
     add_db(listing)
+    add_json_flag(listing)
     listing.set_defaults(handler=cmd_list)
 
     cmp = sub.add_parser("compare", help="Welch's t-test, cell by cell, between two selections",
@@ -74,6 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmp.add_argument("--format", choices=("text", "html"), default="text")
     cmp.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     add_db(cmp)
+    add_json_flag(cmp)
     cmp.set_defaults(handler=cmd_compare)
 
     imp = sub.add_parser("import", help="store iperf3 -J files that were run by hand",
@@ -81,7 +86,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("files", nargs="+")
     imp.add_argument("--label", required=True, help="experiment name to store them under")
     add_db(imp)
+    add_json_flag(imp)
     imp.set_defaults(handler=cmd_import)
+
+    exp = sub.add_parser("export", help="write each trial's stored iperf3 -J output to a directory, one file per "
+                         "trial", description="Example: linerate export classic --iperf3-json classic-iperf3/")
+    exp.add_argument("experiment", nargs="?", help="name or id (default: the newest)")
+    exp.add_argument("--iperf3-json", metavar="DIR", required=True, help="directory for the files (created when "
+                     "missing): the iperf3 -J output of every trial, as iperf3 wrote it")
+    add_db(exp)
+    add_json_flag(exp)
+    exp.set_defaults(handler=cmd_export)
 
 
 def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, testbeds) -> int:
@@ -120,8 +135,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     with ProgressReporter() as reporter:
         result = run_experiment(experiment, store, testbeds, file_text=text, resume=args.resume, seed=seed,
                                 on_event=reporter)
-    print(export(store, result.experiment_id, "md"))
-    print(result.summary(str(store.path)))
+    print(export(store, result.experiment_id, "json" if args.json else "md"), end="" if args.json else "\n")
+    if not args.json:
+        print(result.summary(str(store.path)))
     return 0
 
 
@@ -174,13 +190,17 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     store = open_store(args, create=False)
     rows = store.experiments()
+    found = [{"id": exp.id, "name": exp.name, "kind": exp.kind, "status": exp.status, "started_at": exp.started_at,
+              "searches": len(store.searches(exp.id)), "cells": len(store.cell_rows(exp.id))} for exp in rows]
+    if args.json:
+        print(dumps({"database": str(store.path), "experiments": found}))
+        return 0
     if not rows:
         print(f"no experiments in {store.path}")
-    for exp in rows:
-        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(exp.started_at))
-        searches = len(store.searches(exp.id))
-        what = f"{searches} searches" if searches else f"{len(store.cell_rows(exp.id))} cells"
-        print(f"{exp.id:4}  {plain(exp.name):20} {exp.kind:7} {exp.status:11} {started}  {what}")
+    for item in found:
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(item["started_at"]))
+        what = f"{item['searches']} searches" if item["searches"] else f"{item['cells']} cells"
+        print(f"{item['id']:4}  {plain(item['name']):20} {item['kind']:7} {item['status']:11} {started}  {what}")
     return 0
 
 
@@ -188,8 +208,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from linerate.report.compare import compare_selections
 
     check_output(args.output)
+    if args.json and args.format == "html":
+        raise ConfigError("--json", "prints the comparison as JSON; drop --format html (or --json)")
     store = open_store(args, create=False)
     result = compare_selections(store, args.a, args.b)
+    if args.json:
+        emit(dumps(result.to_dict()) + "\n", args.output)
+        return 0
     if args.format == "html" and result.a.unit != "Mbit/s":
         raise ConfigError("--format", "html compares throughput experiments; compare rfc2544 experiments as text")
     if args.format == "html":
@@ -209,6 +234,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     outcome = store_parsed(open_store(args), parsed, label)
     for path, message in outcome.errors:
         print(f"{path}: error: {message}", file=sys.stderr)
-    print(f"imported {outcome.stored_ok} trial(s) into experiment '{args.label}' "
-          f"(id {outcome.experiment_id}); {len(outcome.errors)} error(s)")
+    if args.json:
+        print(dumps({"experiment": args.label, "experiment_id": outcome.experiment_id, "imported": outcome.stored_ok,
+                     "errors": [{"file": str(path), "error": message} for path, message in outcome.errors]}))
+    else:
+        print(f"imported {outcome.stored_ok} trial(s) into experiment '{args.label}' "
+              f"(id {outcome.experiment_id}); {len(outcome.errors)} error(s)")
     return 1 if outcome.errors else 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from linerate.report.iperf3_files import check_directory, export_iperf3_json
+
+    check_directory(args.iperf3_json)
+    result = export_iperf3_json(open_store(args, create=False), args.experiment, args.iperf3_json)
+    if args.json:
+        print(dumps(result.to_dict()))
+        return 0
+    skipped = f"; {len(result.without_output)} trial(s) without iperf3 output skipped" if result.without_output else ""
+    print(f"wrote {len(result.files)} iperf3 -J file(s) of experiment {result.experiment_id} to "
+          f"{result.directory}{skipped}")
+    return 0

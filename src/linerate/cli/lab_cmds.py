@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from linerate.errors import LabError
@@ -11,6 +10,7 @@ from linerate.errors import LabError
 from linerate.cli.options import (add_json_flag, add_link_options, add_vm_options, as_option, firewall_type,
                                   lab_params_from_args)
 from linerate.model import validate_lab_name
+from linerate.schema import dumps
 
 # Heavy modules (netlink, the lab) are imported inside the handlers: `linerate --version` and the
 # pure commands must not pay for them (bench/cli_startup.py).
@@ -30,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_link_options(up)
     add_vm_options(up)
     up.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    add_json_flag(up)
     up.set_defaults(handler=cmd_lab_up)
 
     status = lab_sub.add_parser("status", help="list labs and whether their owner is alive",
@@ -39,16 +40,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     down = lab_sub.add_parser("down", help="remove one lab", description="Example: linerate lab down fw1")
     down.add_argument("name")
+    add_json_flag(down)
     down.set_defaults(handler=cmd_lab_down)
 
     clean = lab_sub.add_parser("clean", help="remove labs left behind by killed linerate processes",
                                description="Example: linerate lab clean")
     clean.add_argument("--all", action="store_true", help="also remove labs kept by `lab up`")
+    add_json_flag(clean)
     clean.set_defaults(handler=cmd_lab_clean)
 
     stop = lab_sub.add_parser("stop-server", help="stop a lab's iperf3 server (to test failure paths)",
                               description="Example: linerate lab stop-server fw1")
     stop.add_argument("name")
+    add_json_flag(stop)
     stop.set_defaults(handler=cmd_lab_stop_server)
 
     guest = lab_sub.add_parser("guest", help="build (or check) the VM DUT's built-in guest from Debian packages",
@@ -72,12 +76,16 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
     # leaves an orphan that `lab clean` removes, never a lab recorded as kept.
     lab = as_option(lambda: lab_testbed(name, params, keep=False))
     if args.dry_run:
-        print(lab.describe_plan())
+        print(dumps({"lab": name, "dry_run": True, "plan": lab.describe_plan()}) if args.json else lab.describe_plan())
         return 0
     LabTestbeds().check([params])
     with_cleanup_on_error(lab)
     lab.registry.keep(lab.record)
     spec = lab.spec
+    if args.json:
+        print(dumps({"lab": name, "firewall": str(spec.firewall), "mtu": spec.mtu, "namespaces": list(spec.namespaces),
+                     "vm": lab.record.vm or None, "remove_with": f"linerate lab down {name}"}))
+        return 0
     vm = f"; VM DUT: {vm_summary(lab.record.vm)}" if lab.record.vm else ""
     print(f"lab {name} is up (firewall {spec.firewall}, MTU {spec.mtu}{vm}); "
           f"namespaces: {', '.join(spec.namespaces)}; remove with: linerate lab down {name}")
@@ -117,7 +125,7 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
         })
     unreadable = [{"file": name, "problem": why} for name, why in registry.unreadable]
     if args.json:
-        print(json.dumps({"labs": rows, "unreadable": unreadable}, indent=2))
+        print(dumps({"labs": rows, "unreadable": unreadable}))
         return 0
     if not rows and not unreadable:
         print("no labs")
@@ -140,6 +148,9 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
     from linerate.testbed.base import find_lab
 
     removed = as_option(lambda: find_lab(args.name, Registry())).down()
+    if args.json:
+        print(dumps({"lab": args.name, "removed_namespaces": list(removed)}))
+        return 0
     print(f"lab {args.name} removed ({len(removed)} namespaces)")
     return 0
 
@@ -153,29 +164,33 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     from linerate.testbed.namespace import remove_record
 
     registry = Registry()
-    cleaned = refused = 0
+    removed: list[dict] = []
+    left: list[dict] = []  # records (or state files) not acted on, with why
+    say = (lambda text: None) if args.json else print
     for record in registry.all():
         if not (record.orphaned() or (args.all and record.owner is None)):
             continue
         problems = vet(record, registry.state_dir)
         if problems:
-            refused += 1
-            print(f"left {record.kind} {record.lab_id} untouched: {'; '.join(problems)}")
+            left.append({"kind": record.kind, "lab": record.lab_id, "problem": "; ".join(problems)})
+            say(f"left {record.kind} {record.lab_id} untouched: {'; '.join(problems)}")
             continue
         try:
             remove_record(record, registry)  # as a lab's own down(): namespaces (and a VM's qemu), files, record
         except (LinerateError, OSError) as exc:
-            refused += 1
-            print(f"could not finish removing {record.kind} {record.lab_id}: {exc}; its record is kept")
+            left.append({"kind": record.kind, "lab": record.lab_id, "problem": f"could not finish removing: {exc}"})
+            say(f"could not finish removing {record.kind} {record.lab_id}: {exc}; its record is kept")
             continue
-        print(f"removed {record.kind} {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
-        cleaned += 1
+        removed.append({"kind": record.kind, "lab": record.lab_id, "namespaces": list(record.namespaces)})
+        say(f"removed {record.kind} {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
     for name, why in registry.unreadable:
-        refused += 1
-        print(f"left state file {name} untouched: {why}")
-    if not cleaned and not refused:
+        left.append({"state_file": name, "problem": why})
+        say(f"left state file {name} untouched: {why}")
+    if args.json:
+        print(dumps({"removed": removed, "left_untouched": left}))
+    elif not removed and not left:
         print("nothing to clean")
-    return 1 if refused else 0
+    return 1 if left else 0
 
 
 def cmd_lab_stop_server(args: argparse.Namespace) -> int:
@@ -192,6 +207,9 @@ def cmd_lab_stop_server(args: argparse.Namespace) -> int:
     pids = lab.server_pids()
     for pid in pids:
         os.kill(pid, signal.SIGTERM)
+    if args.json:
+        print(dumps({"lab": args.name, "stopped_pids": list(pids), "namespace": lab.spec.netns("server")}))
+        return 0
     print(f"stopped {len(pids)} process(es) in {lab.spec.netns('server')}")
     return 0
 
@@ -205,7 +223,7 @@ def cmd_lab_guest(args: argparse.Namespace) -> int:
             "busybox": guest.manifest["inputs"]["busybox_version"], "modules": len(guest.manifest["modules"]),
             "initrd_bytes": guest.initrd.stat().st_size, "build_s": guest.manifest["build_s"]}
     if args.json:
-        print(json.dumps(info, indent=2))
+        print(dumps(info))
     else:
         state = f"built in {info['build_s']} s" if built else "up to date"
         print(f"guest {state}: kernel {info['kernel']} ({info['kernel_package']}), busybox {info['busybox']}, "
@@ -218,7 +236,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     checks = preflight.run_checks()
     if args.json:
-        print(json.dumps([c.__dict__ for c in checks], indent=2))
+        print(dumps({"checks": [c.__dict__ for c in checks]}))
     else:
         for check in checks:
             mark = "ok  " if check.ok else ("FAIL" if check.required else "n/a ")

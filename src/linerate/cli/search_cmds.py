@@ -4,13 +4,14 @@ a lab built from the same options as `trial`, every search trial stored."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
 
 from linerate.cli.options import (NAME_RE, add_accept_new, add_json_flag, add_lab_options,
                                   lab_params_from_args, open_store, testbeds_for)
 from linerate.errors import ConfigError
-from linerate.search.frame_path import GENERATORS
+from linerate.numbers import is_ascii_int
+from linerate.schema import dumps
+from linerate.traffic.base import GENERATORS
 
 
 
@@ -24,7 +25,7 @@ def frame_sizes_type(text: str) -> list[int | str]:
             sizes += RFC2544_SIZES
         elif item in MIXES:
             sizes.append(item)
-        elif item.isdigit():
+        elif is_ascii_int(item):
             sizes.append(int(item))
         else:
             raise argparse.ArgumentTypeError(f"{item[:20]!r} is not a frame size; use e.g. 64,512,1518, imix, "
@@ -91,8 +92,8 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
         run = run_experiment(experiment, store, testbeds, kind_label="rfc2544", resume=args.resume, on_event=reporter,
                              settings=settings, config_extra={"goals": settings.goals(), "library": library_version()})
     if args.json:
-        print(json.dumps({"experiment_id": run.experiment_id, "config": store.experiment(run.experiment_id).config,
-                          "results": [r.to_dict() for r in run.results]}, indent=2))
+        print(dumps({"experiment_id": run.experiment_id, "config": store.experiment(run.experiment_id).config,
+                     "results": [r.to_dict() for r in run.results]}))
     else:
         where = next(iter(run.descriptions.values()), "")
         print(render_table(run.results, where, settings, library_version(), ", ".join(sorted(run.generators))))

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from linerate.cli.options import add_accept_new, open_store
+from linerate.cli.options import add_accept_new, add_json_flag, open_store
+from linerate.numbers import is_ascii_int
+from linerate.schema import dumps
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "results database")
     restore.add_argument("--resolve", metavar="ID|all", help="mark a change that needed restoring by hand as done "
                          "(after you ran the command it names)")
+    add_json_flag(restore)
     restore.set_defaults(handler=cmd_restore)
 
 
@@ -41,8 +43,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     checks, environment = run_checks(inventory, accept_new=args.accept_new_host_keys,
                                      on_message=lambda m: print(m, file=sys.stderr))
     if args.json:
-        print(json.dumps({"testbed": inventory.name, "ok": passed(checks),
-                          "checks": [c.__dict__ for c in checks], "environment": environment}, indent=2))
+        print(dumps({"testbed": inventory.name, "ok": passed(checks),
+                     "checks": [c.__dict__ for c in checks], "environment": environment}))
     else:
         from linerate.report.layout import plain
 
@@ -69,17 +71,21 @@ def cmd_restore(args: argparse.Namespace) -> int:
             journal = Journal(key)
             journal.adopt(store, inventory.dut.os if inventory.dut else None)
     if args.resolve is not None:
-        if args.resolve != "all" and not args.resolve.isdigit():
+        if args.resolve != "all" and not (is_ascii_int(args.resolve) and len(args.resolve) <= 18):
             raise ConfigError("--resolve", f"{args.resolve[:20]!r} is not an entry id; give the id restore printed, or all")
         count = journal.resolve(None if args.resolve == "all" else int(args.resolve)) if journal.exists else 0
         if not count:
             raise ConfigError("--resolve", f"no change {args.resolve} waits for a hand restore in {journal.path}")
-        print(f"testbed {inventory.name}: {count} change(s) marked restored by hand")
+        print(dumps({"testbed": inventory.name, "resolved": count}) if args.json
+              else f"testbed {inventory.name}: {count} change(s) marked restored by hand")
         return 0
     if not journal.open_entries() and not journal.hand_entries():
-        print(f"testbed {inventory.name}: nothing to restore (looked in {' and '.join(looked)})")
+        print(dumps({"testbed": inventory.name, "restored": [], "not_restored": [], "needs_restoring_by_hand": [],
+                     "still_open": 0, "looked_in": looked}) if args.json
+              else f"testbed {inventory.name}: nothing to restore (looked in {' and '.join(looked)})")
         return 0
     problems: list[str] = []
+    restored: list[str] = []
     if journal.open_entries():
         journal.hold(f"testbed {inventory.name}")  # never while a run on this testbed is live
         executors = connect_hosts(inventory, accept_new=args.accept_new_host_keys,
@@ -87,7 +93,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
         try:
             driver = detect_driver(executors["dut"], inventory.dut.os) if "dut" in executors else None
             for line in restore_journal(inventory, journal, executors, driver, problems=problems):
-                print(f"restored {line}")
+                restored.append(line)
+                if not args.json:
+                    print(f"restored {line}")
         finally:
             close_hosts(executors)
     for line in problems:
@@ -102,4 +110,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
     if left:
         print(f"{len(left)} change(s) are still open in {journal.path} (a host unreachable, or not in this "
               "inventory); run restore again", file=sys.stderr)
+    if args.json:
+        print(dumps({"testbed": inventory.name, "restored": restored, "not_restored": problems,
+                     "needs_restoring_by_hand": [{key: entry[key] for key in ("id", "role", "kind", "name", "problem",
+                                                                          "manual")} for entry in hand],
+                     "still_open": len(left), "journal": str(journal.path)}))
     return 1 if left or hand else 0

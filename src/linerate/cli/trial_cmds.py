@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 
 
 from linerate.cli.options import (add_json_flag, add_lab_options, as_option, bitrate_type,
                                   lab_params_from_args, open_store, testbeds_for)
 from linerate.errors import ConfigError
+from linerate.schema import dumps
 from linerate.model import DIRECTIONS, PROTOCOLS, Trial, TrialParams
 from linerate.report.layout import format_mbps, format_ms, row_label
 
@@ -50,8 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     trial.set_defaults(handler=cmd_trial)
 
     demo = sub.add_parser(
-        "demo", help="built-in experiment: a VM DUT's virtio offloads on/off x 1/4 streams (the namespace "
-        "lab's IPv4/IPv6 x 1/4 streams x firewall none/stateful where qemu is missing)",
+        "demo", help="built-in experiment: VM DUT (2 vCPUs, 2 queues, 1 Gbit/s link), virtio offloads on/off "
+        "x 1/8 streams; where qemu is missing, IPv4/IPv6 x 1/4 streams x firewall none/stateful in the namespace "
+        "lab (experiment/builtin.py)",
         description="Example: linerate demo --repetitions 3 --duration 2")
     demo.add_argument("--dut", choices=("auto", "vm", "namespace"), default="auto",
                       help="auto (default: vm when qemu is installed), vm or namespace")
@@ -61,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                       "2 in the namespace lab)")
     demo.add_argument("--omit", type=int, default=1, help="warm-up seconds per trial (default 1)")
     demo.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
+    add_json_flag(demo)
     demo.set_defaults(handler=cmd_demo)
 
 
@@ -122,7 +125,7 @@ def cmd_trial(args: argparse.Namespace) -> int:
         trial = testbed.run_trial(params)
     flags = flags_of(trial, lab_params)
     if args.json:
-        print(json.dumps({**trial.to_dict(), "flags": flags}, indent=2))
+        print(dumps({**trial.to_dict(), "flags": flags}))
     else:
         print(describe_trial(trial) + "".join(f" [{flag}]" for flag in flags))
     return 0 if trial.ok else 1
@@ -142,13 +145,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
             raise ConfigError(option, f"{value} is out of range; use {low} to {high}")
     dut, why = demo_dut(args.dut)
     if why:
-        print(f"demo: namespace lab, not a VM DUT: {why}")
+        print(f"demo: namespace lab, not a VM DUT: {why}", file=sys.stderr if args.json else sys.stdout)
     experiment = demo_experiment(args.repetitions, args.duration, args.omit, dut)
     testbeds = LabTestbeds()
     testbeds.check(experiment.cells())
     store = open_store(args)
     with ProgressReporter() as reporter:
         result = run_experiment(experiment, store, testbeds, kind_label="demo", on_event=reporter)
+    if args.json:
+        print(export(store, result.experiment_id, "json"), end="")
+        return 0
     print(export(store, result.experiment_id, "md"))
     print(f"stored in {store.path} as experiment {result.experiment_id}; "
           f"see `linerate report {result.experiment_id} --format json`")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from linerate.errors import ConfigError
+from linerate.schema import dumps
 from linerate.tuning.parsers import KINDS
 from linerate.tuning.versions import OS_FAMILIES, ROLES, resolve_release
 
@@ -64,7 +64,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"linerate: note: {release.note}", file=sys.stderr)
     findings = audit(load_catalog(), settings, ctx)
     if args.json:
-        print(json.dumps([f.to_dict() for f in findings], indent=2))
+        print(dumps({"findings": [f.to_dict() for f in findings]}))
     else:
         for f in findings:
             print(f"{f.file}:{f.line}: {f.code} {f.severity}: {f.message}\n    {f.evidence}\n    fix: {f.fix}")
@@ -77,6 +77,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from linerate.tuning.catalog import load_catalog
+    from linerate.tuning.releases import coverage_line
 
     catalog = load_catalog()
     if args.stats:
@@ -89,7 +90,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return _explain_listed(catalog, args.name, family, args.json)
     for knob in matches:
         if args.json:
-            print(knob.model_dump_json(indent=2))
+            print(dumps(knob.model_dump(mode="json")))
             continue
         print(f"{knob.name}  ({knob.os}, {knob.location}, {knob.type})\n  {knob.description}")
         if knob.min is not None or knob.max is not None:
@@ -107,6 +108,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if knob.risks:
             print(f"  risks: {knob.risks}")
         print("  sources:\n" + "\n".join(f"    - {s}" for s in knob.sources))
+        coverage = coverage_line(knob.os, args.name)
+        if coverage:
+            print(f"  {coverage}")
     if not args.json and family is None:  # where else the name exists without advice (kern.maxfiles: FreeBSD too)
         for other in sorted({"freebsd", "linux", "openbsd"} - {k.os for k in matches}):
             _explain_listed(catalog, args.name, other, False, quiet=True)
@@ -128,7 +132,7 @@ def _explain_stats(catalog, as_json: bool) -> int:
                       "names": len(source.rows), "sources": source.sources +
                       [f"{s.label}: {s.where}" for s in source.snapshots]})
     if as_json:
-        print(json.dumps({"catalog": stats, "with_source": sourced, "name_lists": lists}))
+        print(dumps({"catalog": stats, "with_source": sourced, "name_lists": lists}, indent=None))
         return 0
     for os, n in sorted(stats.items()):
         print(f"{os:8} {n:4} knobs with advice ({sourced[os]} with a source)")
@@ -143,6 +147,7 @@ def _explain_listed(catalog, name: str, family: str | None, as_json: bool, quiet
     """A name the catalog has no advice for: say whether it exists, per the same source declarations and
     name lists the audit uses (so explain and audit agree)."""
     from linerate.tuning.names import all_lists, close_names
+    from linerate.tuning.releases import coverage_line
     from linerate.tuning.sources import source_list
 
     families = [family] if family else ["freebsd", "linux", "openbsd"]
@@ -173,9 +178,13 @@ def _explain_listed(catalog, name: str, family: str | None, as_json: bool, quiet
         hints = sorted({h for os in families for h in close_names(name, candidates, os)})
         raise ConfigError("name", f"'{name}' is neither in the catalog, nor declared in the source, nor in a name "
                           "list" + (f"; did you mean {', '.join(hints)}?" if hints else ""))
+    for fam in {item["os"] for item in found} if not as_json else ():
+        coverage = coverage_line(fam, name)
+        if coverage:
+            print(coverage)
     for item in found:
         if as_json:
-            print(json.dumps(item))
+            print(dumps(item, indent=None))
         elif item["declared_in"]:
             absent = f"; not in {', '.join(item['absent_from'])}" if item["absent_from"] else ""
             print(f"{name} is declared on {item['os']} ({item['where']}) in {item['origin']} of the "
@@ -195,7 +204,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
         doc = advice.to_dict()
         if found is not None:
             doc["tune"] = [{"line": line, "on_this_box": status} for line, status in found]
-        print(json.dumps(doc, indent=2))
+        print(dumps(doc))
         return 0
     print(advice.render(), end="")
     if found is not None:

@@ -32,6 +32,11 @@ class Facts:
     os_family: str | None = None
     cpus: list[dict[str, float]] = field(default_factory=list)  # {"cpu", "busy_pct", "interrupt_pct", ...}
     cpu_source: str = ""
+    # the all-CPUs line of a top screen (%Cpu(s) / BusyBox 'CPU:'), when no per-CPU lines were pasted
+    cpu_total: dict[str, float] | None = None
+    # connection-state counters (linerate.dut.state_parsers keys) read from raw pfctl/conntrack pastes
+    state: dict[str, int] = field(default_factory=dict)
+    state_before: dict[str, int] | None = None
     threads: list[dict] = field(default_factory=list)  # {"name", "cpu", "pct"}, busiest first
     interrupts: dict[str, int] = field(default_factory=dict)
     nic_drops: dict[str, int] = field(default_factory=dict)  # "igb2 rx errors" -> n

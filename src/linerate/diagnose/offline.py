@@ -24,7 +24,8 @@ from linerate.errors import ConfigError, ParseError
 
 RAW_HELP = ("or raw output of /proc/interrupts, /proc/net/softnet_stat, /proc/softirqs, top, mpstat -P ALL, "
             "ethtool -S IF (per-queue packet counters, NIC-wide drop counters), FreeBSD top -P / vmstat -i / sysctl hw.intrs / netstat -Q / "
-            "netstat -i")
+            "netstat -i, pfctl -si / -sm, conntrack -S / -C, nf_conntrack_count / nf_conntrack_max")
+BOM = "\ufeff"
 PER_CPU_SECTIONS = ("cat /proc/interrupts", "cat /proc/net/softnet_stat")  # also read per CPU
 
 
@@ -47,6 +48,9 @@ def snapshot_script(os_name: str) -> str:
 
 
 def read_snapshot(text: str, os_name: str, source: str) -> Pasted:
+    # Windows editors (Notepad) save UTF-8 with a byte order mark: read past it, and name it if nothing is read
+    bom = text.startswith(BOM)
+    text = text.lstrip(BOM)
     family = OS_FAMILY[os_name]
     named = family_of(text)
     if named is not None and named != family:
@@ -76,6 +80,8 @@ def read_snapshot(text: str, os_name: str, source: str) -> Pasted:
     reading.merge(pasted)
     if not found and not pasted:
         hint = f" (not understood: {pasted.not_understood[0]})" if pasted.not_understood else ""
+        if bom:
+            hint += " (the file starts with a UTF-8 byte order mark, U+FEFF, which was skipped)"
         raise ConfigError(source, f"has no snapshot sections and no output linerate recognises{hint}; expected "
                           f"{FORMAT_HELP}, {RAW_HELP}")
     kinds = pasted.families
@@ -253,15 +259,32 @@ def _cpus(facts: Facts, before: Pasted | None, after: Pasted) -> None:
     if old is not None and len(old) == len(new):
         facts.cpus, facts.cpu_source = cpu_delta(old, new), "/proc/stat between two readings"
         return
+    facts.cpu_total = after.reading.cpu_total
     if shot_a.top_cpu:
         facts.cpus, facts.cpu_source = shot_a.top_cpu, "top's per-CPU lines in the after snapshot"
     elif after.reading.top_cpu:
         facts.cpus, facts.cpu_source = after.reading.top_cpu, after.reading.cpu_source
-    elif facts.threads:
+    elif facts.threads and facts.cpu_total is None:
+        # threads' time leaves out softirq work run outside ksoftirqd: top's all-CPUs line, when pasted, is the
+        # measured load and wins over an estimate from threads
         estimated = cpus_from_threads(facts.threads)
         if len(estimated) >= 2:
             facts.cpus = estimated
             facts.cpu_source = "estimated from top's threads per CPU (top ran without -P)"
+
+
+def _state(facts: Facts, before: Reading | None, after: Reading) -> None:
+    """Connection-state counters from raw pfctl/conntrack pastes: the last output of each kind is the
+    after; the --before file's, or the first of a kind pasted twice, the before (else since boot)."""
+    earlier: dict[str, int] = {}
+    for kind, displays in after.state.items():
+        facts.state.update(displays[-1])
+        old = before.state.get(kind, []) if before else []
+        if old:
+            earlier.update(old[-1])
+        elif len(displays) >= 2:
+            earlier.update(displays[0])
+    facts.state_before = earlier or None
 
 
 def snapshot_facts(before: Pasted | None, after: Pasted, os_name: str) -> Facts:
@@ -294,6 +317,7 @@ def snapshot_facts(before: Pasted | None, after: Pasted, os_name: str) -> Facts:
         facts.since_boot = False
     if facts.softnet_cpu and "softnet_dropped" not in counters_a:  # raw softnet_stat: its drops too
         drops_from_counters({"softnet_dropped": sum(r["dropped"] for r in facts.softnet_cpu)}, facts)
+    _state(facts, reading_b, after.reading)
     facts.usb_nic_driver = after.reading.usb_nic_driver or (before.reading.usb_nic_driver if before else "")
     facts.nic_names = sorted(set(facts.nic_names) | set(after.shot.interfaces))
     return facts

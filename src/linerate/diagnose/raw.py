@@ -5,7 +5,10 @@ drops the CPU header row), `/proc/net/softnet_stat`, `/proc/softirqs`, Linux `to
 `mpstat -P ALL`, FreeBSD `top -P`/`top -aSH`, `vmstat -i` (or `vmstat -i | grep igb`),
 `sysctl hw.intrs`, `netstat -Q`, `netstat -i`, Linux `ethtool -S IF` (per-queue packet counters,
 often grepped: `ethtool -S eth0 | grep rx_queue`, and NIC-wide drop counters such as
-rx_missed_errors under its `NIC statistics:` header), often several concatenated, with or without the
+rx_missed_errors under its `NIC statistics:` header), and the connection-state table's outputs — pf's
+`pfctl -si` (or `| grep memory`) and `pfctl -sm`, `conntrack -S`, the conntrack sysctls, a bare number under
+`cat .../nf_conntrack_count` / `nf_conntrack_max` / `conntrack -C`, kernel log 'nf_conntrack: table full'
+lines — read by dut/state_parsers.py, the same parsers as snapshot sections; often several concatenated, with or without the
 shell prompt lines that ran them, sometimes the same command twice (before and after). A line that
 is only a command (`top -aSH` echoed above its screen, no prompt) names the block below it, like
 a prompt line. The text is
@@ -25,16 +28,19 @@ import re
 from dataclasses import dataclass, field
 
 from linerate.diagnose import screens
-from linerate.dut import parsers
+from linerate.dut import parsers, state_parsers
 from linerate.errors import ParseError
+from linerate.numbers import ascii_int, is_ascii_int
 
 FAMILY = {"interrupts": "linux", "softirqs": "linux", "softnet": "linux", "linux-top": "linux",
           "mpstat": "linux", "proc-stat": "linux", "freebsd-top": "freebsd", "vmstat": "bsd",
-          "intrs": "freebsd", "netstat-Q": "freebsd", "netstat-i": "bsd", "ethtool-S": "linux"}
-STRICT = {"cpu-table", "softnet", "vmstat", "intrs", "proc-stat", "ethtool-S"}  # end at the first line not of their grammar
+          "intrs": "freebsd", "netstat-Q": "freebsd", "netstat-i": "bsd", "ethtool-S": "linux",
+          "pf-info": "bsd", "pf-memory": "bsd", "conntrack-S": "linux", "conntrack-sysctl": "linux", "conntrack-log": "linux"}
+STRICT = {"cpu-table", "softnet", "vmstat", "intrs", "proc-stat", "ethtool-S", "pf-memory", "conntrack-S",
+          "conntrack-sysctl"}  # end at the first line not of their grammar
 
 _COMMANDS = (r"(?:sudo\s+)?(?:cat|grep|egrep|top|htop|vmstat|netstat|mpstat|sar|sysctl|ethtool|head|tail|watch|ps|"
-             r"ifconfig|ip|for|while|sh|busybox|awk|sed|sleep)\b")
+             r"ifconfig|ip|for|while|sh|busybox|awk|sed|sleep|pfctl|conntrack)\b")
 PROMPT = re.compile(rf"^(?:\[[^\]]*\])*\S*?\s?[#$%>]\s*(?P<command>{_COMMANDS}.*)$")
 # a command echoed without a prompt: the command word, then options/paths/pipes only (no counters, no
 # '=' or ':' of output lines): 'top -aSH', 'cat /proc/interrupts', 'ethtool -S eth0 | grep rx_queue'
@@ -44,6 +50,14 @@ _IRQ_ROW = re.compile(r"^\s*([0-9]+|[A-Z][A-Z0-9_]*):\s+[0-9]+(\s|$)")
 _VMSTAT_ROW = re.compile(r"^(irq[0-9]+:|cpu[0-9]+:|swi[0-9]+:|stray |[Tt]otal\s).*\s[0-9]+\s+[0-9]+\s*$")
 _INTRS_ROW = re.compile(r"^\s*(hw\.intrs:\s*)?irq[0-9]+:.*@cpu[0-9]+.*:\s*[0-9]+\s*$")
 _PROC_STAT = re.compile(r"^cpu[0-9]*\s+[0-9]+\s+[0-9]+\s+[0-9]+")
+# pfctl -si (its header lines, or counter lines of a `pfctl -si | grep memory`), pfctl -sm, conntrack -S (per-CPU
+# 'cpu=0 found=0 ...', the older 'entries  90' table, a /proc/net/stat/nf_conntrack header), the conntrack sysctls
+_PF_INFO = re.compile(r"^(Status: (Enabled|Disabled)\b|State Table\s+Total\s+Rate|\s*current entries\s+[0-9]+\s*$|"
+                      r"\s*(memory|state-limit|state-insert|src-limit)\s+[0-9]+\s+[0-9.]+/s\s*$)")
+_PF_MEMORY = re.compile(r"^\s*[a-z][a-z-]*\s+hard limit\s+[0-9]+\b")
+_CT_STATS = re.compile(r"^(cpu=[0-9]+\s+[a-z_]+=[0-9]+|entries\s+[0-9]+\s*$|entries\s+[a-z_]+\s+[a-z_]+\s)")
+_CT_SYSCTL = re.compile(r"^\s*(?:/proc/sys/)?net[./](?:netfilter[./]|ipv4[./]netfilter[./])?(?:nf|ip)_conntrack_\w+\s*[=:]\s*[0-9]+\s*$")
+_CT_LOG = re.compile(r".*\b(?:nf|ip)_conntrack: table full, dropping packet")
 
 
 def _start(line: str) -> str | None:
@@ -76,6 +90,10 @@ def _start(line: str) -> str | None:
         return "ethtool-S"
     if words[:1] == ["PID"] and words[-1:] == ["COMMAND"]:
         return "freebsd-top" if ("WCPU" in words or "PRI" in words) else "linux-top"
+    for kind, pattern in (("pf-info", _PF_INFO), ("pf-memory", _PF_MEMORY), ("conntrack-S", _CT_STATS),
+                          ("conntrack-sysctl", _CT_SYSCTL), ("conntrack-log", _CT_LOG)):
+        if pattern.match(text):
+            return kind
     return None
 
 
@@ -116,6 +134,9 @@ def _fits(kind: str, line: str) -> bool:
             "vmstat": bool(_VMSTAT_ROW.match(text)),
             "proc-stat": bool(re.match(r"^(cpu|intr|ctxt|btime|processes|procs_|softirq)", text)),
             "ethtool-S": parsers.is_ethtool_counter_line(text),
+            "pf-memory": bool(_PF_MEMORY.match(text)),
+            "conntrack-S": bool(re.match(r"^(cpu=[0-9]+\s|[a-z_]+\s+[0-9]+\s*$|[0-9a-f]{8}(\s+[0-9a-f]{8})+\s*$)", text)),
+            "conntrack-sysctl": bool(_CT_SYSCTL.match(text)),
             }.get(kind, False)
 
 
@@ -187,6 +208,9 @@ class Reading:
     top_cpu: list[dict[str, float]] = field(default_factory=list)
     threads: list[dict] = field(default_factory=list)
     cpu_source: str = ""
+    cpu_total: dict[str, float] | None = None  # top's all-CPUs line (%Cpu(s), BusyBox 'CPU:') of the last screen
+    # connection-state counters (linerate.dut.state_parsers keys), one dict per output of each kind, in order
+    state: dict[str, list[dict[str, int]]] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
     families: set[str] = field(default_factory=set)
     read: list[str] = field(default_factory=list)  # one line per output understood
@@ -204,6 +228,10 @@ class Reading:
         self.counters.update(other.counters)
         self.families |= other.families
         self.usb_nic_driver = self.usb_nic_driver or other.usb_nic_driver
+        for kind, displays in other.state.items():
+            self.state.setdefault(kind, []).extend(displays)
+        if other.cpu_total is not None:
+            self.cpu_total = other.cpu_total
         if other.top_cpu:
             self.top_cpu, self.cpu_source = other.top_cpu, other.cpu_source
         if other.threads:
@@ -253,7 +281,13 @@ def _parse_block(block: Block, reading: Reading) -> None:
         _set_top(reading, cpus, threads, "FreeBSD top")
     elif kind == "linux-top":
         cpus, threads = screens.parse_linux_top(text)
-        _set_top(reading, cpus, threads, "top")
+        reading.cpu_total = screens.aggregate_cpu(text) or reading.cpu_total
+        _set_top(reading, cpus, threads, "top", reading.cpu_total)
+    elif kind in STATE_PARSERS:
+        what, parse = STATE_PARSERS[kind]
+        values = parse(text)
+        reading.state.setdefault(kind, []).append(values)
+        reading.read.append(f"{what} ({_state_summary(values)})")
     elif kind == "mpstat":
         _set_top(reading, screens.parse_mpstat(text), [], "mpstat")
     elif kind == "netstat-Q":
@@ -296,22 +330,59 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _set_top(reading: Reading, cpus: list[dict[str, float]], threads: list[dict], what: str) -> None:
+STATE_PARSERS = {"pf-info": ("pfctl -si", state_parsers.parse_pfctl_state_info),
+                 "pf-memory": ("pfctl -sm", state_parsers.parse_pfctl_memory),
+                 "conntrack-S": ("conntrack -S", state_parsers.parse_conntrack_stats),
+                 "conntrack-sysctl": ("conntrack sysctls", state_parsers.parse_conntrack_sysctl),
+                 "conntrack-log": ("kernel log", state_parsers.parse_state_log)}
+_STATE_SHOWN = ("state_count", "state_max", "insert_failed", "drop", "early_drop", "memory_failures",
+                "state_limit_hits", "state_insert_failures", "table_full_events")
+
+
+def _state_summary(values: dict[str, int]) -> str:
+    shown = [f"{key} {values[key]:,}" for key in _STATE_SHOWN if key in values]
+    return ", ".join(shown) or f"{len(values)} counters"
+
+
+# A bare number is the output of the command above it: `cat /proc/sys/net/netfilter/nf_conntrack_count` (or
+# `sysctl -n`, `conntrack -C`). One command may read both (`cat .../nf_conntrack_count .../nf_conntrack_max`).
+_COUNT_COMMAND = re.compile(r"(?:nf|ip)_conntrack_(count|max)\b|conntrack\s+(?:-C|--count)\b")
+
+
+def _bare_numbers(block: Block, reading: Reading) -> bool:
+    """A prompt line reading conntrack's count/max and only integers below it: read, True."""
+    names = [m.group(1) or "count" for m in _COUNT_COMMAND.finditer(block.command or "")]
+    values = [line.strip() for line in block.lines if line.strip()]
+    if not names or len(values) != len(names) or not all(is_ascii_int(v) for v in values):
+        return False
+    got = {("state_count" if name == "count" else "state_max"): ascii_int(v) for name, v in zip(names, values)}
+    reading.state.setdefault("conntrack-number", []).append(got)
+    reading.families.add("linux")
+    reading.read.append(f"{block.command[:60]} ({_state_summary(got)})")
+    return True
+
+
+def _set_top(reading: Reading, cpus: list[dict[str, float]], threads: list[dict], what: str,
+             total: dict[str, float] | None = None) -> None:
     if cpus:
         reading.top_cpu, reading.cpu_source = cpus, f"{what}'s per-CPU lines"
     if threads:
         reading.threads = threads
-    detail = f"{len(cpus)} CPU lines" if cpus else "no per-CPU lines"
+    detail = f"{len(cpus)} CPU lines" if cpus else \
+        f"the all-CPUs line only, {total['idle_pct']:.1f}% idle" if total else "no per-CPU lines"
     reading.read.append(f"{what} ({detail}, {len(threads)} threads)")
 
 
 def recognise(text: str) -> Reading:
     """Raw text -> Reading; every block either read or listed as not understood."""
     reading = Reading()
+    text = text.lstrip("\ufeff")  # a UTF-8 byte order mark (Notepad) before the first line
     usb = USB_NIC_DRIVER.search("\n".join(line for line in text.splitlines() if not line.startswith("# source:")))
     reading.usb_nic_driver = usb.group(1) if usb else ""
     for block in blocks(text):
         if block.kind is None:
+            if _bare_numbers(block, reading):
+                continue
             if block.first_line:
                 reading.not_understood.append(block.first_line[:100] + _hint(block.lines))
             continue

@@ -10,39 +10,27 @@ says so instead).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
 from linerate.diagnose import coverage
 from linerate.diagnose.facts import Facts
 from linerate.diagnose.queues import is_network, is_usb_host, rx_groups
+from linerate.diagnose.state_rules import firewall, state_verdicts
+from linerate.diagnose.verdict import NEGLIGIBLE_DROP_SHARE, SINCE_BOOT, Verdict
 
 AT_LINE_RATE = 0.97  # of the calculated goodput for the link, MTU and family
-SATURATED_PCT = 90.0  # a CPU (or one thread) this busy has nothing left
-OTHERS_IDLE_PCT = 50.0  # ... while the other CPUs average at most this
+SATURATED_PCT = 90.0  # a CPU (or one thread) this busy has nothing left (top's all-CPUs line: every CPU)
 ALL_BUSY_MIN_PCT = 80.0  # every CPU at least this busy, and on average SATURATED_PCT
 QUEUE_SHARE = 0.80  # one queue of a multi-queue NIC (or one CPU of the network interrupts) took this share
 QUEUE_SKEW = 3.0  # ... or one queue took this many times the median of its NIC's other queues
 QUEUE_SKEW_MIN_SHARE = 0.40  # ... and at least this share (a skew, not noise on idle queues)
-PARTIAL_GAP_PCT = 20.0  # partial-cpu-bound: the other CPUs average at least this many points below the saturated ones
-NEGLIGIBLE_DROP_SHARE = 1e-4  # NIC drops under 1 in 10,000 of its packets: a note, not a limit
+PARTIAL_GAP_PCT = 20.0  # single-/partial-cpu-bound: the other CPUs average at least this many points below the saturated ones
+NEARLY_FULL_SHARE = 0.80  # a connection-state table this full (but under state_rules.FULL_SHARE) is noted
+ONE_CPU_MAX_PCT = 105.0  # top's %CPU is per CPU: a process above this (top rounding aside) runs on several CPUs
 MIN_QUEUE_INTERRUPTS = 100
 MIN_SOFTNET_PACKETS = 1000  # softnet_stat / NET_RX totals below this say nothing
 MIN_TIME_SQUEEZE = 100
-SINCE_BOOT = "since boot (one snapshot of cumulative counters)"
 QUEUE_DELAY_MS = 5.0  # median RTT rising this much under load: a standing queue (bufferbloat)
 PATHOLOGICAL = 0.05  # under 5% of line rate (Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' (https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated): ~5 Mbit/s through a virtio pfSense)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    code: str
-    kind: str  # "ok" (nothing to tune) | "limit" (what held it back) | "note" (read the figures with this)
-    title: str
-    evidence: str
-    advice: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 Rule = Callable[[Facts], Verdict | None]
@@ -62,6 +50,7 @@ def diagnose(facts: Facts) -> list[Verdict]:
     below line rate that no rule explained, `unexplained` with the closest evidence. At line rate
     nothing held the box back: only the notes are kept beside that verdict."""
     verdicts = [v for v in (check(facts) for check in RULES.values()) if v is not None]
+    verdicts += _state_verdicts(facts)
     verdicts += [v for v in (check(facts, Verdict) for check in (coverage.host_contended, coverage.shared_host_cpus,
                                                                   coverage.telemetry_partial)) if v is not None]
     fallback = coverage.unexplained(facts, verdicts, Verdict, SATURATED_PCT)
@@ -141,42 +130,77 @@ def _spread_advice(facts: Facts) -> str:
     return f"{streams}{how}; {cannot}"
 
 
+def _thread_text(thread: dict) -> str:
+    """'ksoftirqd/0 at 99% of one CPU'; a process above 100% is several CPUs (top's %CPU is per CPU)."""
+    if thread["pct"] > ONE_CPU_MAX_PCT:
+        return f"{thread['name']} at {thread['pct']:.0f}% (about {thread['pct'] / 100:.1f} CPUs: several threads)"
+    return f"{thread['name']} at {thread['pct']:.0f}% of one CPU"
+
+
+def _all_busy(busy: list[float]) -> bool:
+    return min(busy) >= ALL_BUSY_MIN_PCT and sum(busy) / len(busy) >= SATURATED_PCT
+
+
+def _total_saturated(facts: Facts) -> bool:
+    """Only top's all-CPUs line was pasted and it leaves (nearly) nothing idle: every CPU is busy."""
+    return not facts.cpus and facts.cpu_total is not None and facts.cpu_total["busy_pct"] >= SATURATED_PCT
+
+
 @rule("single-core-bound")
 def single_core_bound(facts: Facts) -> Verdict | None:
+    """Exactly one CPU saturated, the others well below it (PARTIAL_GAP_PCT): one queue or one flow.
+    Without per-CPU lines, one thread at ~100% of one CPU (not a process above 100%: several CPUs)
+    while top's all-CPUs line, when pasted, still shows room."""
     if facts.shared_kernel:
         return None
     hot = max(facts.cpus, key=lambda c: c.get("busy_pct", 0.0)) if facts.cpus else None
     thread = facts.threads[0] if facts.threads else None
+    one_cpu_thread = thread is not None and SATURATED_PCT <= thread["pct"] <= ONE_CPU_MAX_PCT
     if hot is not None and len(facts.cpus) >= 2 and hot["busy_pct"] >= SATURATED_PCT:
         others = [c["busy_pct"] for c in facts.cpus if c is not hot]
-        if sum(others) / len(others) > OTHERS_IDLE_PCT:
-            return None
+        if any(b >= SATURATED_PCT for b in others) or _all_busy([hot["busy_pct"], *others]) or \
+                hot["busy_pct"] - sum(others) / len(others) < PARTIAL_GAP_PCT:
+            return None  # k > 1 saturated (partial-cpu-bound, cpu-bound) or load spread evenly
         split = ", ".join(f"{hot[k]:.0f}% {k[:-4]}" for k in ("interrupt_pct", "softirq_pct", "system_pct",
                                                                "user_pct") if hot.get(k))
         name = hot.get("cpu_label") or f"CPU {hot['cpu']}"
         evidence = (f"{name} {hot['busy_pct']:.0f}% busy{f' ({split})' if split else ''}; the other "
                     f"{len(others)} CPU{'s' if len(others) > 1 else ''} average {sum(others) / len(others):.0f}% "
                     f"[{facts.cpu_source}]")
-    elif not facts.cpus and thread is not None and thread["pct"] >= SATURATED_PCT:
-        evidence = "CPU count and per-CPU load not captured"
+    elif not facts.cpus and one_cpu_thread and not _total_saturated(facts):
+        total = facts.cpu_total
+        evidence = (f"all CPUs together {total['busy_pct']:.0f}% busy (top's all-CPUs line), per-CPU load not "
+                    "captured" if total else "CPU count and per-CPU load not captured")
     else:
         return None
     if thread is not None and thread["pct"] >= SATURATED_PCT:
-        evidence += f"; busiest thread {thread['name']} at {thread['pct']:.0f}% of one CPU"
+        evidence += f"; busiest thread {_thread_text(thread)}"
     return Verdict("single-core-bound", "limit", "one CPU saturated, the others idle: single flow / single "
                    "queue bound", evidence, _spread_advice(facts))
 
 
 @rule("cpu-bound")
 def cpu_bound(facts: Facts) -> Verdict | None:
-    if not _dut_cpus_usable(facts):
+    if facts.shared_kernel:
         return None
-    busy = [c["busy_pct"] for c in facts.cpus]
-    if min(busy) < ALL_BUSY_MIN_PCT or sum(busy) / len(busy) < SATURATED_PCT:
+    if _total_saturated(facts):
+        total = facts.cpu_total
+        split = ", ".join(f"{total[k]:.0f}% {k[:-4]}" for k in ("softirq_pct", "interrupt_pct", "system_pct",
+                                                                  "user_pct") if total.get(k))
+        evidence = (f"all CPUs together {total['busy_pct']:.0f}% busy, {total['idle_pct']:.1f}% idle ({split}) "
+                    "[top's all-CPUs line: the average over every CPU, whatever their number]")
+        thread = facts.threads[0] if facts.threads else None
+        if thread is not None:
+            evidence += f"; busiest thread {_thread_text(thread)}"
+    elif facts.cpus:
+        busy = [c["busy_pct"] for c in facts.cpus]
+        if not _all_busy(busy):
+            return None
+        evidence = (f"{len(busy)} CPU{'s' if len(busy) > 1 else ''} {min(busy):.0f}-{max(busy):.0f}% busy, "
+                    f"{sum(busy) / len(busy):.0f}% on average [{facts.cpu_source}]")
+    else:
         return None
-    return Verdict("cpu-bound", "limit", "all DUT CPUs busy: CPU-bound",
-                   f"{len(busy)} CPU{'s' if len(busy) > 1 else ''} {min(busy):.0f}-{max(busy):.0f}% busy, "
-                   f"{sum(busy) / len(busy):.0f}% on average [{facts.cpu_source}]",
+    return Verdict("cpu-bound", "limit", "all DUT CPUs busy: CPU-bound", evidence,
                    "the work is spread and there is no CPU left: fewer or simpler rules (a stateless rule "
                    "list is walked per packet), keep checksum offload on, larger MTU where both ends allow, "
                    "or faster hardware; see linerate recommend")
@@ -191,12 +215,10 @@ def partial_cpu_bound(facts: Facts) -> Verdict | None:
         return None
     busy = [c["busy_pct"] for c in facts.cpus]
     hot = [c for c in facts.cpus if c["busy_pct"] >= SATURATED_PCT]
-    if not hot or len(hot) == len(busy):
-        return None
+    if not 1 < len(hot) < len(busy):
+        return None  # one CPU alone: single-core-bound; all of them: cpu-bound
     rest = [c["busy_pct"] for c in facts.cpus if c["busy_pct"] < SATURATED_PCT]
-    if len(hot) == 1 and sum(rest) / len(rest) <= OTHERS_IDLE_PCT:
-        return None  # single-core-bound
-    if min(busy) >= ALL_BUSY_MIN_PCT and sum(busy) / len(busy) >= SATURATED_PCT:
+    if _all_busy(busy):
         return None  # cpu-bound
     hot_mean = sum(c["busy_pct"] for c in hot) / len(hot)
     if hot_mean - sum(rest) / len(rest) < PARTIAL_GAP_PCT:
@@ -207,7 +229,7 @@ def partial_cpu_bound(facts: Facts) -> Verdict | None:
                 f"{len(rest)} average {sum(rest) / len(rest):.0f}% [{facts.cpu_source}]")
     thread = facts.threads[0] if facts.threads else None
     if thread is not None and thread["pct"] >= SATURATED_PCT:
-        evidence += f"; busiest thread {thread['name']} at {thread['pct']:.0f}%"
+        evidence += f"; busiest thread {_thread_text(thread)}"
     if facts.os_family == "freebsd":
         how = ("the saturated CPUs are the ones the NIC queues or netisr threads run on (top -HSP names them: "
                "intr{irqN: ix0:rxqK}, if_io_tqg_K): give the NIC as many queues as CPUs "
@@ -479,3 +501,37 @@ def queue_under_load(facts: Facts) -> Verdict | None:
                    "(SQM), FQ-CoDel limiters on pfSense/OPNsense, `flows` queues in OpenBSD pf — or shape a little "
                    "below the line rate so the queue forms where the AQM is; on an emulated link it is the "
                    "shaper's tbf queue")
+
+
+def _state_verdicts(facts: Facts) -> list[Verdict]:
+    """The connection-state table judged from raw pfctl/conntrack pastes (diagnose/state_rules.py): full or
+    refusing states, insert failures, evictions; when none fires, a note that says how full it is."""
+    if not facts.state:
+        return []
+    os_name = facts.os_family or ""
+    found = state_verdicts(facts.state_before, facts.state, os_name, None)
+    if found:
+        return found
+    count, size = facts.state.get("state_count"), facts.state.get("state_max")
+    share = count / size if count is not None and size else None
+    fill = (f"{count:,} of {size:,} states in use ({share * 100:.1f}%)" if share is not None else
+            f"{count:,} states in use, limit not pasted" if count is not None else "table fill not pasted")
+    failures = ("insert_failed", "drop", "early_drop") if firewall(os_name, facts.state) == "conntrack" else \
+        ("memory_failures", "state_limit_hits", "state_insert_failures")
+    read = [f"{name} {facts.state[name]:,}" for name in failures if name in facts.state]
+    when = "since boot (one reading)" if facts.state_before is None else "during the window"
+    evidence = fill + (f"; {', '.join(read)} {when}" if read else "; no failure counter pasted")
+    if share is None:
+        title = "connection-state table read, its fill unknown" + (": no failures counted" if read else "")
+        advice = ("paste the table's size and count together (pfctl -si and pfctl -sm; conntrack -C and "
+                  "/proc/sys/net/netfilter/nf_conntrack_max) and its failure counters (pfctl -si, conntrack -S) to "
+                  "judge it")
+    elif share >= NEARLY_FULL_SHARE:
+        title = f"connection-state table nearly full ({share * 100:.0f}%)"
+        advice = ("no state refused yet, but a burst of new connections will fill it: raise the limit (pf: `set "
+                  "limit states N`; Linux: net.netfilter.nf_conntrack_max) and watch the failure counters")
+    else:
+        title = f"connection-state table not full ({share * 100:.1f}% in use)"
+        advice = "the state table is not what holds the rate back"
+    return [Verdict("state-table-ok" if share is not None and share < NEARLY_FULL_SHARE else "state-table-fill",
+                    "note", title, evidence, advice)]

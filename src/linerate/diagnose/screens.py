@@ -18,6 +18,7 @@ import re
 
 from linerate.dut.parsers import top_rows
 from linerate.errors import ParseError
+from linerate.numbers import ascii_int, is_ascii_int
 
 _NUMBER = r"[0-9]+(?:[.,][0-9]+)?"
 _PROCPS_CPU = re.compile(r"^%?Cpu(\d+|\(s\))\s*:\s*(.*)$")
@@ -80,7 +81,7 @@ def _thread_table(lines: list[str]) -> list[dict]:
         name = record["COMMAND"].strip()
         cpu_text = record.get("P") or (record.get("CPU") if "%CPU" in record else None)
         bound = _PER_CPU_THREAD.match(name)
-        cpu = int(cpu_text) if cpu_text and cpu_text.isdigit() else int(bound.group(1)) if bound else None
+        cpu = ascii_int(cpu_text) if cpu_text and is_ascii_int(cpu_text) else int(bound.group(1)) if bound else None
         threads.append({"name": name.strip("[]"), "pct": pct, "cpu": cpu})
     return sorted(threads, key=lambda t: -t["pct"])
 
@@ -136,7 +137,7 @@ def parse_mpstat(text: str) -> list[dict[str, float]]:
         if header is None or "CPU" not in header:
             continue
         tail = words[-len(header):] if len(words) >= len(header) else []
-        if not tail or not tail[0].isdigit():
+        if not tail or not is_ascii_int(tail[0]):
             continue
         record = dict(zip(header, tail))
         split = {"user": 0.0, "system": 0.0, "interrupt": 0.0, "softirq": 0.0, "idle": 0.0}

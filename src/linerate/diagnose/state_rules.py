@@ -49,7 +49,7 @@ sources rather than the man pages' one-line summaries:
 
 from __future__ import annotations
 
-from linerate.diagnose.rules import NEGLIGIBLE_DROP_SHARE, SINCE_BOOT, Verdict
+from linerate.diagnose.verdict import NEGLIGIBLE_DROP_SHARE, SINCE_BOOT, Verdict
 
 FULL_SHARE = 0.98  # a table this full is at its limit (the kernels refuse at 100%; reads are not atomic)
 MIN_SINCE_BOOT = 100  # failure events since boot below this say nothing about a test (cf. rules.MIN_TIME_SQUEEZE)

@@ -33,6 +33,7 @@ class Snapshot:
     cpu: list[dict[str, int]] = field(default_factory=list)
     interrupts: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # telemetry a host could not give
+    unreadable: list[str] = field(default_factory=list)  # of those, outputs its parser could not read, and why
     raw: str = ""  # the commands' outputs as snapshot text (dut/sections.py)
     top_cpu: list[dict[str, float]] = field(default_factory=list)  # top's per-CPU % (pasted snapshots)
     threads: list[dict] = field(default_factory=list)  # top's busiest threads {name, cpu, pct}
@@ -168,27 +169,61 @@ def read_parsed(host: Executor, reads: dict[tuple[str, ...], Callable[[str], dic
 
 def take_snapshot(host: Executor, probes: list[Probe], family: str, timeout_s: float) -> Snapshot:
     """Run the probes on host (one round trip over SSH), keep their outputs as snapshot text and
-    parse it. A required probe that fails or prints what its parser does not understand raises."""
+    parse it. One probe that fails or prints what its parser cannot read (binary, a number past
+    any counter, a cut line) loses only its own figures: a problem line names it and why. Only a
+    read in which every required probe failed raises (the host gave nothing to measure with)."""
     ordered = [p for p in probes if p.required] + [p for p in probes if not p.required]
-    results = run_all(host, [list(p.argv) for p in ordered], timeout_s,
-                      optional=sum(1 for p in ordered if not p.required))
+    results = host.run_many([list(p.argv) for p in ordered], timeout_s=timeout_s)
     text = sections.render([(list(p.argv), r.returncode, r.stdout) for p, r in zip(ordered, results)], family)
-    return parse_snapshot(text, ordered, strict=True)
+    shot, failed = _parse_sections(text, ordered)
+    required = [(p, r) for p, r in zip(ordered, results) if p.required]
+    if required and all(p in failed for p, _ in required):
+        first, result = required[0]
+        if result.returncode != 0:
+            raise ExecError(first.argv, host.host, result.returncode, result.stderr)
+        raise ParseError("; ".join(shot.problems)[:300])
+    return shot
 
 
 def parse_snapshot(text: str, probes: list[Probe], strict: bool = False) -> Snapshot:
     """Snapshot text -> Snapshot. A section that is missing, failed or unparseable becomes a
-    problem line (strict: a required one raises ParseError); nothing is read as zero."""
+    problem line, "<what is unavailable>: <why>" (strict: a required one raises ParseError);
+    nothing is read as zero, and a parser's failure never reaches the caller as anything else."""
+    shot, failed = _parse_sections(text, probes)
+    if strict and any(p.required for p in failed):
+        raise ParseError(failed[next(p for p in failed if p.required)])
+    return shot
+
+
+def _parse_sections(text: str, probes: list[Probe]) -> tuple[Snapshot, dict[Probe, str]]:
+    """(the snapshot, each probe that gave nothing -> why)."""
     found = sections.split(text)
     shot = Snapshot(raw=text)
+    failed: dict[Probe, str] = {}
     for probe in probes:
         output = found.get(sections.command_line(probe.argv))
+        partial = Snapshot()
         try:
             if output is None:
                 raise ParseError(f"{sections.command_line(probe.argv)}: no output")
-            probe.parse(output, shot)
-        except (ParseError, ValueError) as exc:
-            if strict and probe.required:
-                raise ParseError(str(exc)) from None
-            shot.problems.append(probe.unavailable)
-    return shot
+            probe.parse(output, partial)
+        except (ParseError, ValueError, ArithmeticError, RecursionError) as exc:  # 1e400: OverflowError
+            failed[probe] = str(exc)[:160] or type(exc).__name__
+            shot.problems.append(probe.unavailable if output is None else f"{probe.unavailable}: {failed[probe]}")
+            if output is not None:
+                shot.unreadable.append(f"{sections.command_line(probe.argv)} printed what linerate could not read "
+                                       f"({failed[probe]})")
+            continue
+        _merge(shot, partial)
+    return shot, failed
+
+
+def _merge(shot: Snapshot, part: Snapshot) -> None:
+    """What one probe parsed joins the snapshot only when the whole of its output was read."""
+    shot.counters.update(part.counters)
+    shot.cpu.extend(part.cpu)
+    shot.interrupts.update(part.interrupts)
+    shot.problems.extend(part.problems)
+    shot.top_cpu.extend(part.top_cpu)
+    shot.threads.extend(part.threads)
+    shot.interfaces.extend(part.interfaces)

@@ -9,6 +9,7 @@ from linerate.dut import parsers, state_parsers
 from linerate.dut.base import Probe, Snapshot, adds_counters, read_parsed, take_snapshot
 from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
+from linerate.numbers import is_ascii_int
 from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
 
 LINK_STATS_ARGV = ["ip", "-j", "-s", "link", "show"]
@@ -121,7 +122,7 @@ class LinuxDriver:
         """/sys/class/net/IF/speed: the negotiated Mbit/s; -1 or an error where there is none (veth)."""
         result = host.run(["cat", f"/sys/class/net/{ifname}/speed"], timeout_s=TIMEOUT_S, check=False)
         text = result.stdout.strip()
-        return int(text) if result.returncode == 0 and text.isdigit() and int(text) > 0 else None
+        return int(text) if result.returncode == 0 and is_ascii_int(text) and int(text) > 0 else None
 
     def read_offloads(self, host: Executor, ifname: str) -> dict[str, str]:
         features = parse_ethtool_features(host.run(["ethtool", "-k", ifname], timeout_s=TIMEOUT_S).stdout)

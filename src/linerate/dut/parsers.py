@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 
 from linerate.errors import ParseError
+from linerate.numbers import is_ascii_int
 
 CPU_FIELDS = ("user", "system", "interrupt", "softirq", "idle")
 
@@ -135,14 +136,14 @@ def parse_interrupt_displays(text: str) -> list[tuple[int, bool, list[tuple[str,
             counts = counts[:header]
         rest = fields[len(counts):]
         after = tail.split(None, len(counts))[-1] if len(fields) > len(counts) else ""
-        name = _irq_name(rest, after) if label.isdigit() and rest else label
+        name = _irq_name(rest, after) if is_ascii_int(label) and rest else label
         rows.append((label, name, counts))
     close()
     if not displays:
         raise ParseError("/proc/interrupts has no IRQ rows ('NN:  count count ...  name')")
     out = []
     for header_seen, display_rows, header_cpus in displays:
-        widths = [len(c) for label, _, c in display_rows if label.isdigit() and c]
+        widths = [len(c) for label, _, c in display_rows if is_ascii_int(label) and c]
         ncpu = header_cpus or (max(set(widths), key=lambda w: (widths.count(w), w)) if widths else 1)
         out.append((ncpu, header_seen, [(label, name, (counts + [0] * ncpu)[:ncpu])
                                         for label, name, counts in display_rows]))
@@ -153,7 +154,7 @@ def interrupts_per_cpu(rows: list[tuple[str, str, list[int]]]) -> dict[str, list
     """Numbered IRQ rows -> {name: per-CPU counts}, rows of one name (two mwlwifi lines) added up."""
     out: dict[str, list[int]] = {}
     for label, name, counts in rows:
-        if not label.isdigit():
+        if not is_ascii_int(label):
             continue
         if name in out:
             out[name] = [a + b for a, b in zip(out[name], counts)]
@@ -246,7 +247,7 @@ def parse_netstat_q(text: str) -> dict[str, int]:
     wanted = {"QDrops": "qdrops", "Queued": "queued", "Handled": "handled", "Disp'd": "dispatched"}
     out: dict[str, int] = {}
     for row in rows:
-        if len(row) != len(header) or not row[0].isdigit():
+        if len(row) != len(header) or not is_ascii_int(row[0]):
             continue
         record = dict(zip(header, row))
         for column, name in wanted.items():
@@ -340,7 +341,7 @@ def top_rows(lines: Iterable[str], is_header: Callable[[list[str]], bool],
         if is_header(words):
             header = words
             continue
-        if header is None or not words or not words[0].isdigit():
+        if header is None or not words or not is_ascii_int(words[0]):
             continue
         fields = line.split(None, len(header) - 1)
         if len(fields) < len(header):
@@ -378,7 +379,7 @@ def parse_top(text: str) -> tuple[list[dict[str, float]], list[dict]]:
                                 ("WCPU", "CPU")):
         cpu = record.get("C")
         threads.append({"name": record["COMMAND"].strip().strip("[]"), "pct": pct,
-                        "cpu": int(cpu) if cpu and cpu.isdigit() else None})
+                        "cpu": int(cpu) if cpu and is_ascii_int(cpu) else None})
     if not cpus and not threads:
         raise ParseError("top output has neither per-CPU lines nor thread rows")
     return cpus, threads

@@ -19,6 +19,7 @@ that timed out here) is read and dropped. stdin is passed as a quoted here-docum
 
 from __future__ import annotations
 
+import re
 import secrets
 import shlex
 import socket
@@ -47,6 +48,8 @@ def file_argv(argv: Sequence[str]) -> str | None:
     return None
 
 
+_DIGITS = re.compile(r"[0-9]{1,20}")  # the agent's framing: ASCII digits, bounded
+
 def split_files(paths: Sequence[str], stdout: bytes, host: str) -> list[CommandResult]:
     """An LRF answer -> one CommandResult per path, as `cat PATH` would have given it."""
     import os
@@ -55,7 +58,7 @@ def split_files(paths: Sequence[str], stdout: bytes, host: str) -> list[CommandR
     for path in paths:
         head, newline, rest = rest.partition(b"\n")
         fields = head.split()
-        if not newline or len(fields) != 2 or not all(f.isdigit() for f in fields) or int(fields[1]) > len(rest):
+        if not newline or len(fields) != 2 or not all(re.fullmatch(rb"[0-9]{1,20}", f) for f in fields) or int(fields[1]) > len(rest):
             raise ExecError(["cat", path], host, None, f"guest agent: malformed file record {head[:40]!r}")
         errno, size = int(fields[0]), int(fields[1])
         body, rest = rest[:size].decode(errors="replace"), rest[size:]
@@ -76,6 +79,7 @@ class AgentExecutor:
     def __init__(self, socket_path: Path, host: str = "vm"):
         self.socket_path = socket_path
         self.host = host
+        self.scratch_dir: str | None = None  # the guest's /tmp (mktemp): the guest goes with its lab
         self._sock: socket.socket | None = None
         self._buffer = b""
         self._next_id = 1
@@ -136,7 +140,7 @@ class AgentExecutor:
             self._sock.sendall(request(request_id, script, timeout_s, tag))
             while True:
                 header = self._read_line(deadline).split()
-                if len(header) != 5 or header[0] != "LRR" or not all(h.isdigit() for h in header[1:]):
+                if len(header) != 5 or header[0] != "LRR" or not all(_DIGITS.fullmatch(h) for h in header[1:]):
                     raise ConnectionError(f"the guest agent answered {' '.join(header)[:60]!r}")
                 got, status, out_size, err_size = (int(h) for h in header[1:])
                 if out_size > MAX_ANSWER_BYTES or err_size > MAX_ANSWER_BYTES:

@@ -33,6 +33,7 @@ class SpawnedProcess:
 @runtime_checkable
 class Executor(Protocol):
     host: str
+    scratch_dir: str | None  # the run's own directory on this host, for its files (exec/scratch.py)
 
     def run(
         self,

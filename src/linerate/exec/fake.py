@@ -16,8 +16,9 @@ Responder = Callable[[tuple[str, ...]], tuple[int, str, str]]
 
 
 class FakeExecutor:
-    def __init__(self, host: str = "fake"):
+    def __init__(self, host: str = "fake", scratch_dir: str | None = None):
         self.host = host
+        self.scratch_dir = scratch_dir
         self.calls: list[tuple[str, ...]] = []
         self.inputs: list[str | None] = []  # the stdin of each call, beside `calls`
         self.spawned: list[SpawnedProcess] = []

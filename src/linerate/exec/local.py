@@ -26,8 +26,9 @@ class BytesResult:
 class LocalExecutor:
     """Runs argv on this machine."""
 
-    def __init__(self, host: str = "localhost"):
+    def __init__(self, host: str = "localhost", scratch_dir: str | None = None):
         self.host = host
+        self.scratch_dir = scratch_dir
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         return [str(a) for a in argv]
@@ -112,8 +113,8 @@ class NetnsExecutor(LocalExecutor):
     /sys so that tools such as ethtool see the namespace's own devices), optionally pinned to a
     set of CPUs (taskset) — the lab keeps its client side and its server side apart."""
 
-    def __init__(self, netns: str, cpus: Sequence[int] = ()):
-        super().__init__(host=f"netns:{netns}")
+    def __init__(self, netns: str, cpus: Sequence[int] = (), scratch_dir: str | None = None):
+        super().__init__(host=f"netns:{netns}", scratch_dir=scratch_dir)
         self.netns = netns
         self.cpus = tuple(cpus)
 

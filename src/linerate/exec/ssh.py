@@ -28,6 +28,16 @@ from linerate.exec.base import Batch, CommandResult, SpawnedProcess
 from linerate.inputs import read_text
 
 CONNECT_TIMEOUT_S = 10.0
+DEADLINE_GRACE_S = 2  # the host's own kill comes this long after linerate stops waiting
+# A command with a timeout runs under this fixed script on the host ($1 = seconds, then the argv):
+# dropping an SSH channel does not end what runs in it (a hung `sysctl` or `cat` of a stuck device
+# would stay, with its shell, after every trial), so the host kills it at the deadline itself.
+# Portable sh (dash, FreeBSD and OpenBSD sh, busybox ash): no setsid(1), no timeout(1), no job
+# control. The command keeps linerate's stdin (an asynchronous list would get /dev/null); the
+# watchdog polls once a second, so it ends within a second of the command and holds no output.
+DEADLINE_SCRIPT = ('t=$1; shift; exec 3<&0; "$@" <&3 3<&- & c=$!; exec 3<&-; '
+                   '( i=0; while [ "$i" -lt "$t" ]; do sleep 1; kill -0 "$c" 2>/dev/null || exit 0; i=$((i+1)); '
+                   'done; kill -KILL "$c" ) </dev/null >/dev/null 2>&1 & wait "$c"')
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024  # per stream of one command: the largest telemetry read is ~100 KB
 
 
@@ -325,9 +335,16 @@ class SshExecutor:
         self.session = session
         self.become = tuple(become)
         self.host = f"ssh:{session.target}"
+        self.scratch_dir: str | None = None  # made and journaled by the testbed (exec/scratch.py)
 
-    def command(self, argv: Sequence[str]) -> str:
-        return shlex.join([*self.become, *[str(a) for a in argv]])
+    def command(self, argv: Sequence[str], timeout_s: float | None = None) -> str:
+        """The remote command line: every element quoted; with a timeout, run under DEADLINE_SCRIPT
+        so that the host kills it when linerate has stopped waiting."""
+        words = [str(a) for a in argv]
+        if timeout_s is not None:
+            limit = max(1, int(timeout_s + 0.999)) + DEADLINE_GRACE_S
+            words = ["sh", "-c", DEADLINE_SCRIPT, "linerate-deadline", str(limit), *words]
+        return shlex.join([*self.become, *words])
 
     def _exchange(self, command: str, key: tuple[str, ...], stdin: str | None,
                   timeout_s: float | None) -> tuple[int | None, str, str]:
@@ -347,7 +364,7 @@ class SshExecutor:
     def run(self, argv: Sequence[str], *, stdin: str | None = None, timeout_s: float | None = None,
             check: bool = True) -> CommandResult:
         key = tuple(str(a) for a in argv)
-        rc, out, err = self._exchange(self.command(argv), key, stdin, timeout_s)
+        rc, out, err = self._exchange(self.command(argv, timeout_s), key, stdin, timeout_s)
         if rc is None:
             raise ExecError(key, self.host, None, err or "the remote command was killed by a signal")
         if check and rc != 0:
@@ -362,7 +379,7 @@ class SshExecutor:
         failed command is told by its status. See exec.base.Batch."""
         import asyncssh
 
-        batch = Batch(argvs, lambda argv: f"{self.command(argv)} </dev/null 2>/dev/null")
+        batch = Batch(argvs, lambda argv: f"{self.command(argv, timeout_s)} </dev/null 2>/dev/null")
         try:
             out = self.session.run_in_shell(batch.script, timeout_s=timeout_s)
         except (asyncssh.TimeoutError, TimeoutError):

@@ -1,6 +1,8 @@
 """Generator calibration: is a number about the DUT, or about the test rig?
 
-Seed 001 measured a baseline "without any of these test systems in the routing path" first. We
+René Mayrhofer's 'Firewall throughput measurements: OPNsense on APU4d4, OPNsense in a Proxmox VM, and
+OpenWRT on Turris Omnia' (https://www.mayrhofer.eu.org/post/firewall-throughput-opnsense-openwrt/)
+measured a baseline "without any of these test systems in the routing path" first. We
 do the same per lab shape (MTU, offloads) and traffic case: the same lab with no firewall, no
 shaper, no netem — the rig's own ceiling. A trial is flagged "generator-bound" when its
 throughput reaches >= 90% of that baseline, or its sender's CPU is >= 90%: then the figure

@@ -26,12 +26,18 @@ def run_experiment(experiment: Experiment, store: Store, testbeds: Any, *, file_
     the same store is refused with the holder's pid instead of interleaving with it. testbeds: a
     Testbeds (testbed/base.py). kind_label: how the run was started (run, demo, rfc2544), as
     `linerate list` shows it; the kind itself is the file's `test`."""
-    with store.run_lock(experiment.name):
+    # the testbed first: a run refused there (another run holds it) records nothing, changes nothing
+    with testbeds.reserve(), store.run_lock(experiment.name):
         existing = (store.resumable(experiment.name, experiment.config_hash(), file_text, kind=kind_label)
                     if resume else None)
         if existing is not None:
             experiment_id, seed = existing.id, existing.seed
         else:
+            for left in store.unfinished(experiment.name, kind_label):  # we hold its run lock: nobody runs it
+                store.finish_experiment(left.id, "interrupted")
+                on_event(Event("message", message=f"experiment '{experiment.name}' (id {left.id}) was left "
+                               "unfinished by an earlier run, now marked interrupted: `--resume` would have "
+                               "continued it; this run starts afresh"))
             seed = seed if seed is not None else (experiment.seed if experiment.seed is not None
                                                   else random.SystemRandom().randrange(2**31))
             experiment_id = store.create_experiment(

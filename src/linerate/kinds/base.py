@@ -56,15 +56,30 @@ def option_number(options: dict, key: str, default: float, low: float, high: flo
     return int(value) if whole else float(value)
 
 
-def read_or_empty(read: Callable[[], dict]) -> Callable[[], dict]:
-    """A DUT read whose failure leaves its figures out: counters and timeouts are evidence, not the
-    measurement."""
-    def read_it() -> dict:
+class ReadOrEmpty:
+    """A DUT read whose failure leaves its figures out — counters and timeouts are evidence, not
+    the measurement — and says so: `missing` collects what failed and why (a trial stores it as
+    partial telemetry). Only a LinerateError is caught: an interruption (errors.Interrupted) and a
+    bug pass through."""
+
+    def __init__(self, read: Callable[[], dict], what: str = "DUT telemetry"):
+        self.read, self.what = read, what
+        self.missing: list[str] = []
+
+    def __call__(self) -> dict:
         try:
-            return read()
-        except LinerateError:
+            return self.read()
+        except LinerateError as exc:
+            self.missing.append(f"{self.what}: {str(exc)[:200]}")
             return {}
-    return read_it
+
+    def take_missing(self) -> list[str]:
+        missing, self.missing = self.missing, []
+        return missing
+
+
+def read_or_empty(read: Callable[[], dict], what: str = "DUT telemetry") -> ReadOrEmpty:
+    return ReadOrEmpty(read, what)
 
 
 @dataclass

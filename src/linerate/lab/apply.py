@@ -18,6 +18,7 @@ from linerate.errors import ExecError, LabError
 from linerate.exec import NetnsExecutor
 from linerate.lab import netns, rtnl_batch
 from linerate.lab.nftables import load_ruleset
+from linerate.numbers import is_ascii_int
 from linerate.topology.plan import (
     AddAddress,
     AddDefaultRoute,
@@ -174,7 +175,7 @@ def pids_in_netns(*names: str) -> list[int]:
         return []
     pids = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not is_ascii_int(entry.name):
             continue
         try:
             st = os.stat(entry / "ns" / "net")
@@ -185,7 +186,11 @@ def pids_in_netns(*names: str) -> list[int]:
     return pids
 
 
-def _kill_all(pids: list[int], wait_s: float = 2.0) -> None:
+def _kill_all(pids: list[int], wait_s: float = 2.0, gone_s: float = 10.0) -> None:
+    """TERM, then KILL what is left; then wait until every process is gone from /proc (a killed qemu
+    frees its guest's memory for a second or two, and a zombie stays listed until its parent reaps
+    it: `lab clean` returns once nothing of the lab is left for a script to find)."""
+    left = list(pids)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in pids:
             try:
@@ -198,7 +203,14 @@ def _kill_all(pids: list[int], wait_s: float = 2.0) -> None:
             if pids:
                 time.sleep(0.01)
         if not pids:
-            return
+            break
+    deadline = time.monotonic() + gone_s
+    while left and time.monotonic() < deadline:
+        for pid in left:
+            _is_zombie(pid)  # reaps our own children
+        left = [pid for pid in left if Path(f"/proc/{pid}").exists()]
+        if left:
+            time.sleep(0.02)
 
 
 def _is_zombie(pid: int) -> bool:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from linerate import statedir
 from linerate.errors import LabError
+from linerate.exec.scratch import SCRATCH_PARENT, is_scratch_path
 from linerate.model import LAB_NAME_RE, lab_namespace, probe_namespace, validate_lab_name
 from linerate.process import ProcessRef, net_namespace_id, process_start_time
 
@@ -75,6 +76,7 @@ class LabRecord:
     kind: str = "lab"  # lab | probe (preflight's scratch namespace)
     params: dict = field(default_factory=dict)  # the lab-scoped axis values it was built with
     vm: dict = field(default_factory=dict)  # a VM DUT: accel, vCPUs, memory, boot-to-ready time, kernel
+    scratch: str = ""  # the lab's scratch directory (exec/scratch.py), recorded before it is made
 
     def orphaned(self) -> bool:
         return self.owner is not None and not self.owner.alive()
@@ -124,11 +126,14 @@ class LabRecord:
         if not isinstance(vm, dict) or len(vm) > 32 or not all(
                 isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in vm.items()):
             raise RecordError("vm is not a table of VM facts")
+        scratch = doc.get("scratch", "")
+        if scratch != "" and not (is_scratch_path(scratch) and scratch.startswith(f"{SCRATCH_PARENT}/linerate-{lab_id}-")):
+            raise RecordError("scratch is not a scratch directory of this lab")
         owner = _process(doc["owner"]) if doc.get("owner") is not None else None
         return cls(lab_id=lab_id, firewall=firewall, mtu=mtu, owner=owner,
                    created=None if created is None else float(created),
                    namespaces=list(namespaces), servers=[_process(s) for s in servers], kind=kind,
-                   params=dict(params), vm=dict(vm))
+                   params=dict(params), vm=dict(vm), scratch=scratch)
 
 
 def _nsfs_device() -> int:
@@ -194,7 +199,7 @@ class Registry:
         regular files, only in our own directory (the caller made sure of that)."""
         removed = []
         for entry in os.scandir(self.state_dir):
-            temp = TEMP_RE.match(entry.name)
+            temp = TEMP_RE.fullmatch(entry.name)
             if temp and entry.is_file(follow_symlinks=False) and process_start_time(int(temp.group(2))) is None:
                 try:
                     os.unlink(entry.path)

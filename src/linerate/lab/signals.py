@@ -15,7 +15,7 @@ TERMINATIONS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def raise_interrupted(signum, _frame):
-    raise Interrupted(f"stopped by {signal.Signals(signum).name}; what was created was removed")
+    raise Interrupted(f"stopped by {signal.Signals(signum).name}; what was created was removed", signum)
 
 
 @contextlib.contextmanager

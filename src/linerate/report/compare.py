@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from linerate.errors import ConfigError
@@ -76,6 +76,15 @@ class PairResult:
         return (f"{self.label}: A {format_mbps(c.mean_a)} (n={self.n_a}), B {format_mbps(c.mean_b)} (n={self.n_b}) "
                 f"Mbit/s; B-A {c.difference / 1e6:+,.1f} Mbit/s ({c.relative * 100:+.1f}%): {c.verdict()}")
 
+    def to_dict(self) -> dict[str, Any]:
+        """For `compare --json`; every figure in the samples' own unit (bit/s for throughput)."""
+        c = self.comparison
+        return {"cell": self.label, "unit": "bit/s" if self.unit == "Mbit/s" else self.unit,
+                "n_a": self.n_a, "n_b": self.n_b,
+                "a": self.summary_a.to_dict() if self.summary_a else None,
+                "b": self.summary_b.to_dict() if self.summary_b else None,
+                "welch": None if c is None else {**asdict(c), "verdict": c.verdict()}}
+
 
 @dataclass
 class CompareResult:
@@ -102,6 +111,13 @@ class CompareResult:
         lines += ["  " + pair.render() for pair in self.pairs]
         lines += [f"  {label}: no partner cell on the other side" for label in self.unpaired]
         return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """For `compare --json`: the two selections, what differs between them, and every pair."""
+        return {"a": {"selector": self.a.text, "experiment_id": self.a.experiment_id},
+                "b": {"selector": self.b.text, "experiment_id": self.b.experiment_id},
+                "differences": [{"parameter": key, "a": a, "b": b} for key, a, b in self.side_differences()],
+                "pairs": [pair.to_dict() for pair in self.pairs], "unpaired": list(self.unpaired)}
 
 
 def _label(params: dict[str, Any], shown: list[str]) -> str:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from linerate.report.data import Report
+from linerate.schema import dumps
 
 
 def serialize(report: Report) -> str:
@@ -20,4 +19,4 @@ def serialize(report: Report) -> str:
                    "verdicts": [v.to_dict() for v in c.verdicts]}
                   for c in report.cells],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return dumps(doc) + "\n"

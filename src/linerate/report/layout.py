@@ -21,8 +21,9 @@ def md_name(text: object) -> str:
 
 
 def md_cell(text: object) -> str:
-    """A Markdown table cell: one line, pipes escaped so a value cannot add columns."""
-    return plain(text).replace("\\", "\\\\").replace("|", "\\|")
+    """A Markdown table cell: one line, inert as HTML (md_name), pipes escaped so a value cannot add
+    columns."""
+    return md_name(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def row_label(family: int, streams: int, direction: str = "forward") -> str:

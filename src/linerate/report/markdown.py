@@ -4,7 +4,7 @@ cells "941 ± 3 (12 retr, n=20)" in Mbit/s (mean ± 95% CI half-width)."""
 from __future__ import annotations
 
 from linerate.report.data import CellReport, Report, grid, unique_verdicts
-from linerate.report.layout import format_mbps, format_ms, markdown_table, md_name, plain
+from linerate.report.layout import format_mbps, format_ms, markdown_table, md_name
 
 
 def cell_text(cell: CellReport) -> str:
@@ -26,7 +26,7 @@ def cell_text(cell: CellReport) -> str:
     if s.rtt_loaded_p50_ms_mean is not None:
         extras.append(f"RTT p50 {format_ms(s.rtt_idle_p50_ms_mean)} idle, {format_ms(s.rtt_loaded_p50_ms_mean)} "
                       f"loaded (p99 {format_ms(s.rtt_loaded_p99_ms_mean)})")
-    extras.append(f"n={s.n}" + (" <3: CI unreliable" if cell.few_trials else ""))
+    extras.append(f"n={s.n}" + (" (under 3): CI unreliable" if cell.few_trials else ""))
     if cell.precision_reached is False:
         extras.append("precision target not reached")
     if s.failures:
@@ -42,28 +42,28 @@ def cell_text(cell: CellReport) -> str:
 
 def verdict_lines(report: Report) -> list[str]:
     """Each verdict once, with its evidence from the first cell that has it and what to do."""
-    return [plain(f"- [{code}] {verdict.title} — e.g. {where}: {verdict.evidence}. What to do: {verdict.advice}.")
+    return [md_name(f"- [{code}] {verdict.title} — e.g. {where}: {verdict.evidence}. What to do: {verdict.advice}.")
             for code, (where, verdict) in unique_verdicts(report).items()]
 
 
 def serialize(report: Report) -> str:
     columns, rows = grid(report)
     exp = report.experiment
-    title = f"{md_name(exp.name)} (Mbit/s, mean ± 95% CI, % of line rate)"
+    title = f"{exp.name} (Mbit/s, mean ± 95% CI, % of line rate)"
     table = markdown_table(title, columns, [(label, [cell_text(cells[c]) if c in cells else "–" for c in columns])
                                            for label, cells in rows.items()])
     env = exp.environment if isinstance(exp.environment, dict) else {}
-    footer = "\n" + plain(f"Experiment {exp.id} '{md_name(exp.name)}', {exp.status}, seed {exp.seed}; "
+    footer = "\n" + md_name(f"Experiment {exp.id} '{exp.name}', {exp.status}, seed {exp.seed}; "
                    f"kernel {env.get('kernel', '?')}, iperf3 {env.get('iperf3_version', '?')}, "
                    f"CPU {env.get('cpu_model', '?')}.")
     vm_host = env.get("vm_host") or {}
     if vm_host.get("placement"):
         read = vm_host.get("telemetry_read_ms")
-        footer += "\n" + plain(f"Host: {vm_host['placement']}" + (f" ({vm_host['detail']})" if vm_host.get("detail") else "")
+        footer += "\n" + md_name(f"Host: {vm_host['placement']}" + (f" ({vm_host['detail']})" if vm_host.get("detail") else "")
                                + (f"; one DUT window read {read:g} ms" if read else "") + ".")
     ceilings = {c.line_rate_source for c in report.cells if c.line_rate_source}
     if ceilings:
-        footer += "\nLine rate: goodput ceiling of " + "; ".join(sorted(plain(c) for c in ceilings)) + "."
+        footer += "\nLine rate: goodput ceiling of " + "; ".join(sorted(md_name(c) for c in ceilings)) + "."
     else:
         footer += "\nLine rate unknown: no emulated link, no inventory `link`, no negotiated NIC speed."
     verdicts = verdict_lines(report)

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from linerate import schema
 from linerate.report.csv_export import safe
 from linerate.report.layout import markdown_table, md_name, plain
 from linerate.stats import Summary, summarize
@@ -119,7 +120,7 @@ def cell_text(s: SizeSummary) -> str:
     if s.ndr.n == 0:
         return f"failed ({s.failed})" if s.failed else "–"
     parts = [f"NDR {_figure(s.ndr, s.share(s.ndr.mean))}", f"PDR {_figure(s.pdr, s.share(s.pdr.mean))}",
-             f"n={s.ndr.n}" + (" <3: CI unreliable" if s.ndr.n < 3 else "")]
+             f"n={s.ndr.n}" + (" (under 3): CI unreliable" if s.ndr.n < 3 else "")]
     if s.failed:
         parts.append(f"{s.failed} failed")
     limit = max(s.limits, key=s.limits.get) if s.limits else "?"
@@ -140,18 +141,18 @@ def serialize_markdown(experiment: ExperimentRow, summaries: list[SizeSummary]) 
             theoretical = next((s.theoretical_fps for s in by_column.values() if s.theoretical_fps), None)
             label = frames.label(size) + (f" (max {theoretical:,.0f})" if theoretical else "")
             rows.append((label, [cell_text(by_column[c]) if c in by_column else "–" for c in columns]))
-        title = (f"{md_name(experiment.name)} IPv{family} RFC 2544 throughput (frames/s, mean ± 95% CI over repeated "
+        title = (f"{experiment.name} IPv{family} RFC 2544 throughput (frames/s, mean ± 95% CI over repeated "
                  f"searches, % of the theoretical frame rate)")
         parts.append(markdown_table(title, columns, rows))
         parts += [plain(frames.describe(size, family)) + "; its frame rate counts the mean frame"
                   for size in dict.fromkeys(s.frame_bytes for s in mine) if frames.is_mix(size)]
     duration, pdr_loss = trial_settings(config)
     seconds = f"{duration:g}" if isinstance(duration, (int, float)) else "?"
-    footer = plain(f"Experiment {experiment.id} '{md_name(experiment.name)}', {experiment.status}, seed {experiment.seed}; "
+    footer = md_name(f"Experiment {experiment.id} '{experiment.name}', {experiment.status}, seed {experiment.seed}; "
                    f"{seconds} s search trials, NDR loss 0, PDR loss {pdr_loss * 100:g}%; "
                    "the frame rate counts MAC header to FCS, the theoretical maximum adds preamble, SFD and gap.")
     if not summaries:
-        return plain(f"Experiment {experiment.id} '{md_name(experiment.name)}': no searches stored yet.") + "\n"
+        return md_name(f"Experiment {experiment.id} '{experiment.name}': no searches stored yet.") + "\n"
     return "\n\n".join(parts) + "\n\n" + footer + "\n"
 
 
@@ -160,7 +161,7 @@ def serialize_json(experiment: ExperimentRow, summaries: list[SizeSummary]) -> s
                           "status": experiment.status, "seed": experiment.seed, "config": experiment.config,
                           "environment": experiment.environment},
            "frame_sizes": [s.to_dict() for s in summaries]}
-    return json.dumps(doc, indent=2) + "\n"
+    return schema.dumps(doc) + "\n"
 
 
 def serialize_csv(experiment: ExperimentRow, summaries: list[SizeSummary]) -> str:

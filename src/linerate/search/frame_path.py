@@ -17,12 +17,11 @@ from linerate.errors import ConfigError, LabError, LinerateError, ParseError
 from linerate.preflight import parse_iperf3_version
 from linerate.search.measurer import SentBy
 from linerate.traffic import frames, iperf3_udp, trafgen
-from linerate.traffic.base import FrameSender
+from linerate.traffic.base import GENERATORS, FrameSender
 from linerate.traffic.iperf3_udp import Iperf3UdpSender
 
 COUNT_TABLE = "linerate_rfc2544"
 L2_OVERHEAD = 18  # MAC header + FCS: a frame of N bytes carries an (N - 18)-byte IP packet
-GENERATORS = ("auto", "trafgen", "iperf3")
 
 
 def link_info(executor, ifname: str) -> dict:

@@ -26,11 +26,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
+from linerate.errors import LinerateError
 from linerate.traffic.frames import FrameSize
 from linerate.traffic.trafgen import Sent
 
 LATE_TOLERANCE = 0.001  # sending may overrun the intended duration by 0.1% (timer granularity)
 SETTLE_S = 0.5  # frames in flight and in the DUT's queues when the generator stops
+SENDER_ATTEMPTS = 3  # a trial whose sender failed (no summary under load, killed) is run again, this often
 
 
 class PacketPath(Protocol):
@@ -132,6 +134,7 @@ class Measurer:
     def __init__(self, path: PacketPath, frame_bytes: FrameSize, on_trial: Callable[[PacketTrial, bool], None],
                  replay: Sequence[PacketTrial] = (), settle_s: float = SETTLE_S):
         self.path, self.frame_bytes, self.on_trial, self.settle_s = path, frame_bytes, on_trial, settle_s
+        self.sender_failures: list[str] = []  # trials that failed to measure and were run again (said in the results)
         self.replay = list(replay)
         self.replayed = 0
 
@@ -146,6 +149,14 @@ class Measurer:
                 self.on_trial(stored, True)
                 return stored.to_result()
             self.replay.clear()  # the search went elsewhere: the rest of the old trials are not asked for
-        trial = measure(self.path, self.frame_bytes, intended_duration, intended_load, settle_s=self.settle_s)
+        for attempt in range(1, SENDER_ATTEMPTS + 1):
+            try:
+                trial = measure(self.path, self.frame_bytes, intended_duration, intended_load, settle_s=self.settle_s)
+                break
+            except LinerateError as exc:  # the sender or a counter read failed this trial, not the DUT
+                self.sender_failures.append(f"trial at {intended_load:,.0f} frames/s, attempt {attempt}: {exc}")
+                if attempt == SENDER_ATTEMPTS:
+                    raise LinerateError(f"the trial at {intended_load:,.0f} frames/s failed {SENDER_ATTEMPTS} times "
+                                        f"in a row (last: {exc}); the search stops") from None
         self.on_trial(trial, False)
         return trial.to_result()

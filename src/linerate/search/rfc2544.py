@@ -69,6 +69,7 @@ class FrameResult:
     replayed: int = 0
     shared_kernel: bool = False  # namespace lab: the DUT forwards on the generator's own CPUs
     measured: int = 0  # trials this search ran now (the ceiling probe included); the rest came from the store
+    sender_failures: list[str] = field(default_factory=list)  # trials run again because their sender failed
 
     @property
     def limit(self) -> str:
@@ -103,7 +104,8 @@ class FrameResult:
                 "ndr_bps": _bps(self.ndr_fps, self.mean_frame_bytes), "pdr_bps": _bps(self.pdr_fps, self.mean_frame_bytes),
                 "ndr_share": None if self.ndr_fps is None or not self.theoretical_fps else self.ndr_fps / self.theoretical_fps,
                 "pdr_share": None if self.pdr_fps is None or not self.theoretical_fps else self.pdr_fps / self.theoretical_fps,
-                "limit": self.limit, "generator_limited": self.generator_limited, "trials": len(self.trials)}
+                "limit": self.limit, "generator_limited": self.generator_limited, "trials": len(self.trials),
+                **({"sender_failures": self.sender_failures} if self.sender_failures else {})}
 
 
 def _bps(fps: float | None, frame_bytes: float) -> float | None:
@@ -179,5 +181,6 @@ def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params
         throughput = found[goal].conditional_throughput
         setattr(result, f"{spec['name'].lower()}_fps", None if throughput is None else float(throughput))
     result.replayed = measurer.replayed
+    result.sender_failures = list(measurer.sender_failures)
     store.update_search(row["id"], status="done", ended_at=time.time(), results=result.to_dict())
     return result

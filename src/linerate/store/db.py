@@ -24,13 +24,15 @@ from typing import Any
 
 from linerate.errors import ConfigError
 from linerate.model import TRIAL_COLUMNS, Trial
+from linerate.numbers import is_ascii_int
 from linerate.process import ProcessRef, this_host
 from linerate.store import schema
 from linerate.store.schema import APPLICATION_ID, KNOWN_TABLES, cell_key, sync_trial_columns
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 LEGACY_VERSIONS = (1, 2)
-UNWRITABLE = ("readonly", "read-only", "unable to open", "disk I/O error", "not authorized", "cannot open")  # linerate databases from before application_id was set
+UNWRITABLE = ("readonly", "read-only", "unable to open", "disk I/O error", "not authorized", "cannot open",
+              "disk is full")  # linerate databases from before application_id was set
 
 
 def default_db_path() -> str:
@@ -126,6 +128,14 @@ def _inspect(path: str) -> None:
     if version > len(schema.MIGRATIONS):
         raise ConfigError("--db", f"{path} has schema {version}, newer than this linerate ({len(schema.MIGRATIONS)}); "
                           "upgrade linerate")
+    if version < 1 and tables:  # tables, but a schema version no linerate writes: migrating would break it
+        raise ConfigError("--db", f"{path} has tables but schema version {version}, which no linerate writes; "
+                          "linerate will not change it (give another --db)")
+
+
+def unwritable(exc: BaseException) -> bool:
+    """An SQLite error that says the database cannot be written now (full disk, read-only), not a bug."""
+    return isinstance(exc, sqlite3.OperationalError) and any(word in str(exc) for word in UNWRITABLE)
 
 
 class Store:
@@ -253,7 +263,7 @@ class Store:
         """By id, by name (the newest of that name), or the newest of all when ref is None."""
         if ref is None:
             row = self.conn.execute("SELECT * FROM experiments ORDER BY id DESC LIMIT 1").fetchone()
-        elif str(ref).isascii() and str(ref).isdigit() and len(str(ref)) < 19:
+        elif is_ascii_int(str(ref)) and len(str(ref)) < 19:
             row = self.conn.execute("SELECT * FROM experiments WHERE id=?", (int(ref),)).fetchone()
         else:
             row = self.conn.execute("SELECT * FROM experiments WHERE name=? ORDER BY id DESC LIMIT 1",
@@ -262,6 +272,13 @@ class Store:
             what = "no experiments stored yet" if ref is None else f"no experiment {str(ref)[:100]!r}"
             raise ConfigError("experiment", f"{what} in {self.path}; see `linerate list`")
         return self._row(row)
+
+    def unfinished(self, name: str, kind: str = "run") -> list[ExperimentRow]:
+        """The newest run of `name` started this way, when it did not finish (killed: 'running'
+        forever; stopped: 'interrupted'); what `--resume` would continue."""
+        row = self.conn.execute(
+            "SELECT * FROM experiments WHERE name=? AND kind=? ORDER BY id DESC LIMIT 1", (name, kind)).fetchone()
+        return [self._row(row)] if row is not None and row["status"] != "done" else []
 
     def resumable(self, name: str, config_hash: str, file_text: str | None = None,
                   kind: str = "run") -> ExperimentRow | None:

@@ -122,14 +122,21 @@ class JournalFile:
         self.conn.execute("UPDATE entries SET status='needs-hand', problem=?, manual=? WHERE id=?",
                           (problem[:300], manual[:400], entry_id))
 
+    def failed(self, entry_id: int, problem: str, manual: str) -> None:
+        """A restore the host refused: the entry stays open (the next restore tries it again), with
+        why and what to run by hand."""
+        self.conn.execute("UPDATE entries SET problem=?, manual=? WHERE id=?", (problem[:300], manual[:400], entry_id))
+
     def resolve(self, entry_id: int | None = None) -> int:
-        """Mark needs-hand entries (one, or all) resolved; how many were."""
+        """Mark entries waiting for a hand (needs-hand, or open after a failed restore) resolved: one,
+        or all; how many were."""
+        waiting = "(status='needs-hand' OR (status='open' AND problem IS NOT NULL))"
         if entry_id is None:
-            cur = self.conn.execute("UPDATE entries SET status='resolved', closed_at=? WHERE status='needs-hand'",
+            cur = self.conn.execute(f"UPDATE entries SET status='resolved', closed_at=? WHERE {waiting}",
                                     (time.time(),))
         else:
-            cur = self.conn.execute("UPDATE entries SET status='resolved', closed_at=? WHERE status='needs-hand' "
-                                    "AND id=?", (time.time(), entry_id))
+            cur = self.conn.execute(f"UPDATE entries SET status='resolved', closed_at=? WHERE {waiting} AND id=?",
+                                    (time.time(), entry_id))
         return cur.rowcount
 
     # --- reading ----------------------------------------------------------------------------------

@@ -99,6 +99,8 @@ class Testbeds(Protocol):
 
     def open(self, lab_params: dict[str, Any]) -> ContextManager[Testbed]: ...
 
+    def reserve(self) -> ContextManager[None]: ...  # exclusive use for a whole run, taken before it records anything
+
     def record(self) -> dict: ...  # the environment an experiment row starts with
 
     def check(self, cells: list[dict[str, Any]], extra_required: set[str] = ...) -> str: ...  # before anything runs
@@ -157,6 +159,9 @@ class LabTestbeds:
         with lab_testbed(new_lab_id(), lab_params) as lab:
             yield lab
 
+    def reserve(self) -> ContextManager[None]:
+        return contextlib.nullcontext()  # every combination gets a lab of its own
+
     def record(self) -> dict:
         return fingerprint()
 
@@ -188,6 +193,9 @@ class KeptLab:
     @contextlib.contextmanager
     def open(self, lab_params: dict[str, Any]) -> Iterator[NamespaceTestbed]:
         yield self.lab
+
+    def reserve(self) -> ContextManager[None]:
+        return contextlib.nullcontext()  # a kept lab has no journal: its knobs are baked in when built
 
     def record(self) -> dict:
         return fingerprint()

@@ -12,13 +12,15 @@ import time
 from dataclasses import dataclass
 
 from linerate import counters
-from linerate.dut.base import DutDriver, rx_packets
-from linerate.errors import ExecError, LinerateError
+from linerate.dut.base import DutDriver, Probe, Snapshot, rx_packets
+from linerate.errors import ExecError, LinerateError, ParseError
+from linerate.exec.scratch import make_temp
 from linerate.exec.ssh import SshError, SshExecutor
 from linerate.model import TrialParams
+from linerate.numbers import is_ascii_int
 from linerate.testbed.fingerprint import host_fingerprint
 from linerate.testbed.inventory import Inventory
-from linerate.testbed.ssh import (SERVER_PORT, close_hosts, connect_host, detect_driver, pidfile_for, start_server,
+from linerate.testbed.ssh import (SERVER_PORT, close_hosts, connect_host, detect_driver, start_server,
                                   stop_server)
 from linerate.traffic import iperf3
 
@@ -94,6 +96,19 @@ def path_check(inventory: Inventory, executors: dict[str, SshExecutor], driver: 
     return Check(f"path IPv{family}", True, f"{sent} packets sent, DUT {what} {seen}")
 
 
+def probe_check(dut: SshExecutor, probe: Probe) -> Check:
+    """One telemetry command on the DUT: it runs, and linerate can read what it prints."""
+    name = f"dut telemetry: {' '.join(probe.argv)}"
+    result = dut.run(list(probe.argv), timeout_s=TIMEOUT_S, check=False)
+    if result.returncode != 0:
+        return Check(name, False, (result.stderr.strip() or "failed")[:200])
+    try:
+        probe.parse(result.stdout, Snapshot())
+    except (ParseError, ValueError, ArithmeticError) as exc:
+        return Check(name, False, f"linerate cannot read its output: {str(exc)[:160]}")
+    return Check(name, True, "ok")
+
+
 def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lambda m: None) -> tuple[list[Check], dict]:
     """All checks; (checks, environment fingerprint of every reachable host)."""
     checks: list[Check] = []
@@ -109,7 +124,7 @@ def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lam
                 checks.append(Check(f"{role} ssh", False, str(exc)))
         for role, host in executors.items():
             remote = host.run(["date", "-u", "+%s"], timeout_s=TIMEOUT_S, check=False).stdout.strip()
-            if remote.isdigit():
+            if is_ascii_int(remote):
                 offset = int(remote) - time.time()
                 checks.append(Check(f"{role} clock", abs(offset) < 5, f"offset {offset:+.1f} s"
                                     + ("" if abs(offset) < 5 else "; timestamps of trials will not line up")))
@@ -118,10 +133,8 @@ def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lam
             try:
                 driver = detect_driver(executors["dut"], inventory.dut.os)
                 checks.append(Check("dut os", True, f"{driver.family} driver"))
-                for argv in (list(p.argv) for p in driver.probes() if p.required):
-                    result = executors["dut"].run(argv, timeout_s=TIMEOUT_S, check=False)
-                    checks.append(Check(f"dut telemetry: {' '.join(argv)}", result.returncode == 0,
-                                        "ok" if result.returncode == 0 else (result.stderr.strip() or "failed")[:200]))
+                for probe in (p for p in driver.probes() if p.required):
+                    checks.append(probe_check(executors["dut"], probe))
             except LinerateError as exc:
                 checks.append(Check("dut os", False, str(exc)))
         for role, host in executors.items():
@@ -132,16 +145,20 @@ def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lam
                 checks.append(Check(f"{role} iperf3", version is not None, version or "iperf3 not found"))
         checks += tool_checks(executors)
         if {"client", "server", "dut"} <= executors.keys() and driver is not None:
-            pidfile = pidfile_for(inventory, SERVER_PORT + 1)  # not the run's port: a run may hold it
-            try:
-                start_server(executors["server"], pidfile, SERVER_PORT + 1, 60)
+            server, workdir, pidfile = executors["server"], None, None
+            try:  # a fresh directory (mktemp -d) for the pid file: never a predictable path in /tmp
+                workdir = make_temp(server, "check", directory=True)
+                pidfile = f"{workdir}/iperf3.pid"
+                start_server(server, pidfile, SERVER_PORT + 1, 60)  # not the run's port: a run may hold it
                 for family in (4, 6):
                     if inventory.address(family):
                         checks.append(path_check(inventory, executors, driver, family, SERVER_PORT + 1))
             except LinerateError as exc:
                 checks.append(Check("path", False, f"could not run the burst: {exc}"))
             finally:
-                stop_server(executors["server"], pidfile)
+                if pidfile is not None:
+                    stop_server(server, pidfile)
+                    server.run(["rm", "-rf", "--", workdir], timeout_s=TIMEOUT_S, check=False)
     finally:
         close_hosts(executors)
     return checks, environment

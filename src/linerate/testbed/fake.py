@@ -4,6 +4,7 @@ factory, so the runner, the scheduler and every kind run without root, namespace
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any, ContextManager
 
@@ -74,6 +75,9 @@ class FakeTestbeds:
 
     def record(self) -> dict:
         return dict(self._record)
+
+    def reserve(self) -> ContextManager[None]:
+        return contextlib.nullcontext()
 
     def held_params(self) -> dict[str, Any]:
         return {}

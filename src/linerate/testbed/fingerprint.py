@@ -6,6 +6,7 @@ from __future__ import annotations
 from linerate.dut.base import DutDriver
 from linerate.errors import LinerateError
 from linerate.exec.ssh import SshExecutor
+from linerate.numbers import ascii_int
 from linerate.preflight import parse_iperf3_version
 
 TIMEOUT_S = 15
@@ -23,10 +24,10 @@ def host_fingerprint(executor: SshExecutor, driver: DutDriver | None = None,
     if system == "Linux":
         cpuinfo = out(["cat", "/proc/cpuinfo"]) or ""
         models = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
-        info.update(cpu_model=models[0] if models else None, cpu_count=int(out(["nproc"]) or 0) or None)
+        info.update(cpu_model=models[0] if models else None, cpu_count=ascii_int(out(["nproc"]) or "") or None)
     else:
         count = out(["sysctl", "-n", "hw.ncpu"])
-        info.update(cpu_model=out(["sysctl", "-n", "hw.model"]), cpu_count=int(count) if count and count.isdigit() else None)
+        info.update(cpu_model=out(["sysctl", "-n", "hw.model"]), cpu_count=ascii_int(count or "") or None)
     version = executor.run(["iperf3", "--version"], timeout_s=TIMEOUT_S, check=False)
     parsed = parse_iperf3_version(version.stdout + version.stderr) if version.returncode == 0 else None
     info["iperf3_version"] = ".".join(map(str, parsed)) if parsed else None

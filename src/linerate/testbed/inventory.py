@@ -34,35 +34,39 @@ from linerate.errors import ConfigError
 from linerate.exec.ssh import SshTarget
 from linerate.inputs import parse_toml, read_text
 from linerate.model import MAX_BITRATE_BPS, MIN_BITRATE_BPS
+from linerate.numbers import is_ascii_int
 from linerate.testbed.knobs import IFNAME_RE
 
 MAX_FILE_BYTES = 100_000
 USER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
 HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+HOST_CHARS_RE = re.compile(r"[A-Za-z0-9.:%_-]{1,253}")
 OS_NAMES = ("linux", "openwrt", "freebsd", "pfsense", "opnsense", "openbsd")
 
 
 def parse_ssh(text: str, port: int = 22) -> tuple[str, str, int]:
     """'user@host', 'user@host:port', 'user@[v6addr]:port' -> (user, host, port)."""
     user, at, rest = text.partition("@")
-    if not at or not USER_RE.match(user):
+    if not at or not USER_RE.fullmatch(user):
         raise ValueError(f"{text[:60]!r} is not user@host (user: letters, digits, _ . -)")
     host = rest
     if rest.startswith("["):
         host, _, after = rest[1:].partition("]")
         if after:
-            if not after.startswith(":") or not after[1:].isdigit():
+            if not after.startswith(":") or not is_ascii_int(after[1:]):
                 raise ValueError(f"{text[:60]!r}: expected [address]:port")
             port = int(after[1:])
     elif rest.count(":") == 1:
         host, _, port_text = rest.partition(":")
-        if not port_text.isdigit():
+        if not is_ascii_int(port_text):
             raise ValueError(f"{text[:60]!r}: the port after ':' is not a number")
         port = int(port_text)
+    if not HOST_CHARS_RE.fullmatch(host):  # ipaddress takes "fe80::1%eth0\n" (a scope id may hold anything)
+        raise ValueError(f"{host[:60]!r} is not a host name or IP address")
     try:
         ipaddress.ip_address(host)
     except ValueError:
-        if not HOST_RE.match(host):
+        if not HOST_RE.fullmatch(host):
             raise ValueError(f"{host[:60]!r} is not a host name or IP address") from None
     if not 1 <= port <= 65535:
         raise ValueError(f"port {port} is out of range (1-65535)")
@@ -128,7 +132,7 @@ class HostEntry(BaseModel):
     @classmethod
     def _interfaces(cls, value: list[str]) -> list[str]:
         for name in value:
-            if not IFNAME_RE.match(name):
+            if not IFNAME_RE.fullmatch(name):
                 raise ValueError(f"{name[:30]!r} is not an interface name (letters, digits, _ . -; up to 15)")
         return value
 

@@ -73,6 +73,8 @@ def manual_command(os_family: str | None, kind: str, name: str, original: str | 
             argv = ["ifconfig", ifname, feature if original == "on" else f"-{feature}"]
     elif kind == "process":
         return f"kill \"$(cat {shlex.quote(name)})\""
+    elif kind == "scratch":
+        return f"rm -rf -- {shlex.quote(name)}"
     elif kind == "nginx":
         return f"kill -QUIT \"$(cat {shlex.quote(name + '/nginx.pid')})\"; rm -rf -- {shlex.quote(name)}"
     else:

@@ -19,6 +19,7 @@ from pathlib import Path
 from linerate.dut.linux import LinuxDriver
 from linerate.errors import LabError
 from linerate.exec import NetnsExecutor
+from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.experiment.ceiling import link_bps
 from linerate.lab.apply import apply_plan, pids_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.registry import LabRecord, Registry, vet
@@ -60,6 +61,7 @@ class NamespaceTestbed:
         record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
         self.registry.create(record)  # refuses a taken name; the other lab's record stays as it is
         self.record, self.record_is_ours = record, True
+        self.make_scratch()
 
         def remember(ns: str) -> None:
             self.record.namespaces.append(ns)
@@ -71,6 +73,22 @@ class NamespaceTestbed:
         self.start_server()
         self.read_cost_s = measure_read_cost_or_none(self.driver, self.executor("dut"))
         return self
+
+    def make_scratch(self) -> None:
+        """The lab's scratch directory (exec/scratch.py): recorded first, then made fresh (mkdir
+        fails on anything already there), so `down` and `lab clean` remove exactly it."""
+        path = new_scratch_path(self.spec.lab_id)
+        self.record.scratch = path
+        self.registry.save(self.record)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            raise LabError(f"{path} exists already (not made by this lab); left alone") from None
+        os.chmod(path, 0o711)  # a fresh directory of ours: nginx's workers (user nobody) pass through it
+
+    @property
+    def scratch_dir(self) -> str | None:
+        return self.record.scratch or None if self.record is not None else None
 
     def down(self) -> list[str]:
         """Remove what this lab's record lists — nothing when it never got a record of its own.
@@ -129,7 +147,7 @@ class NamespaceTestbed:
         return lab_description(self.params)
 
     def executor(self, role: str) -> NetnsExecutor:
-        return NetnsExecutor(self.spec.netns(role), self.spec.cpus(role))
+        return NetnsExecutor(self.spec.netns(role), self.spec.cpus(role), scratch_dir=self.scratch_dir)
 
     def generator_hosts(self) -> dict:
         return {}  # the generators run on the DUT's own kernel: its CPU reads are theirs
@@ -163,8 +181,7 @@ class NamespaceTestbed:
         """nginx in the server namespace (its processes go with the lab, whatever happens)."""
         addresses = {family: server_address(family) for family in (4, 6)}
         # derived from the lab id, so `lab down` and `lab clean` (after a SIGKILL) remove it with the lab;
-        # not in the state directory: nginx's workers (user nobody) could not traverse its 0700 parents
-        return http_server(self.executor("server"), addresses, spec, workdir=nginx_dir(self.spec.lab_id))
+        return http_server(self.executor("server"), addresses, spec)  # a new directory in the lab's scratch
 
     def run_trial(self, params: TrialParams) -> Trial:
         return run_trial(self.executor("client"), self.executor("dut"), params,
@@ -192,13 +209,11 @@ class NamespaceTestbed:
         return pids_in_netns(self.spec.netns("server"))
 
 
-def nginx_dir(lab_id: str) -> str:
-    return f"/tmp/linerate-{lab_id}-nginx"
-
-
 def remove_owned_dir(path: str) -> None:
-    """A directory a lab made under /tmp: only a real directory of ours at exactly that path (a
-    link or someone else's directory there is left alone)."""
+    """A lab's scratch directory: only a real directory of ours at exactly that path (a link or
+    someone else's directory there is left alone)."""
+    if not is_scratch_path(path):
+        return
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -209,10 +224,11 @@ def remove_owned_dir(path: str) -> None:
 
 def remove_record(record: LabRecord, registry: Registry) -> list[str]:
     """Remove a lab's namespaces (a VM DUT's qemu and a cps test's nginx run inside them and go
-    with them), its VM and nginx directories and its record: what `down` and `linerate lab clean` do."""
+    with them), its VM and scratch directories and its record: what `down` and `linerate lab clean` do."""
     removed = remove_namespaces(list(record.namespaces))
     registry.remove_vm_dir(record.lab_id)
-    remove_owned_dir(nginx_dir(record.lab_id))
+    if record.scratch:
+        remove_owned_dir(record.scratch)
     registry.remove(record.lab_id)
     return removed
 

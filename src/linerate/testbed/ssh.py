@@ -27,9 +27,11 @@ from linerate.calc.linerate import parse_rate
 from linerate.dut.base import OS_FAMILY, DutDriver, detect_family
 from linerate.dut.drivers import driver_for
 from linerate.errors import ConfigError, ExecError, LinerateError
+from linerate.exec import scratch
 from linerate.exec.ssh import OutputLimitError, SshExecutor, SshSession
 from linerate.lab.signals import terminations_raise
 from linerate.model import Trial, TrialParams
+from linerate.numbers import is_ascii_int
 from linerate.store.db import Store
 from linerate.testbed.fingerprint import host_fingerprint
 from linerate.testbed.inventory import Inventory
@@ -44,6 +46,8 @@ from linerate.trial import measure_read_cost_or_none, run_trial
 SERVER_IDLE_TIMEOUT_S = 600  # a server whose controller died exits after this long without a test
 SERVER_PORT = 5201
 NGINX_KIND = "nginx"  # a journal entry: a cps test's nginx directory on the server
+SCRATCH_KIND = "scratch"  # a journal entry: a run's scratch directory on a host (exec/scratch.py)
+SCRATCH_ROLES = ("client", "server")  # the hosts linerate writes files on (the DUT: none)
 TIMEOUT_S = 15
 
 
@@ -103,15 +107,23 @@ def detect_driver(dut: SshExecutor, declared_os: str | None) -> DutDriver:
     return driver_for(family)
 
 
-def pidfile_for(inventory: Inventory, port: int) -> str:
-    return f"/tmp/linerate-{inventory.identity_key()}-{port}.pid"
+def held_journal(key: str, name: str) -> Journal:
+    """The testbed's journal with its lock taken (ConfigError naming the holder when another
+    linerate has it); nothing is read or changed before the lock is ours."""
+    journal = Journal(key)
+    try:
+        journal.hold(f"testbed {name}")
+    except BaseException:
+        journal.close()
+        raise
+    return journal
 
 
 def stop_server(server: SshExecutor, pidfile: str) -> str:
     """Stop the iperf3 server named by its pid file; never by name. Returns what happened."""
     read = server.run(["cat", pidfile], timeout_s=TIMEOUT_S, check=False)
     pid = read.stdout.strip()
-    if read.returncode != 0 or not pid.isdigit():
+    if read.returncode != 0 or not is_ascii_int(pid):
         return "not running (no pid file)"
     comm = server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S, check=False).stdout.strip()
     if comm.rsplit("/", 1)[-1] != "iperf3":
@@ -127,7 +139,7 @@ def start_server(server: SshExecutor, pidfile: str, port: int, idle_timeout_s: i
     server.run(IPERF3.server_daemon_argv(port, pidfile, idle_timeout_s), timeout_s=TIMEOUT_S)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        if server.run(["cat", pidfile], timeout_s=TIMEOUT_S, check=False).stdout.strip().isdigit():
+        if is_ascii_int(server.run(["cat", pidfile], timeout_s=TIMEOUT_S, check=False).stdout.strip()):
             time.sleep(0.2)
             return
         time.sleep(0.1)
@@ -154,22 +166,33 @@ def restore_journal(inventory: Inventory, journal: Journal, executors: dict[str,
             if exc.returncode is None and not isinstance(exc, OutputLimitError):  # lost, or no answer: retry later
                 problems.append(f"{what}: could not reach {host.host} ({exc}); kept for the next restore")
                 continue
-            _needs_hand(journal, entry, family, str(exc), problems, inventory)
+            _not_restored(journal, entry, family, str(exc), problems, retry=True)
+            continue
+        except HostValueError as exc:  # a value linerate never writes back: only a hand can restore it
+            _not_restored(journal, entry, family, str(exc), problems, retry=False)
             continue
         except LinerateError as exc:
-            _needs_hand(journal, entry, family, str(exc), problems, inventory)
+            _not_restored(journal, entry, family, str(exc), problems, retry=True)
             continue
         journal.done(entry["id"])
     return done
 
 
-def _needs_hand(journal: Journal, entry, family: str | None, why: str, problems: list[str],
-                inventory: Inventory) -> None:
+def _not_restored(journal: Journal, entry, family: str | None, why: str, problems: list[str], *,
+                  retry: bool) -> None:
+    """A change the host refused to take back (retry: it stays open, and every `testbed restore`
+    tries it again) or that linerate never writes back (needs-hand); either way the command to run
+    by hand is kept and said."""
     valid = value_problem(entry["kind"], entry["original"]) is None
     manual = manual_command(family, entry["kind"], entry["name"], entry["original"] if valid else None)
-    journal.needs_hand(entry["id"], why[:300], manual)
+    if retry:
+        journal.failed(entry["id"], why[:300], manual)
+        again = "kept open: `linerate testbed restore INVENTORY` tries it again; or r"
+    else:
+        journal.needs_hand(entry["id"], why[:300], manual)
+        again = "r"
     problems.append(f"{entry['role']}: {entry['kind']} {entry['name']} could not be restored ({why[:200]}); "
-                    f"run on the {entry['role']} by hand: {manual} — then `linerate testbed restore "
+                    f"{again}un on the {entry['role']} by hand: {manual} — then `linerate testbed restore "
                     f"INVENTORY --resolve {entry['id']}`")
 
 
@@ -177,6 +200,13 @@ def _restore_one(entry, host: SshExecutor, driver: DutDriver | None) -> str:
     problem = value_problem(entry["kind"], entry["original"])
     if problem is not None:  # never written back: what the host once printed is not a value
         raise HostValueError(f"the recorded original value is not one linerate writes back ({problem})")
+    if entry["kind"] == SCRATCH_KIND:  # the run's own directory on that host, with what a killed run left
+        result = host.run(scratch.remove_argv(entry["name"]), timeout_s=TIMEOUT_S, check=False)
+        if result.returncode != 0:
+            raise LinerateError(f"{entry['name']} on {host.host} is not a directory of linerate's (a link, or "
+                                "another owner's): left alone" if result.returncode == 4 else
+                                f"removing {entry['name']} on {host.host} failed: {result.stderr.strip()[:160]}")
+        return f"{entry['role']}: {entry['name']} removed"
     if entry["kind"] == "process":
         return f"{entry['role']}: iperf3 server {stop_server(host, entry['name'])}"
     if entry["kind"] == NGINX_KIND:  # a cps test's nginx and its directory
@@ -225,7 +255,8 @@ class SshTestbed:
         self.environment: dict = {}
         self.applied: tuple[dict, dict] | None = None  # (lab params, read-back) the DUT holds now
         self.read_cost_s: float | None = None  # one window read (DUT and generator hosts), measured once
-        self.journal: Journal | None = None  # opened with the testbed (state directory, by identity)
+        self.journal: Journal | None = None  # held (its lock taken) while the testbed is open or reserved
+        self._reserved = False
         self._http: tuple[NginxServer, int] | None = None  # the cps server and how many views use it
 
     # --- lifetime -----------------------------------------------------------------------------------
@@ -235,8 +266,8 @@ class SshTestbed:
         if "dut" in self.executors:
             self.driver = detect_driver(self.executors["dut"], self.inventory.dut.os)
         self.line_rate = resolve_line_rate(self.inventory, self.executors.get("dut"), self.driver)
-        self.journal = Journal(self.key)
-        self.journal.hold(f"testbed {self.inventory.name}")  # released by close(): journal.close()
+        if self.journal is None:  # not reserved by the run: taken now (released by close())
+            self.journal = held_journal(self.key, self.inventory.name)
         if self.store is not None:
             self.journal.adopt(self.store, self.driver.family if self.driver else None)  # an older linerate's
         self._restore("restored from an earlier run")
@@ -247,6 +278,7 @@ class SshTestbed:
             family = detect_family(self.environment[role].get("os") or "")
             if family is not None:
                 self.generator_drivers[role] = driver_for(family)
+        self._make_scratch()
         self._start_server()
         self._measure_read_cost()
 
@@ -260,18 +292,40 @@ class SshTestbed:
         self.read_cost_s = measure_read_cost_or_none(self.driver, self.executors.get("dut"),
                                                      hosts=self.generator_hosts())
 
-    def close(self) -> None:
+    @contextlib.contextmanager
+    def reserve(self) -> Iterator[None]:
+        """Hold this testbed's lock for a whole run, before the run records anything: a second run
+        (or `testbed restore`) is refused while it lives, and a refused run has touched nothing —
+        no journal restored, no server stopped, no experiment row."""
+        self.journal = held_journal(self.key, self.inventory.name)
+        self._reserved = True
+        try:
+            yield
+        finally:
+            self._reserved = False
+            if self.users == 0 and self.journal is not None:
+                self.journal.close()
+                self.journal = None
+
+    def close(self, *, strict: bool = False) -> None:
+        """Restore every journaled change and disconnect. strict (a run that ended normally): a
+        change the hosts refused to take back raises after everything is closed (exit 1), and stays
+        in the journal for `linerate testbed restore`."""
+        problems: list[str] = []
         try:
             if self.executors and self.journal is not None:
-                self._restore("restored")
+                problems = self._restore("restored")
         finally:
             close_hosts(self.executors)
-            if self.journal is not None:
+            if self.journal is not None and not self._reserved:
                 self.journal.close()
                 self.journal = None
             self.executors = {}
             self.active = {}
             self.applied = None
+        if strict and problems:
+            raise LinerateError(f"testbed {self.inventory.name}: {len(problems)} change(s) could not be put back "
+                                "(said above); they stay in the journal: run `linerate testbed restore INVENTORY`")
 
     @contextlib.contextmanager
     def view(self, lab_params: dict[str, Any]) -> Iterator["SshView"]:
@@ -287,22 +341,42 @@ class SshTestbed:
             self.users += 1
             try:
                 yield SshView(self, lab_params)
-            finally:
+            except BaseException:
                 self.users -= 1
                 if self.users == 0:
                     self.close()
+                raise
+            self.users -= 1
+            if self.users == 0:
+                self.close(strict=True)
 
-    def _restore(self, said: str) -> None:
+    def _restore(self, said: str) -> list[str]:
         problems: list[str] = []
         for line in restore_journal(self.inventory, self.journal, self.executors, self.driver, problems=problems):
             self.on_message(f"{said}: {line}")
         for line in problems:
             self.on_message(f"not restored: {line}")
+        return problems
+
+    def _make_scratch(self) -> None:
+        """The run's own directory on the client and the server (exec/scratch.py): journaled, then
+        made fresh; every file linerate writes there lives in it, and a restore removes it whole."""
+        for role in SCRATCH_ROLES:
+            host = self.executors.get(role)
+            if host is None:
+                continue
+            path = scratch.new_scratch_path(self.key)
+            self.journal.add(role, SCRATCH_KIND, path, "", None)
+            try:
+                host.run(scratch.make_argv(path), timeout_s=TIMEOUT_S)
+            except ExecError as exc:
+                raise LinerateError(f"{role} {host.host}: could not make linerate's directory {path} "
+                                    f"({exc.stderr.strip()[:120] or exc})") from None
+            host.scratch_dir = path
 
     def _start_server(self) -> None:
         server = self.executors["server"]
-        pidfile = pidfile_for(self.inventory, self.port)
-        stop_server(server, pidfile)  # a server left by a crashed run of ours
+        pidfile = f"{server.scratch_dir}/iperf3-{self.port}.pid"
         self.journal.add("server", "process", pidfile, "", None)
         start_server(server, pidfile, self.port, SERVER_IDLE_TIMEOUT_S)
 
@@ -382,17 +456,21 @@ class SshTestbed:
             finally:
                 self._http = (server, self._http[1] - 1)
             return
-        workdir = f"/tmp/linerate-{self.key}-nginx"
-        entry = self.journal.add("server", NGINX_KIND, workdir, "", None)
+        entries: list[int] = []
+
+        def journal_it(workdir: str) -> None:  # before nginx writes or starts anything there
+            entries.append(self.journal.add("server", NGINX_KIND, workdir, "", None))
+
         addresses = {family: self.inventory.address(family) for family in (4, 6) if self.inventory.address(family)}
-        server = http_server(self.executors["server"], addresses, spec, workdir=workdir)
+        server = http_server(self.executors["server"], addresses, spec, on_workdir=journal_it)
         try:
             with server:
                 self._http = (server, 1)
                 yield server
         finally:
             self._http = None
-            self.journal.done(entry)  # stopped (its __exit__ ran), or never started
+            for entry in entries:
+                self.journal.done(entry)  # stopped (its __exit__ ran), or never started
 
     # --- trials ---------------------------------------------------------------------------------------
 
@@ -512,6 +590,9 @@ class SshTestbeds:
 
     def open(self, lab_params: dict[str, Any]) -> contextlib.AbstractContextManager[SshView]:
         return self.testbed.view(lab_params)
+
+    def reserve(self) -> contextlib.AbstractContextManager[None]:
+        return self.testbed.reserve()
 
     def record(self) -> dict:
         return {"linerate_version": __version__, "testbed": self.inventory.name, "kind": "ssh"}

@@ -72,6 +72,7 @@ class VmTestbed(NamespaceTestbed):
         record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
         self.registry.create(record)
         self.record, self.record_is_ours = record, True
+        self.make_scratch()
         accel = choose_accel(self.vm.accel)
         if self.vm.image:
             self._refuse_own_image(accel)

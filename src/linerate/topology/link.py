@@ -196,7 +196,7 @@ def parse_dut_offloads(text: str) -> tuple[tuple[str, str, str], ...]:
         return ()
     settings: dict[tuple[str, str], str] = {}
     for ifname, name, state in parse_offload_groups(
-            text, lambda where: bool(IFNAME_RE.match(where)),
+            text, lambda where: bool(IFNAME_RE.fullmatch(where)),
             "IF:feature=on|off with IF a DUT interface name such as igb0"):
         settings[(ifname, name)] = state
     if not settings:
@@ -216,9 +216,9 @@ def parse_sysctl_pairs(text: str, name_re: re.Pattern = None, value_re: re.Patte
     for item in filter(None, (i.strip() for i in text.split(";"))):
         key, eq, value = item.partition("=")
         key, value = key.strip(), value.strip()
-        if not eq or not name_re.match(key):
+        if not eq or not name_re.fullmatch(key):
             raise ValueError(f"'{item}' is not {name_hint}")
-        if not value_re.match(value):
+        if not value_re.fullmatch(value):
             raise ValueError(f"'{value}' is not a sysctl value (digits, letters, spaces)")
         pairs.append((key, value))
     if not pairs:

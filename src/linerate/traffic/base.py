@@ -29,6 +29,9 @@ class Generator(Protocol):
     def version_argv(self) -> list[str]: ...
 
 
+GENERATORS = ("auto", "trafgen", "iperf3")  # frame senders a packet-rate search can use (--generator)
+
+
 class FrameSender(Protocol):
     name: str  # "trafgen 0.6.8", "iperf3 3.12 (UDP)"
     count_verdict: str  # what the server's counting rule does with the frames: "drop" or "accept"

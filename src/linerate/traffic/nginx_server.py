@@ -2,10 +2,11 @@
 and stopped through that host's Executor only (argv from traffic/nginx.py), so a testbed needs a
 thin method around it (see `http_server` below and the kind's docstring):
 
-- start: a directory of its own (mktemp -d, or the workdir the testbed gives, e.g. one its
-  journal names before anything starts), the object files (truncate -s), nginx.conf (written
-  with `tee`, argv only), then `nginx -c FILE -p DIR` — a daemon that returns once it listens
-  (traffic/nginx.py says why), and its pid file;
+- start: a new directory of its own (mktemp -d inside the host's scratch directory, exec/scratch.py:
+  never a predictable path that a local user could have planted as a link), handed to
+  `on_workdir` (a testbed journals it there) before anything is written into it, the object files
+  (truncate -s), nginx.conf (written with `tee`, argv only), then `nginx -c FILE -p DIR` — a
+  daemon that returns once it listens (traffic/nginx.py says why), and its pid file;
 - while trials run: the error log's new lines after each trial (a worker out of connections or
   files is the server's limit, not the DUT's);
 - stop: by the pid in its pid file, after checking that pid is an nginx (never by name), QUIT
@@ -26,11 +27,12 @@ from dataclasses import dataclass, field
 
 from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
+from linerate.exec.scratch import make_temp
+from linerate.numbers import ascii_int
 from linerate.traffic import h2load, nginx
 
 TIMEOUT_S = 15
 READY_S = 5.0
-WORKDIR_TEMPLATE = "/tmp/linerate-nginx.XXXXXX"
 REMOVABLE = "/tmp/linerate-"  # only a directory under this prefix is ever removed
 
 
@@ -53,7 +55,8 @@ class NginxServer:
     executor: Executor
     addresses: dict[int, str]
     spec: ServerSpec
-    workdir: str | None = None  # None: a new mktemp -d directory under /tmp
+    workdir: str | None = None  # None: a new directory (start); given: a server to stop (a restore)
+    on_workdir: Callable[[str], None] = lambda path: None  # told the new directory before it is used
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     pid: int | None = None
@@ -97,10 +100,13 @@ class NginxServer:
             raise LinerateError(f"nginx on {self.executor.host}: {what} failed: {detail}") from None
 
     def start(self) -> "NginxServer":
-        if self.workdir is None:
-            self.workdir = self._run(["mktemp", "-d", WORKDIR_TEMPLATE], "making its directory").strip()
-        else:
-            self._run(["mkdir", "-p", "--", self.workdir], "making its directory")
+        if self.workdir is not None:
+            raise ValueError("an NginxServer with a workdir is one to stop, not to start")
+        try:
+            self.workdir = make_temp(self.executor, "nginx", directory=True)
+        except ExecError as exc:
+            raise LinerateError(f"nginx on {self.executor.host}: making its directory failed: {exc}") from None
+        self.on_workdir(self.workdir)
         text = nginx.config_text(self.workdir, self.spec.port, pid_file=self.pid_file, error_log=self.error_log,
                                  worker_processes=self.spec.worker_processes, families=self.spec.families,
                                  server_closes=self.spec.server_closes)
@@ -122,8 +128,9 @@ class NginxServer:
         deadline = self.clock() + READY_S
         while True:
             text = self.executor.run(["cat", self.pid_file], timeout_s=TIMEOUT_S, check=False).stdout.strip()
-            if text.isdigit() and int(text) > 1:
-                return int(text)
+            pid = ascii_int(text)
+            if pid is not None and pid > 1:
+                return pid
             if self.clock() >= deadline:
                 raise LinerateError(f"nginx on {self.executor.host} started but wrote no pid to {self.pid_file} "
                                     f"within {READY_S:.0f} s; see {self.error_log}")
@@ -134,7 +141,8 @@ class NginxServer:
         said = "not running"
         if self.workdir is not None:
             text = self.executor.run(["cat", self.pid_file], timeout_s=TIMEOUT_S, check=False).stdout.strip()
-            pid = int(text) if text.isdigit() and int(text) > 1 else None
+            pid = ascii_int(text)
+            pid = pid if pid is not None and pid > 1 else None
             comm = self.executor.run(["ps", "-p", str(pid), "-o", "comm="], timeout_s=TIMEOUT_S,
                                      check=False).stdout.strip() if pid else ""
             if pid and comm.rsplit("/", 1)[-1] == "nginx":
@@ -169,6 +177,7 @@ class NginxServer:
 
 
 def http_server(server: Executor, addresses: dict[int, str], spec: ServerSpec, *,
-                workdir: str | None = None) -> NginxServer:
+                on_workdir: Callable[[str], None] = lambda path: None) -> NginxServer:
     """What a testbed's `http_server(spec)` returns (a context manager): see the module docstring."""
-    return NginxServer(server, {f: a for f, a in addresses.items() if f in spec.families}, spec, workdir=workdir)
+    return NginxServer(server, {f: a for f, a in addresses.items() if f in spec.families}, spec,
+                       on_workdir=on_workdir)

@@ -86,10 +86,10 @@ def packet_config(flow: FlowSpec, frame: frames.FrameSize) -> str:
     cycle (one for a fixed size, the 12 of IMIX), which trafgen sends round-robin."""
     check_frame_size(frame, flow.family)
     for value in (flow.src_mac, flow.dst_mac):
-        if not _MAC.match(value):
+        if not _MAC.fullmatch(value):
             raise ConfigError("mac", f"{value!r} is not a MAC address")
     for value in (flow.src_ip, flow.dst_ip):
-        if not _IP.match(value):
+        if not _IP.fullmatch(value):
             raise ConfigError("address", f"{value!r} is not an IP address")
     ip = (f"ipv4(saddr={flow.src_ip}, daddr={flow.dst_ip}, ttl=64)" if flow.family == 4 else
           f"ipv6(saddr={flow.src_ip}, daddr={flow.dst_ip}, hoplimit=64)")

@@ -17,6 +17,7 @@ Codes are stable (scripts may rely on them):
   LR014 a line that is not name=value (the tool reading it rejects it)  error
   LR015 exists on this release; linerate has no advice for it         info
   LR016 linerate cannot confirm the name exists on this release       info
+  LR017 a value the kernel will not take as meant: pages written as bytes, a read-only name   warning
 
 One finding per line and problem: a line that does nothing (LR001, LR002, LR011, LR014) gets only that
 finding; "move it" (LR003) and "change the value" (LR005, LR013) outrank "already the default, the line
@@ -32,6 +33,8 @@ from linerate.tuning.advice import ARTICLES, check_advice, cites, is_loader_dire
 from linerate.tuning.catalog import Catalog, Knob, defaults_over
 from linerate.tuning.names import all_lists, close_names, edit_distance, name_list
 from linerate.tuning.parsers import Setting
+from linerate.tuning.releases import linux_absent, linux_lifecycle
+from linerate.tuning.values import lowers_capacity, rc_service_problem, read_only, unit_problem
 from linerate.tuning.sources import Presence, describe, source_list, span_text
 from linerate.tuning.syntax import RUNTIME_KINDS, loader_line_problem, sysctl_value_problem
 from linerate.tuning.versions import parse_version, product_release_span, product_releases, product_span
@@ -42,7 +45,7 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 # run time (src/etc/inc/system.inc, system_sysctl_configure) and also writes every one of them into
 # /boot/loader.conf (system_loader_configure), so a boot-time name there is not misplaced.
 DEFAULT_MARKERS = ("default", "")  # both products: use the built-in default (system_sysctl_get / activate_sysctls)
-SOLE = ("LR001", "LR002", "LR011", "LR014")  # the line does nothing: no other advice about it
+SOLE = ("LR001", "LR002", "LR011", "LR014", "LR017")  # the line does nothing: no other advice about it
 OUTRANKS = {"LR003": {"LR010", "LR013"}, "LR005": {"LR010"}, "LR013": {"LR010"}}
 CONTRADICTS = {frozenset(pair) for pair in [("LR001", "LR003"), ("LR001", "LR010"), ("LR001", "LR013"),
                                             ("LR001", "LR005"), ("LR003", "LR010"), ("LR010", "LR013"),
@@ -226,6 +229,8 @@ def _values(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
                             f"{ctx.label()}{stock}", "the line can go"))
     for role in sorted(ctx.roles):
         rec = knob.recommend.get(role)
+        if rec and lowers_capacity(s.key, rec.value, s.value):
+            continue  # never advise shrinking a table or buffer the user raised: no reason to cite
         if rec and rec.value != s.value and _version_applies(rec.versions, ctx.version) and not rec.value.startswith("on "):
             out.append(_finding("LR013", "info", s, f"for a {role} linerate suggests {s.key}={rec.value}: {cites(rec.why)}",
                                 f"consider {rec.value}"))
@@ -251,7 +256,8 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
         return [_finding("LR014", "error", s, "not a name=value line; sysctl(8)/loader(8) will reject it",
                          "comment it out with '#' or fix it")]
     if s.kind == "rc_conf" and s.interface is None and not s.key.startswith("ifconfig_"):
-        return []  # other rc.conf variables are services, not tuning knobs
+        harm = rc_service_problem(s, ctx.roles)  # other rc.conf variables are services, not tuning knobs
+        return [_finding("LR005", "warning", s, harm[0], harm[1])] if harm else []
     if s.kind == "rc_conf" and s.key.startswith("ifconfig_"):
         return []
     problem = syntax_problem(s)
@@ -269,8 +275,14 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
     presence = _presence(s.key, ctx)
     # the catalog's removal release (from release notes) is more precise than the snapshots' "between"
     gone = [] if knob is not None and knob.removed_in() else _gone(s, ctx, presence, knob)
+    if not gone and ctx.family == "linux" and not (knob is not None and knob.removed_in()):
+        judged = linux_lifecycle(s.key, ctx.label(), *ctx.span, ctx.straddle_hint())
+        gone = [_finding(judged[0], judged[1], s, judged[2], judged[3])] if judged else []
     if gone:
         return gone
+    semantic = _semantics(s, ctx)
+    if semantic:
+        return semantic
     if knob is None:
         return _not_in_catalog(catalog, s, ctx, presence)
     found = _one_problem(_lifecycle(knob, s, ctx, presence) + _placement(knob, s, presence) + _values(knob, s, ctx))
@@ -279,6 +291,20 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
     if listed and listed[0] == "unnamed" and not any(f.code in SOLE for f in found):
         found.append(_unnamed(s, ctx, listed[1], names.label()))
     return found
+
+
+def _semantics(s: Setting, ctx: Context) -> list[Finding]:
+    """LR017: a value the kernel will not take as meant (pages written as bytes) or a read-only name."""
+    problem = unit_problem(s, ctx.family)
+    if problem:
+        return [_finding("LR017", "warning", s, problem, "give the value in pages (bytes / 4096), or delete the "
+                         "line: the kernel sizes it from RAM at boot")]
+    listed = read_only(s, ctx.family, ctx.version)
+    if listed:
+        return [_finding("LR017", "warning", s, f"{s.key} is read-only (mode 0444 in the {listed}): the kernel "
+                         "reports it, a write fails with 'permission denied' and sysctl -p exits non-zero",
+                         "delete the line")]
+    return []
 
 
 def _presence(name: str, ctx: Context) -> Presence | None:
@@ -364,9 +390,35 @@ def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context, presence: Presen
                if names.covers_parent(s.key) else f"{ctx.family} has no {branch} branch at all")
         return [_finding("LR011", "warning", s, f"{s.key} is a {other} name; {why}",
                          "remove it; look up the equivalent with `linerate explain`")]
+    absent = _absent_from_lists(s, ctx, names, other)
+    if absent:
+        return absent
     return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: it is in "
                      f"neither {where_list} nor the catalog" + (f" (it is a {other} name)" if other else ""),
                      check_advice(ctx.family, s.kind, s.key))]
+
+
+# OpenBSD's sysctl tree is static: sysctl(2) and the CTL_*_NAMES tables name every variable. Machine-
+# dependent (machdep.*) and hardware (hw.*: sensors, per-device) names are left to "cannot confirm".
+OPENBSD_OPEN_TOP = ("machdep.", "hw.", "ddb.", "vfs.")
+
+
+def _absent_from_lists(s: Setting, ctx: Context, names, other: str | None) -> list[Finding]:
+    """LR002 where the lists for this OS and the releases judged are complete enough that silence is
+    evidence: Linux names whose last part no release 4.4 .. 6.12 declares; OpenBSD names under a branch
+    whose other names the 7.3 list holds, on 7.3 or later."""
+    low, high = ctx.span
+    if ctx.family == "linux":
+        judged = linux_absent(s.key, ctx.label(), low, high, also_known=bool(names and names.lookup(s.key)))
+        return [_finding(judged[0], judged[1], s, judged[2], judged[3])] if judged else []
+    if (ctx.family == "openbsd" and names and low >= names.release and not s.key.startswith(OPENBSD_OPEN_TOP)
+            and names.covers_parent(s.key)):
+        parent = s.key.rsplit(".", 1)[0]
+        also = f" (it is a {other} name)" if other else ""
+        return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}{also}: the {names.label()} "
+                         f"(sysctl(2) and the sysctl(8) name tables) lists the names under {parent} and not this "
+                         "one; names added after it are not checked", "remove it; `sysctl` says 'unknown variable'")]
+    return []
 
 
 def _judged_by_source(catalog: Catalog, s: Setting, ctx: Context, presence: Presence) -> list[Finding]:

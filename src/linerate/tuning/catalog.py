@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from linerate.numbers import is_ascii_int
 from linerate.tuning.versions import parse_version
 
 Location = Literal["loader", "sysctl", "both", "rc_conf", "gui", "pf_conf", "ethtool", "sysfs", "uci", "nft", "service", "ifconfig"]
@@ -143,8 +144,8 @@ class Catalog:
     def find(self, name: str, os: str | None = None) -> Knob | None:
         candidates = list(self._exact.get(name, []))
         parts = name.split(".")
-        if any(part.isdigit() for part in parts):
-            shape = tuple("N" if part.isdigit() else part for part in parts)
+        if any(is_ascii_int(part) for part in parts):
+            shape = tuple("N" if is_ascii_int(part) else part for part in parts)
             candidates += self._patterns.get(shape, [])
         if len(candidates) > 1:
             candidates.sort(key=lambda knob: self._order[id(knob)])  # the catalog's order decides, as before

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
+from linerate.numbers import is_ascii_int
 from linerate.tuning.versions import fmt, parse_version
 
 
@@ -24,7 +25,7 @@ def canonical(family: str, name: str) -> str:
         if len(parts) >= 5 and parts[0] == "net" and parts[1] in ("ipv4", "ipv6") and parts[2] in ("conf", "neigh"):
             parts[3] = "IF"
         return ".".join(parts)
-    return ".".join("N" if part.isdigit() else part for part in parts)
+    return ".".join("N" if is_ascii_int(part) else part for part in parts)
 
 
 @dataclass
@@ -63,7 +64,7 @@ def parse_list(text: str) -> NameList:
 def all_lists() -> tuple[NameList, ...]:
     folder = resources.files("linerate.tuning").joinpath("names")
     lists = [parse_list(p.read_text(encoding="utf-8")) for p in folder.iterdir()
-             if p.name.endswith(".tsv") and not p.name.endswith("-src.tsv")]
+             if p.name.endswith(".tsv") and not p.name.endswith(("-src.tsv", "-releases.tsv"))]
     return tuple(sorted(lists, key=lambda n: (n.os, n.release)))
 
 

@@ -1,6 +1,8 @@
 """Parse tuning files into Settings: sysctl.conf / sysctl.d, loader.conf, rc.conf (ifconfig lines)
 and the tunables and offload switches of a pfSense/OPNsense config.xml. Pure: text in, settings out.
-Garbage (binary, giant lines, broken XML) raises ConfigError naming the file."""
+Garbage (binary, giant lines, broken XML) raises ConfigError naming the file. A config.xml is a
+user-supplied file: it is parsed through defusedxml, which refuses entity declarations (billion
+laughs, external entities: XXE) and external DTDs; a real config.xml has none."""
 
 from __future__ import annotations
 
@@ -112,10 +114,18 @@ def parse_rc_conf(text: str, path: str) -> list[Setting]:
 
 
 def parse_config_xml(text: str, path: str) -> list[Setting]:
+    # imported here: only a config.xml needs it (the other formats and the CLI's start-up do not)
+    from defusedxml import DefusedXmlException
+    from defusedxml.ElementTree import fromstring
+
     try:
-        root = ET.fromstring(text)
+        root = fromstring(text)
     except ET.ParseError as exc:
         raise ConfigError(path, f"invalid XML: {exc}") from None
+    except DefusedXmlException as exc:
+        raise ConfigError(path, f"refused: the file declares XML entities or an external DTD "
+                          f"({type(exc).__name__}); a pfSense/OPNsense config.xml has none: export it again "
+                          "(Diagnostics > Backup & Restore)") from None
     if root.tag not in ("pfsense", "opnsense"):
         raise ConfigError(path, f"root element <{root.tag}> is not <pfsense> or <opnsense>; is this a config.xml?")
     lines = text.splitlines()

@@ -19,13 +19,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from linerate.numbers import is_ascii_int
+
 VCPU_THREAD = re.compile(r"^CPU (\d+)/(TCG|KVM)$")
 
 
 def parse_schedstat(text: str) -> tuple[int, int]:
     """'run_ns wait_ns timeslices' -> (run_ns, wait_ns)."""
     fields = text.split()
-    if len(fields) < 2 or not fields[0].isdigit() or not fields[1].isdigit():
+    if len(fields) < 2 or not is_ascii_int(fields[0]) or not is_ascii_int(fields[1]):
         raise ValueError(f"schedstat {text[:40]!r} is not 'run_ns wait_ns timeslices'")
     return int(fields[0]), int(fields[1])
 
@@ -33,7 +35,7 @@ def parse_schedstat(text: str) -> tuple[int, int]:
 def parse_last_cpu(stat: str) -> int | None:
     """Field 39 (processor) of /proc/PID/task/TID/stat; the name in field 2 may hold spaces and ')'."""
     fields = stat.rpartition(")")[2].split()
-    return int(fields[36]) if len(fields) > 36 and fields[36].isdigit() else None
+    return int(fields[36]) if len(fields) > 36 and is_ascii_int(fields[36]) else None
 
 
 def thread_role(name: str, tid: int, pid: int) -> str | None:
@@ -58,7 +60,7 @@ def read_threads(pid: int, proc: Path = Path("/proc")) -> list[ThreadSample]:
     """qemu's vCPU threads and its main (I/O) thread now; [] when the process is gone."""
     out = []
     try:
-        tids = sorted(int(t) for t in os.listdir(proc / str(pid) / "task") if t.isdigit())
+        tids = sorted(int(t) for t in os.listdir(proc / str(pid) / "task") if is_ascii_int(t))
     except OSError:
         return []
     for tid in tids:
@@ -79,7 +81,7 @@ def thread_tids(pid: int, proc: Path = Path("/proc")) -> dict[str, int]:
     """role -> thread id (vcpu0, vcpu1 ..., io), for placing them on host CPUs."""
     out = {}
     try:
-        tids = sorted(int(t) for t in os.listdir(proc / str(pid) / "task") if t.isdigit())
+        tids = sorted(int(t) for t in os.listdir(proc / str(pid) / "task") if is_ascii_int(t))
     except OSError:
         return {}
     for tid in tids:

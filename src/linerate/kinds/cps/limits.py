@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from linerate.errors import ExecError, ParseError
 from linerate.exec import Executor
+from linerate.numbers import is_ascii_int
 from linerate.traffic.h2load import H2loadResult, Pacing
 
 TIME_WAIT_S = 60  # Linux TCP_TIMEWAIT_LEN
@@ -85,7 +86,7 @@ def parse_sockstat(text: str) -> Sockstat:
 
 def parse_port_range(text: str) -> tuple[int, int]:
     words = text.split()
-    if len(words) != 2 or not all(w.isdigit() for w in words):
+    if len(words) != 2 or not all(is_ascii_int(w) for w in words):
         raise ParseError(f"ip_local_port_range {text.strip()[:40]!r} is not two port numbers")
     low, high = int(words[0]), int(words[1])
     if not 1 <= low <= high <= 65535:
@@ -125,7 +126,7 @@ def client_state_from(outputs: dict[str, str | None]) -> ClientState:
     except ParseError as exc:
         problems.append(str(exc))
     text = (outputs.get(TW_REUSE) or "").strip()
-    reuse = int(text) if text.isdigit() else None
+    reuse = int(text) if is_ascii_int(text) else None
     for path, value in ((SOCKSTAT, time_wait), (PORT_RANGE, port_range), (TW_REUSE, reuse)):
         if value is None and not outputs.get(path):
             problems.append(f"{path} could not be read on the client")

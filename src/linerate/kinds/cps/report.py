@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from linerate import schema
 from linerate.diagnose.state_rules import state_verdicts
 from linerate.report.csv_export import safe
 from linerate.report.data import by_configuration, dut_os_family, kind_searches, line_rate
@@ -227,7 +228,7 @@ def to_markdown(experiment: ExperimentRow, summaries: list[CpsSummary], tools: s
     captured = any(s.ttfb_p50_s is not None for s in summaries)
     for s in summaries:
         ci = "–" if s.cps.ci_low is None else f"{_rate(s.cps.ci_low)} – {_rate(s.cps.ci_high)}"
-        ci += " (n<3: CI unreliable)" if s.cps.n == 2 else ""
+        ci += " (n under 3: CI unreliable)" if s.cps.n == 2 else ""
         limit = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in sorted(s.limits.items())) or "–"
         bounds = set(s.limits) & set(LOWER_BOUND) - ({"served late"} if s.at_line_rate else set())
         limit += " (line rate)" if s.at_line_rate else ""
@@ -326,9 +327,9 @@ def to_markdown(experiment: ExperimentRow, summaries: list[CpsSummary], tools: s
 def to_json(experiment: ExperimentRow, summaries: list[CpsSummary], searches: list[dict[str, Any]]) -> str:
     rows = [{"params": s["params"], "status": s["status"], "error": s["error"],
              **{k: v for k, v in s["results"].items() if k != "trial_figures"}} for s in searches]
-    return json.dumps({"experiment": experiment.name, "id": experiment.id, "test": "cps",
-                       "configurations": [s.to_dict() for s in summaries], "searches": rows},
-                      indent=2, default=str) + "\n"
+    return schema.dumps({"experiment": experiment.name, "id": experiment.id, "test": "cps",
+                         "configurations": [s.to_dict() for s in summaries], "searches": rows},
+                        default=str) + "\n"
 
 
 CSV_FIGURES = ("cps", "upper", "upper_verdict", "limit", "trials")

@@ -18,6 +18,7 @@ search (deterministic) and measures only what is missing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import random
 import time
@@ -266,14 +267,19 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
                 bed, server = beds[key], servers[key]
                 client, url = bed.executor("client"), server.url(size, family)
 
-                read_state = read_or_empty(bed.state_counters)
+                read_state = read_or_empty(bed.state_counters, "the DUT's state table")
+                read_dut = read_or_empty(bed.dut_counters, "the DUT's counters")
                 linger = lingers[key]
 
                 def measure(rate: float, capture: bool = False) -> CpsTrial:
-                    return measure_trial(client, server, url, rate, float(experiment.duration_s), options,
-                                         read_dut=read_or_empty(bed.dut_counters), read_state=read_state,
-                                         state_timeouts=timeouts[key], sleep=sleep, capture=capture,
-                                         settle=lambda n: settle_state(read_state, baselines[key], n, linger, sleep))
+                    read_state.take_missing(), read_dut.take_missing()
+                    trial = measure_trial(client, server, url, rate, float(experiment.duration_s), options,
+                                          read_dut=read_dut, read_state=read_state,
+                                          state_timeouts=timeouts[key], sleep=sleep, capture=capture,
+                                          settle=lambda n: settle_state(read_state, baselines[key], n, linger, sleep))
+                    missing = read_dut.take_missing() + read_state.take_missing()
+                    return dataclasses.replace(trial, notes=(*trial.notes, *(
+                        f"telemetry partial: {m}" for m in missing))) if missing else trial
 
                 bed.apply_knobs()  # real hosts: this combination's DUT knobs (journaled), before its search
 

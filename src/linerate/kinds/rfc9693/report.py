@@ -11,6 +11,7 @@ import json
 from html import escape
 from typing import Any
 
+from linerate import schema
 from linerate.report.csv_export import safe
 from linerate.report.data import by_configuration, kind_searches
 from linerate.report.layout import markdown_table, md_cell, md_name
@@ -137,8 +138,8 @@ def to_markdown(experiment: ExperimentRow, configs: list[dict[str, Any]]) -> str
 def to_json(experiment: ExperimentRow, configs: list[dict[str, Any]], found: list[dict[str, Any]]) -> str:
     rows = [{"params": s["params"], "status": s["status"], "error": s["error"], "generator": s["generator"],
              **s["results"]} for s in found]
-    return json.dumps({"experiment": experiment.name, "id": experiment.id, "test": "rfc9693",
-                       "configurations": configs, "searches": rows}, indent=2, default=str) + "\n"
+    return schema.dumps({"experiment": experiment.name, "id": experiment.id, "test": "rfc9693",
+                         "configurations": configs, "searches": rows}, default=str) + "\n"
 
 
 def to_csv(experiment: ExperimentRow, found: list[dict[str, Any]]) -> str:

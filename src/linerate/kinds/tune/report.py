@@ -4,10 +4,10 @@ the final configuration as the DUT's OS keeps it. md, json (`decisions`, `final`
 
 from __future__ import annotations
 
-import json
 from html import escape
 from typing import Any
 
+from linerate import schema
 from linerate.kinds.tune.decide import ALPHA, CORRECTION
 from linerate.kinds.tune.engine import Step, TuneOutcome
 from linerate.kinds.tune.snippet import changed, snippet
@@ -116,7 +116,7 @@ def html(doc: dict[str, Any]) -> str:
 def render(experiment: ExperimentRow, outcome: TuneOutcome, fmt: str) -> str:
     doc = document(experiment, outcome)
     if fmt == "json":
-        return json.dumps(doc, indent=2) + "\n"
+        return schema.dumps(doc) + "\n"
     return html(doc) if fmt == "html" else markdown(doc)
 
 

@@ -1,4 +1,4 @@
-"""Issue #27, audit half: the failure classes found on real configuration files, each as a general
+"""Audit failure classes found on real configuration files, each as a general
 mechanism (source declarations, product ranges, per-OS advice), plus linear work per line."""
 
 import subprocess

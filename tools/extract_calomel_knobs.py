@@ -1,7 +1,9 @@
-"""Maintainer tool: list the knobs that seed 003's loader.conf / sysctl.conf blocks mention but the
-catalog lacks, as catalog TOML built only from what the seed itself says (name, where, value type,
-"(default X)" when the seed gives one, the comment as description, the line as source).
-Run: .venv/bin/python tools/extract_seed_knobs.py ../shared/seeds/003_*.txt > NEW.toml, then review."""
+"""Maintainer tool: list the knobs that the loader.conf / sysctl.conf blocks of Calomel.org, 'FreeBSD
+Tuning and Optimization' (https://calomel.org/freebsd_network_tuning.html) mention but the catalog lacks, as catalog TOML built only from what the guide itself says (name, where,
+value type, "(default X)" when the guide gives one, the comment as description, the line as source).
+Run: .venv/bin/python tools/extract_calomel_knobs.py GUIDE.txt > NEW.toml (GUIDE.txt: the article's
+text, saved from the page), then review; the reviewed result is
+src/linerate/tuning/catalog/freebsd_calomel_guide.toml."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import sys
 from linerate.tuning.catalog import load_catalog
 
 LINE = re.compile(r'^#?\s*([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+|[a-z0-9_]+_load)\s*=\s*"?([^"#\s]*)"?\s*(#\s*(.*))?$')
-SEED_VERSION = "12.1"  # seed 003's author ran FreeBSD 12.1-RELEASE (its benchmark section)
+GUIDE_VERSION = "12.1"  # the guide's author ran FreeBSD 12.1-RELEASE (its benchmark section)
+GUIDE = "Calomel.org, 'FreeBSD Tuning and Optimization' (https://calomel.org/freebsd_network_tuning.html)"
 
 
 def blocks(text: str) -> list[tuple[str, list[str]]]:
@@ -46,11 +49,13 @@ def main(path: str) -> None:
             print(f'type = "{kind}"')
             if is_module:
                 print('choices = ["YES", "NO"]')
-            fallback = "kernel module loaded at boot" if is_module else f"listed in seed 003's {location}.conf without a comment"
+            fallback = ("kernel module loaded at boot" if is_module else
+                        f"listed in Calomel.org's 'FreeBSD Tuning and Optimization' "
+                        f"(https://calomel.org/freebsd_network_tuning.html) {location}.conf without a comment")
             print(f"description = {json.dumps(comment or fallback)}")
-            print(f"defaults = {{ {json.dumps(SEED_VERSION)} = {json.dumps(default.group(1))} }}" if default
+            print(f"defaults = {{ {json.dumps(GUIDE_VERSION)} = {json.dumps(default.group(1))} }}" if default
                   else "defaults = {}")
-            print(f"sources = [{json.dumps(f'seed 003: {location}.conf line ' + repr(line.strip()[:120]))}]")
+            print(f"sources = [{json.dumps(f'{GUIDE}: {location}.conf line ' + repr(line.strip()[:120]))}]")
             print()
 
 

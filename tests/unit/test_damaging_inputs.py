@@ -2,7 +2,7 @@
 from a host, the printing path, tracebacks, the state directory, lab clean, lab up's record, the
 journal's place, and the smaller items. The root-only cases (device nodes, a hostile DUT behind
 a real sshd, an immutable --db, real namespaces, a VM killed while booting) are in
-tests/privileged/test_issue26_hostile.py."""
+tests/privileged/test_testbed_hostile.py."""
 
 import json
 import os

@@ -1,0 +1,75 @@
+"""`linerate export EXPERIMENT --iperf3-json DIR`: every trial's iperf3 -J output as iperf3 wrote it
+and the store kept it (the trials table's raw column), one file per trial, for users who re-plot
+in their own tools.
+
+A file is named after its trial: `trial-<trial id>_cell-<cell id>_rep-<repetition>_attempt-<attempt>
+_<ok|failed>.json`. Trials without stored output (a trial that failed before iperf3 ran) are
+counted, not written. DIR is created when missing (its parent must exist); files are written by
+report/output.py's rule (a temp file renamed into place; an existing file of that name replaced).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+
+from linerate.errors import ConfigError
+from linerate.report import output
+from linerate.store.db import Store
+
+OPTION = "--iperf3-json"
+
+
+@dataclass
+class Iperf3Export:
+    directory: str
+    experiment_id: int
+    files: list[str] = field(default_factory=list)
+    without_output: list[int] = field(default_factory=list)  # trial ids
+
+    def to_dict(self) -> dict:
+        return {"experiment_id": self.experiment_id, "directory": self.directory, "files": self.files,
+                "trials_without_output": self.without_output}
+
+
+def trial_file_name(row) -> str:
+    return (f"trial-{row['id']}_cell-{row['cell_id']}_rep-{row['repetition']}_attempt-{row['attempt']}"
+            f"_{'ok' if row['status'] == 'ok' else 'failed'}.json")
+
+
+def check_directory(directory: str) -> None:
+    """Before any work: DIR is a directory, or can be made (its parent is one)."""
+    if not directory or "\x00" in directory:
+        raise ConfigError(OPTION, "is not a directory path")
+    try:
+        mode = os.stat(directory).st_mode
+    except FileNotFoundError:
+        parent = os.path.dirname(os.path.abspath(directory))
+        if not os.path.isdir(parent):
+            raise ConfigError(OPTION, f"{directory}: its parent {parent} is not a directory; create it first") from None
+        return
+    if not stat.S_ISDIR(mode):
+        raise ConfigError(OPTION, f"{directory} exists and is not a directory; name a directory (it is created "
+                          "when missing)")
+
+
+def export_iperf3_json(store: Store, experiment_ref: str | None, directory: str) -> Iperf3Export:
+    check_directory(directory)
+    experiment = store.experiment(experiment_ref)
+    rows = store.trial_rows(experiment.id)
+    texts = store.trial_texts(row["id"] for row in rows)
+    if not any(texts.values()):
+        raise ConfigError("experiment", f"'{experiment.name}' has no stored iperf3 output (packet-rate, cps and "
+                          "rfc9693 experiments store search trials, not iperf3 runs); export a throughput experiment")
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    result = Iperf3Export(directory, experiment.id)
+    for row in rows:
+        text = texts.get(row["id"], "")
+        if not text:
+            result.without_output.append(row["id"])
+            continue
+        path = os.path.join(directory, trial_file_name(row))
+        output.write(path, text, OPTION)
+        result.files.append(path)
+    return result

@@ -1,0 +1,183 @@
+"""Which Linux sysctl names each long-term kernel series has, read from that release's own source tree
+(tuning/names/linux-releases.tsv, built by tools/extract_linux_releases.py), and what that says about a
+name on the kernels judged.
+
+The table holds, per release 4.4 .. 6.12: every name its ctl_table declarations place under a path,
+every name its ip-sysctl / nf_conntrack-sysctl / sysctl/net documentation describes (with the release
+from which that text calls it a no-op: "Obsolete since linux-6.6", "a legacy option, it has no effect
+anymore"), and every leaf name (the last part) any table of the tree declares, placed or not.
+
+A kernel version is judged by the newest release at or below it (4.14.5 stands for 4.14.y). What can be
+said, strongest first:
+- no-op: the documentation of the releases judged says the knob does nothing (from its version on);
+- removed / added: the name is listed in some releases and, on every release judged, neither the name
+  nor its last part is declared anywhere in the tree (so a path the reader could not place is no excuse);
+- absent: no release 4.4 .. 6.12 declares its last part anywhere in net/, kernel/, mm/, fs/ and the other
+  folders read, nor does /proc/sys of Debian 12's kernel list it: the name exists in no mainline kernel
+  of those years (a vendor patch or out-of-tree module could still add one; the message says so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from linerate.numbers import is_ascii_int
+from linerate.tuning.versions import fmt, parse_version
+
+# Branches every name of which comes from the kernel tree itself (no per-device or out-of-tree names):
+# only there does "no release declares it" mean "it does not exist".
+CLOSED_BRANCHES = ("net.ipv4.", "net.ipv6.", "net.core.", "net.netfilter.", "net.unix.", "net.bridge.",
+                   "net.nf_conntrack_max", "vm.", "kernel.", "fs.")
+
+
+@dataclass(frozen=True)
+class Release:
+    version: tuple[int, ...]
+    label: str  # 6.6.87
+    where: str  # repository@commit or package
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the release table says about one name over the kernels judged. state: exists | no-op |
+    no-op-straddles | removed | added | straddles (removed inside the span) | absent | unknown."""
+    state: str
+    since: str | None = None  # the release it changed in (no-op from, removed in, added in)
+    words: str | None = None  # the documentation's own words for a no-op
+    last: str | None = None  # the newest release that had it (removed)
+
+
+@dataclass
+class ReleaseTable:
+    releases: list[Release]
+    names: dict[str, tuple[frozenset[int], tuple[str, str] | None, str]] = field(default_factory=dict)
+    leaves: dict[str, frozenset[int]] = field(default_factory=dict)
+
+    def coverage(self) -> str:
+        return (f"Linux {fmt(self.releases[0].version)} .. {fmt(self.releases[-1].version)} "
+                f"({', '.join(fmt(r.version) for r in self.releases)})")
+
+    def indices(self, low: tuple[int, ...], high: tuple[int, ...]) -> list[int]:
+        """The releases that stand for the kernels low..high."""
+        below = [i for i, r in enumerate(self.releases) if r.version <= low[:2]]
+        first = below[-1] if below else 0
+        return [i for i in range(first, len(self.releases)) if i == first or self.releases[i].version <= high[:2]]
+
+    def judge(self, name: str, low: tuple[int, ...], high: tuple[int, ...], also_known: bool = False) -> Evidence:
+        """also_known: another list (a real /proc/sys listing) has the name, so it is not absent."""
+        span = self.indices(low, high)
+        if low[:2] < self.releases[0].version:
+            return Evidence("unknown")  # older than the oldest release read
+        leaf = name.rsplit(".", 1)[-1]
+        leaf_seen = self.leaves.get(leaf, frozenset())
+        entry = self.names.get(name)
+        if entry is None:
+            if also_known or leaf_seen or not name.startswith(CLOSED_BRANCHES) or is_ascii_int(leaf):
+                return Evidence("unknown")
+            return Evidence("absent")
+        seen, no_op, _ = entry
+        present = [i for i in span if i in seen]
+        if no_op and present:
+            since = parse_version(no_op[0])
+            if since <= low:
+                return Evidence("no-op", no_op[0], no_op[1])
+            if since <= high:
+                return Evidence("no-op-straddles", no_op[0], no_op[1])
+        if len(present) == len(span):
+            return Evidence("exists")
+        if any(i in leaf_seen for i in span if i not in present):
+            return Evidence("unknown")  # the leaf is declared there: a path the reader could not place
+        if not present:
+            earlier = [i for i in seen if i < span[0]]
+            if earlier:
+                gone = next(i for i in range(max(earlier) + 1, len(self.releases)) if i not in seen)
+                return Evidence("removed", fmt(self.releases[gone].version), last=self.releases[max(earlier)].label)
+            later = min(seen)
+            return Evidence("added", fmt(self.releases[later].version))
+        if present[0] == span[0]:
+            gone = next(i for i in span if i not in seen)
+            return Evidence("straddles", fmt(self.releases[gone].version), last=self.releases[gone - 1].label)
+        return Evidence("unknown")
+
+
+def parse_table(text: str) -> ReleaseTable:
+    releases: list[Release] = []
+    names: dict[str, tuple[frozenset[int], tuple[str, str] | None, str]] = {}
+    leaves: dict[str, frozenset[int]] = {}
+    for line in text.splitlines():
+        if line.startswith("# release: "):
+            version, label, where = line[len("# release: "):].split("\t")
+            releases.append(Release(parse_version(version), label, where))
+            continue
+        if line.startswith("#") or not line.strip():
+            continue
+        name, kind, seen, no_op, origin = line.split("\t")
+        indices = frozenset(int(i) for i in seen.split(","))
+        if kind == "leaf":
+            leaves[name] = indices
+        else:
+            since, _, words = no_op.partition(":")
+            names[name] = (indices, (since, words) if no_op else None, origin)
+    return ReleaseTable(releases, names, leaves)
+
+
+@lru_cache(maxsize=1)
+def linux_releases() -> ReleaseTable:
+    path = resources.files("linerate.tuning").joinpath("names", "linux-releases.tsv")
+    return parse_table(path.read_text(encoding="utf-8"))
+
+
+def coverage_line(family: str, name: str) -> str | None:
+    """For `linerate explain`: which releases linerate's Linux lists cover and what they say of the name."""
+    if family != "linux":
+        return None
+    table = linux_releases()
+    entry = table.names.get(name)
+    if entry is None:
+        seen = "not listed in any of them"
+    else:
+        releases = [fmt(table.releases[i].version) for i in sorted(entry[0])]
+        seen = f"listed in {', '.join(releases)}" + (f"; a no-op from {entry[1][0]} ('{entry[1][1]}')"
+                                                      if entry[1] else "")
+    return f"release lists: {table.coverage()} from each release's source tree: {seen}"
+
+
+def linux_lifecycle(name: str, label: str, low: tuple[int, ...], high: tuple[int, ...],
+                    hint: str) -> tuple[str, str, str, str] | None:
+    """(code, severity, message, fix) when the release table shows the name does nothing on the kernels
+    judged (a no-op, removed, not yet added), else None."""
+    table = linux_releases()
+    found = table.judge(name, low, high)
+    lists = f"linerate's Linux lists: {table.coverage()}"
+    if found.state == "no-op":
+        return ("LR001", "warning", f"{name} does nothing on {label}: the kernel's own documentation says "
+                f"'{found.words}' (from linux {found.since}; {lists})", "delete the line")
+    if found.state == "no-op-straddles":
+        return ("LR001", "info", f"{name} does nothing from linux {found.since} on (the kernel's documentation: "
+                f"'{found.words}'); {label} straddles that; {hint}", "delete the line if your kernel is newer")
+    if found.state == "removed":
+        return ("LR001", "warning", f"{name} was removed in linux {found.since} (declared up to {found.last}): "
+                f"sysctl rejects it and the line does nothing on {label} ({lists})", "delete the line")
+    if found.state == "straddles":
+        return ("LR001", "info", f"{name} was removed in linux {found.since} (declared up to {found.last}): it "
+                f"does nothing if your box runs {found.since} or later ({label} straddles it; {hint})",
+                "delete the line if your kernel is newer")
+    if found.state == "added":
+        return ("LR008", "warning", f"{name} only exists from linux {found.since} on, not on {label} ({lists})",
+                "delete it, or upgrade")
+    return None
+
+
+def linux_absent(name: str, label: str, low: tuple[int, ...], high: tuple[int, ...],
+                 also_known: bool) -> tuple[str, str, str, str] | None:
+    """(code, severity, message, fix) when no release declares the name's last part at all."""
+    table = linux_releases()
+    if table.judge(name, low, high, also_known).state != "absent":
+        return None
+    leaf = name.rsplit(".", 1)[-1]
+    return ("LR002", "warning", f"{name} does not exist on {label}: no ctl_table of any mainline release "
+            f"{table.coverage()} declares a sysctl named '{leaf}', nor does /proc/sys of Debian 12's kernel "
+            "list it (only a vendor patch or out-of-tree module could add it)",
+            "remove it; `sysctl -p` reports it as an unknown key")

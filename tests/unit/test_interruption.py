@@ -1,0 +1,83 @@
+"""A termination signal ends a run at the next safe point, whatever code it lands in: the
+SIGTERM/SIGHUP handler raises errors.Interrupted, a BaseException, which no best-effort handler
+(`except LinerateError`, `except Exception`) may swallow. Each best-effort read below gets a host
+that sends SIGTERM to this very process while it is being read."""
+
+import os
+import signal
+
+import pytest
+
+from linerate.cli import main
+from linerate.dut.linux import LinuxDriver
+from linerate.errors import Interrupted, LinerateError
+from linerate.exec import FakeExecutor
+from linerate.kinds.base import read_or_empty
+from linerate.lab.signals import terminations_raise
+from linerate.testbed.fingerprint import host_fingerprint
+from linerate.trial import measure_read_cost_or_none
+
+
+class SignalledHost(FakeExecutor):
+    """A host whose every command is interrupted by a signal to this process."""
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__("signalled")
+        self.signum = signum
+
+    def run(self, argv, **kwargs):
+        os.kill(os.getpid(), self.signum)
+        return super().run(argv, **kwargs)
+
+    def run_many(self, argvs, **kwargs):
+        os.kill(os.getpid(), self.signum)
+        return super().run_many(argvs, **kwargs)
+
+
+def failing_read() -> dict:
+    raise LinerateError("the DUT did not answer")
+
+
+BEST_EFFORT_READS = {
+    "read_or_empty": lambda host: read_or_empty(lambda: LinuxDriver().state_counters(host))(),
+    "measure_read_cost_or_none": lambda host: measure_read_cost_or_none(LinuxDriver(), host),
+    "host_fingerprint": lambda host: host_fingerprint(host, LinuxDriver(), ("eth0",)),
+    "dut_snapshot": lambda host: LinuxDriver().snapshot(host),
+    "link_speed": lambda host: LinuxDriver().link_speed_mbps(host, "eth0"),
+}
+
+
+@pytest.mark.parametrize("read", BEST_EFFORT_READS.values(), ids=BEST_EFFORT_READS.keys())
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_inside_a_best_effort_read_stops_the_run(read, signum):
+    with pytest.raises(Interrupted) as stopped:
+        with terminations_raise():
+            read(SignalledHost(signum))
+    assert stopped.value.exit_code == 128 + signum
+
+
+def test_best_effort_reads_still_absorb_real_failures_and_say_why():
+    read = read_or_empty(failing_read, "the DUT's counters")
+    assert read() == {} and read.take_missing() == ["the DUT's counters: the DUT did not answer"]
+
+
+def test_interrupted_is_no_error_any_handler_catches():
+    assert not issubclass(Interrupted, Exception)
+
+
+def test_the_cli_exits_with_the_signals_code(monkeypatch, capsys):
+    def stopped(args):
+        raise Interrupted("stopped by SIGTERM; what was created was removed", signal.SIGTERM)
+
+    monkeypatch.setattr("linerate.cli.build_parser", lambda words: _parser_calling(stopped))
+    assert main(["calc"]) == 143
+    assert capsys.readouterr().err.strip() == "linerate: stopped by SIGTERM; what was created was removed"
+
+
+def _parser_calling(handler):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(handler=handler)
+    parser.add_argument("command")
+    return parser

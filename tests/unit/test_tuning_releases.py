@@ -1,0 +1,71 @@
+"""The Linux release lists (tuning/names/linux-releases.tsv, from each LTS release's source tree) and the
+value checks of tuning/values.py, as the audit uses them."""
+
+import pytest
+
+from linerate.tuning.audit import Context, audit
+from linerate.tuning.catalog import load_catalog
+from linerate.tuning.parsers import parse_file
+from linerate.tuning.releases import coverage_line, linux_releases
+from linerate.tuning.values import lowers_capacity
+
+
+def audit_text(tmp_path, text, os_name="linux", version=None, role=None, name="sysctl.conf"):
+    path = tmp_path / name
+    path.write_text(text)
+    family = {"linux": "linux", "freebsd": "freebsd"}[os_name]
+    ctx = Context(os_name, family, version, role, False, None if version is None else ".".join(map(str, version)))
+    return audit(load_catalog(), parse_file(str(path), None), ctx)
+
+
+def test_the_lists_cover_every_lts_release_from_4_4():
+    versions = [".".join(map(str, r.version)) for r in linux_releases().releases]
+    assert versions == ["4.4", "4.9", "4.14", "4.19", "5.4", "5.10", "5.15", "6.1", "6.6", "6.12"]
+
+
+@pytest.mark.parametrize("name,version,state", [
+    ("net.ipv4.netfilter.ip_conntrack_max", (4, 4), "exists"),  # compat sysctl of nf_conntrack_l3proto_ipv4.c
+    ("net.ipv4.netfilter.ip_conntrack_max", (4, 9), "removed"),
+    ("net.ipv4.tcp_adv_win_scale", (6, 1), "exists"),
+    ("net.ipv4.tcp_adv_win_scale", (6, 6), "no-op"),  # ip-sysctl.rst: "Obsolete since linux-6.6"
+    ("net.netfilter.nf_conntrack_helper", (6, 1), "removed"),
+    ("net.ipv4.tcp_madeup_knob", (5, 10), "absent"),
+    ("net.core.somaxconn", (5, 15), "exists"),
+])
+def test_judged_per_release(name, version, state):
+    assert linux_releases().judge(name, version, version).state == state
+
+
+def test_removed_and_absent_names_warn_and_say_what_the_lists_cover(tmp_path):
+    found = audit_text(tmp_path, "net.ipv4.netfilter.ip_conntrack_max = 65536\nnet.ipv4.tcp_madeup_knob = 1\n",
+                       version=(6, 1))
+    assert [(f.code, f.severity) for f in found] == [("LR001", "warning"), ("LR002", "warning")]
+    assert "4.4 .. 6.12" in found[0].message and "mainline" in found[1].message
+
+
+def test_a_knob_obsolete_since_6_6_warns_on_6_6_only(tmp_path):
+    text = "net.ipv4.tcp_adv_win_scale = 2\n"
+    assert {f.code for f in audit_text(tmp_path, text, version=(6, 6)) if f.severity == "warning"} == {"LR001"}
+    assert not [f for f in audit_text(tmp_path, text, version=(6, 1)) if f.code == "LR001"]
+
+
+def test_pages_written_as_bytes_and_read_only_names_warn(tmp_path):
+    found = audit_text(tmp_path, "net.ipv4.tcp_mem = 16777216 16777216 16777216\n"
+                                 "net.ipv4.udp_mem = 65536 131072 262144\n"
+                                 "net.netfilter.nf_conntrack_count = 10\n", version=(6, 1))
+    assert [(f.line, f.code) for f in found if f.severity == "warning"] == [(1, "LR017"), (3, "LR017")]
+    assert "64 GiB" in found[0].message
+
+
+def test_natd_on_a_nat_gateway_warns_and_a_raised_table_is_not_halved(tmp_path):
+    found = audit_text(tmp_path, 'natd_enable="YES"\n', "freebsd", (14, 2), "nat-firewall", "rc.conf")
+    assert [f.code for f in found] == ["LR005"] and "divert" in found[0].message
+    assert lowers_capacity("net.netfilter.nf_conntrack_max", "262144", "524288")
+    assert not lowers_capacity("net.netfilter.nf_conntrack_max", "262144", "65536")
+    raised = audit_text(tmp_path, "net.netfilter.nf_conntrack_max = 524288\n", version=(6, 1), role="nat-firewall")
+    assert not [f for f in raised if f.code == "LR013"]
+
+
+def test_explain_names_the_releases_covered():
+    line = coverage_line("linux", "net.ipv4.tcp_tw_recycle")
+    assert "4.4 .. 6.12" in line and "listed in 4.4, 4.9" in line and "4.14" not in line.split("listed in")[1]

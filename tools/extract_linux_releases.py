@@ -1,0 +1,247 @@
+"""Maintainer tool: build src/linerate/tuning/names/linux-releases.tsv, the Linux sysctl names of every
+long-term kernel series from 4.4 on, read from each release's own source tree.
+
+    .venv/bin/python tools/extract_linux_releases.py > src/linerate/tuning/names/linux-releases.tsv
+
+Per release (LINUX_TREES: a public git repository holding that release's tree, or an unpacked Debian
+linux-source package), two readings:
+- declarations: every `struct ctl_table NAME[] = {...}` of the tree, its `.procname` entries (and the
+  literal names of devinet.c's / neighbour.c's *_ENTRY macros), placed under the path the file registers
+  the table at (register_sysctl*("net/ipv4", table), register_net_sysctl(net, "net/core", ...), or a
+  parent entry's `.child = table` in kernel/sysctl.c before 6.x). A table whose path cannot be read
+  (built at run time) gives leaf names only ("leaf" rows): the name of a sysctl whose last part no
+  release declares anywhere cannot exist in that release.
+- documentation: Documentation/networking/ip-sysctl.{txt,rst}, nf_conntrack-sysctl.{txt,rst} and
+  sysctl/net.{txt,rst}; an entry whose text says "Obsolete since linux-X", "legacy option, it has no
+  effect anymore" or "this tunable has no effect" marks the name a no-op from X (or from the first
+  release whose text says so).
+
+Rows: name, kind (name | leaf), the release indices (as in the '# release:' lines) that have it,
+the release index from which the documentation calls it a no-op and its words, origin.
+Interface parts of net.ipv{4,6}.{conf,neigh}.IF.* are generalised to IF, as in linux-6.1.tsv.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+# version, label, where: "repo-dir@commit" of a fetched mirror (/work/.mirror/owner+name/repo) or a folder
+LINUX_TREES = [
+    ("4.4", "4.4.121", "AnTuanHa/linux-stable-v4.4.121@2fbc93135f8d52084b11bfb512a6834b6cfe8767", ""),
+    ("4.9", "4.9.154", "sh1rataki/linux-4.9.154@9d53b8b4dd1b6d5863fd4a2310a2dc4a55584963", ""),
+    ("4.14", "4.14.5", "monkeygq/linux-4.14.5@" + "HEAD", ""),
+    ("4.19", "4.19.13", "shubham95/linux-4.19.13@a87d8dfdd8057100f3a889e6f98299a8502ca70c", ""),
+    ("5.4", "5.4.59", "BoKyoungHan/linux-5.4.59-vanilla@8b9bd8c4249b93898885d4797a10b7e749e9dfbe", "linux-5.4.59/"),
+    ("5.10", "5.10.7", "ejga2001/linux-5.10.7@HEAD", ""),
+    ("5.15", "5.15.135", "waterm310n/linux-5.15.135@e56ab5423d41b6039b3fdb0020dda60f202d5a74", ""),
+    ("6.1", "6.1.20", "c1336658570/linux-6.1.20@fad5889c0b10f47566f112b3c48405ce49369f80", ""),
+    ("6.6", "6.6.87", "Yunbaby8/linux-6.6.87-lab@HEAD", ""),
+    ("6.12", "6.12.117", "Debian linux-source-6.12 6.12.117-1 (trixie)", "/tmp/lr41/src612/usr/src/linux-source-6.12/"),
+]
+MIRRORS = Path("/work/.mirror")
+DOCS = ["Documentation/networking/ip-sysctl.txt", "Documentation/networking/ip-sysctl.rst",
+        "Documentation/networking/nf_conntrack-sysctl.txt", "Documentation/networking/nf_conntrack-sysctl.rst",
+        "Documentation/sysctl/net.txt", "Documentation/admin-guide/sysctl/net.rst"]
+SOURCE_DIRS = ["net", "kernel", "mm", "fs", "ipc", "security", "drivers/net", "drivers/char", "drivers/tty", "crypto",
+               "block", "lib", "arch/x86", "init"]
+NO_OP = re.compile(r"\(?obsolete since linux-?([\d.]+)\)?|legacy option, it has no effect anymore|"
+                   r"this tunable has no effect", re.I)
+
+
+class Tree:
+    def __init__(self, where: str, prefix: str):
+        self.prefix = prefix
+        if prefix.startswith("/"):
+            self.root, self.gitdir, self.commit = Path(prefix), None, None
+            self.prefix = ""
+        else:
+            repo, _, commit = where.partition("@")
+            self.gitdir = str(MIRRORS / repo.replace("/", "+") / "repo")
+            self.commit, self.root = commit, None
+
+    def read(self, path: str) -> str | None:
+        if self.root is not None:
+            file = self.root / path
+            return file.read_text(errors="replace") if file.is_file() else None
+        shown = subprocess.run(["git", "-C", self.gitdir, "show", f"{self.commit}:{self.prefix}{path}"],
+                               capture_output=True)
+        return shown.stdout.decode(errors="replace") if shown.returncode == 0 else None
+
+    def files_with(self, needle: str) -> list[str]:
+        if self.root is not None:
+            found = subprocess.run(["grep", "-rl", "--include=*.c", needle] + SOURCE_DIRS, cwd=self.root,
+                                   capture_output=True, text=True).stdout.split()
+            return found
+        specs = [f"{self.prefix}{d}/*.c" for d in SOURCE_DIRS]
+        out = subprocess.run(["git", "-C", self.gitdir, "grep", "-l", needle, self.commit, "--"] + specs,
+                             capture_output=True, text=True).stdout.split()
+        return [line.split(":", 1)[1][len(self.prefix):] for line in out]
+
+
+TABLE = re.compile(r"struct\s+ctl_table\s+(\w+)\s*\[[^\]]*\]\s*(?:__\w+\s*)*=\s*\{(.*?)\n\s*\};", re.S)
+ENTRY = re.compile(r"\{([^{}]*)\}")
+MACRO_NAME = re.compile(r"\w+_ENTRY\s*\([^\"()]*\"([a-z0-9_]+)\"")
+REGISTER = re.compile(r"register_(?:net_)?sysctl\w*\s*\(\s*(?:[&\w>.-]+\s*,\s*)?\"([a-z0-9_/]+)\"\s*,\s*(\w+)")
+LITERAL_PATH = re.compile(r"\"(net/[a-z0-9_/]+|kernel|vm|fs|debug|dev|abi)\"")
+
+
+# Files whose per-interface tables are templates filled in with one entry per device
+FILE_PATHS = {"net/ipv4/devinet.c": ["net.ipv4.conf.IF"], "net/ipv6/addrconf.c": ["net.ipv6.conf.IF"],
+              "net/core/neighbour.c": ["net.ipv4.neigh.IF", "net.ipv6.neigh.IF"]}
+
+
+def declarations(text: str, path: str = "") -> tuple[set[str], set[str]]:
+    """(full dotted names, leaf names) of one C file's ctl_tables."""
+    tables: dict[str, list[tuple[str, str | None]]] = {}
+    leaves: set[str] = set()
+    full: set[str] = set()
+    for name, body in TABLE.findall(text):
+        entries = []
+        for entry in ENTRY.findall(body):
+            proc = re.search(r"\.procname\s*=\s*\"([^\"]+)\"", entry)
+            child = re.search(r"\.child\s*=\s*(\w+)", entry)
+            if proc:
+                entries.append((proc.group(1), child.group(1) if child else None))
+        entries += [(macro, None) for macro in MACRO_NAME.findall(body)]
+        tables[name] = entries
+        leaves |= {proc for proc, _ in entries}
+    paths: dict[str, str] = {}
+    for registered, table in REGISTER.findall(text):
+        paths.setdefault(table, registered)
+    if "register_sysctl_table(sysctl_base_table)" in text:
+        paths["sysctl_base_table"] = ""
+    for base in re.findall(r"register_sysctl_base\((\w+)\)", text):  # 6.1: kern_table under kernel
+        paths.setdefault("kern_table" if base == "kernel" else f"{base}_table", base)
+    if path in FILE_PATHS:
+        leaves |= set(MACRO_NAME.findall(text))
+    for prefix in FILE_PATHS.get(path, []):  # per-interface tables filled in by macros
+        full |= {canonical(f"{prefix}.{leaf}") for leaf in leaves}
+    literal = set(LITERAL_PATH.findall(text))
+    for _ in range(6):  # .child links, level by level
+        for table, entries in tables.items():
+            if table in paths:
+                for proc, child in entries:
+                    if child and child not in paths:
+                        paths[child] = f"{paths[table]}/{proc}".lstrip("/")
+    if len(literal) == 1:  # a table copied at run time (kmemdup) and registered under the file's one path
+        only = literal.pop()
+        for table in tables:
+            paths.setdefault(table, only)
+    for table, entries in tables.items():
+        if table not in paths or not paths[table]:
+            continue
+        for proc, child in entries:
+            if child is None:
+                full.add(canonical(f"{paths[table]}/{proc}".replace("/", ".")))
+    return full, leaves
+
+
+def canonical(name: str) -> str:
+    parts = name.split(".")
+    if len(parts) >= 5 and parts[0] == "net" and parts[1] in ("ipv4", "ipv6") and parts[2] in ("conf", "neigh"):
+        parts[3] = "IF"
+    return ".".join(parts)
+
+
+def _prefix(heading: str, current: str) -> str | None:
+    match = re.match(r"^(?:``)?/?proc/sys/net/([a-z0-9_]+)/\*", heading)
+    if match:
+        return f"net.{match.group(1)}"
+    match = re.match(r"^``?([a-z0-9_]+)/(all|default|interface)/\*``?:?$", heading.strip())
+    if match:
+        return f"{'.'.join(current.split('.')[:2])}.{match.group(1)}.IF"
+    return None
+
+
+def documented(text: str, start: str) -> dict[str, str | None]:
+    """name -> the no-op words of its entry (None: a live knob) of ip-sysctl / nf_conntrack-sysctl."""
+    out: dict[str, str | None] = {}
+    prefix, current = start, []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        new = _prefix(line, prefix)
+        if new:
+            prefix = new
+            continue
+        match = re.match(r"^([a-z][a-z0-9_/]*(?:, *[a-z][a-z0-9_/]*)*) +- +([A-Za-z0-9 ]+)", line)
+        if not match:
+            continue
+        body = []
+        for following in lines[i + 1:i + 4]:
+            if following and not following[0].isspace():
+                break
+            body.append(following.strip())
+        words = NO_OP.search(" ".join(body[:2]))
+        current = [n for n in re.split(r", *", match.group(1))]
+        for name in current:
+            parts = name.split("/")
+            if len(parts) >= 3 and parts[0] in ("neigh", "conf"):
+                parts[1] = "IF"
+            out[canonical(f"{prefix}.{'.'.join(parts)}")] = words.group(0).strip("()") if words else None
+    return out
+
+
+def core_documented(text: str) -> set[str]:
+    """sysctl/net.{txt,rst}: variables under '/proc/sys/net/core' chapters (a name line underlined or 'name')."""
+    out, prefix = set(), None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        chapter = re.match(r"^\d+\.\s+/proc/sys/net/([a-z0-9_]+)", line)
+        if chapter:
+            prefix = f"net.{chapter.group(1)}"
+            continue
+        underlined = i + 1 < len(lines) and re.fullmatch(r"-{3,}", lines[i + 1].strip() or "x")
+        if prefix and underlined and re.fullmatch(r"[a-z][a-z0-9_]*", line.strip()):
+            out.add(f"{prefix}.{line.strip()}")
+    return out
+
+
+def main() -> None:
+    names: dict[str, set[int]] = {}
+    leaves: dict[str, set[int]] = {}
+    no_op: dict[str, tuple[int, str]] = {}
+    origin: dict[str, str] = {}
+    for index, (_, _, where, prefix) in enumerate(LINUX_TREES):
+        tree = Tree(where, prefix)
+        for path in tree.files_with("ctl_table"):
+            text = tree.read(path) or ""
+            full, leaf = declarations(text, path)
+            for name in full:
+                names.setdefault(name, set()).add(index)
+                origin.setdefault(name, path)
+            for name in leaf:
+                leaves.setdefault(name, set()).add(index)
+        for doc in DOCS:
+            text = tree.read(doc)
+            if text is None:
+                continue
+            if "net.rst" in doc or "net.txt" in doc:
+                found = {n: None for n in core_documented(text)}
+            else:
+                found = documented(text, "net.netfilter" if "conntrack" in doc else "net.ipv4")
+            for name, words in found.items():
+                names.setdefault(name, set()).add(index)
+                origin.setdefault(name, doc.rsplit("/", 1)[1])
+                if words and name not in no_op:
+                    since = re.search(r"(\d+\.\d+)", words)  # the version the words name, else this release
+                    no_op[name] = (since.group(1) if since else LINUX_TREES[index][0], words)
+    lines = ["# os: linux"]
+    lines += [f"# release: {version}\t{label}\t{where}" for version, label, where, _ in LINUX_TREES]
+    lines += ["# source: each release's ctl_table declarations (.procname under the path its file registers) "
+              "and Documentation/networking/ip-sysctl, nf_conntrack-sysctl, sysctl/net",
+              "# generated by tools/extract_linux_releases.py; columns: name, kind (name | leaf), release "
+              "indices, no-op from (version: the documentation's words), origin"]
+    for name in sorted(names):
+        seen = ",".join(map(str, sorted(names[name])))
+        op = f"{no_op[name][0]}:{no_op[name][1]}" if name in no_op else ""
+        lines.append(f"{name}\tname\t{seen}\t{op}\t{origin[name]}")
+    for leaf in sorted(leaves):
+        lines.append(f"{leaf}\tleaf\t{','.join(map(str, sorted(leaves[leaf])))}\t\t")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
