@@ -42,3 +42,33 @@ def test_cps_finds_a_rate_with_its_interval_and_leaves_nothing(tmp_path):
     assert set(pids("tcpdump")) <= before_tcpdump and set(glob.glob("/tmp/linerate-capture.*")) <= before_files
     md = linerate("report", "cps", "--db", str(db)).stdout
     assert "Connections per second" in md and "1k" in md.lower() and "TTFB ms p50 / p99" in md
+
+
+def test_sigterm_stops_cps_at_once_and_leaves_nothing(tmp_path):
+    """SIGTERM reached best-effort reads (the DUT's counters, the state table) that swallowed it, and a
+    full cps run went on to its end: now it stops within seconds, exit 143, its lab and nginx gone."""
+    import signal
+    import time
+
+    from tests.privileged.conftest import LINERATE
+
+    before_ns, before_nginx = set(netns_names()), set(pids("nginx"))
+    proc = subprocess.Popen([*LINERATE, "cps", "--link", "1g", "--object-sizes", "1k", "--trial-duration", "2",
+                             "--db", str(tmp_path / "t.db")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (set(pids("nginx")) - before_nginx) and proc.poll() is None:
+            time.sleep(0.1)
+        time.sleep(3)  # into the search: trials with their DUT and state-table reads
+        proc.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        stopped_s = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143 and "SIGTERM" in err, err[-1000:]
+    assert stopped_s < 5, f"{stopped_s:.1f} s after SIGTERM"
+    assert set(netns_names()) == before_ns and set(pids("nginx")) == before_nginx
+    assert not glob.glob("/tmp/linerate-h2load.*")

@@ -43,6 +43,12 @@ def _cps_registered(monkeypatch):
 
 
 LOG = "/tmp/linerate-h2load.Zx81Qe"
+CAPTURE = "/tmp/linerate-capture.Zx81Qe"
+
+
+def mktemp_answer(argv):
+    """mktemp as a host runs it: the template's XXXXXX made unique (here: fixed)."""
+    return 0, argv[-1].replace("XXXXXX", "Zx81Qe") + "\n", ""
 RATE_RUN = capture("h2load/debian12_v1.52_rate_h1_nginx.txt")
 
 
@@ -405,7 +411,7 @@ def errors(*lines):
 
 def test_a_trial_from_the_real_rate_run_and_its_log():
     client = FakeExecutor("client")
-    client.respond(["mktemp"], LOG + "\n")
+    client.respond_with(["mktemp"], mktemp_answer)
     client.respond(["h2load", "--h1"], RATE_RUN)
     client.respond(["cat", LOG], capture("h2load/debian12_v1.52_rate_h1_nginx.log"))
     client.respond(["cat", limits.SOCKSTAT], capture("sockstat/debian12_after_rate_run.txt"))
@@ -445,9 +451,9 @@ class ClientHost(FakeExecutor):
         # a latency trial's h2load inside the capture script (traffic/tcp_timings.wrap_argv): the real
         # lab capture of 120 connections to 198.19.0.2:8080 (tests/data/capture/) read back
         self.respond_with(["sh", "-c", tcp_timings.CAPTURE_SCRIPT], lambda argv: self._h2load(argv[7:]))
-        self.respond(["base64", "-w", "0", "--", LOG], base64.b64encode(
+        self.respond(["base64", "-w", "0", "--", CAPTURE], base64.b64encode(
             (CAPTURES / "lab_ipv4_h2load_nginx.pcap").read_bytes()).decode())
-        self.respond(["mktemp"], LOG + "\n")
+        self.respond_with(["mktemp"], mktemp_answer)
         self.respond(["rm"])
         self.respond_with(["cat"], self._cat)
         self.log = ""
@@ -455,7 +461,7 @@ class ClientHost(FakeExecutor):
     def _cat(self, argv):
         files = {limits.SOCKSTAT: f"sockets: used 14\nTCP: inuse 2 orphan 0 tw {self.time_wait} alloc 3 mem 1\n",
                  limits.PORT_RANGE: f"{self.ports[0]}\t{self.ports[1]}\n", limits.TW_REUSE: f"{self.reuse}\n",
-                 LOG: self.log, LOG + ".log": (CAPTURES / "lab_ipv4_tcpdump_stderr.txt").read_text()}
+                 LOG: self.log, CAPTURE + ".log": (CAPTURES / "lab_ipv4_tcpdump_stderr.txt").read_text()}
         name = argv[-1]
         return (0, files[name], "") if name in files else (1, "", "No such file or directory")
 

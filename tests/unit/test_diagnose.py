@@ -302,3 +302,16 @@ def test_raw_before_and_after_files_give_a_window(capsys, tmp_path):
     doc = json.loads(out)
     assert code == 0 and doc["interrupts_since_boot"] is False
     assert "3,979 network interrupts" in doc["verdicts"][0]["evidence"]
+
+
+def test_path_loss_advice_on_an_emulated_path_names_the_host_not_cabling():
+    from linerate.diagnose.facts import Facts
+    from linerate.diagnose.rules import retransmits_path_loss
+
+    real = Facts(retransmits=120.0, drops_known=True, line_rate_source="negotiated speed of igb0 on the DUT")
+    lab = Facts(retransmits=120.0, drops_known=True, shared_kernel=True)
+    vm = Facts(retransmits=120.0, drops_known=True, line_rate_source="emulated link 1g")
+    assert "cabling" in retransmits_path_loss(real).advice
+    for facts in (lab, vm):
+        advice = retransmits_path_loss(facts).advice
+        assert "cabling" not in advice and "switch" not in advice and "shaper" in advice and "qemu" in advice

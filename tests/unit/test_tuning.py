@@ -181,3 +181,11 @@ def test_recommend_follows_the_articles():
 def test_bad_os_version_is_a_clean_error():
     proc = run("recommend", "--os", "pfsense", "--os-version", "banana", "--role", "router")
     assert proc.returncode == 2 and "--os-version" in proc.stderr
+
+
+def test_a_byte_order_mark_is_named_as_such(tmp_path):
+    conf = tmp_path / "bom.conf"
+    conf.write_bytes(b"\xef\xbb\xbfnet.ipv4.ip_forward=1\nnet.core.somaxconn=4096\n")
+    proc = subprocess.run([sys.executable, "-m", "linerate", "audit", str(conf), "--os", "linux"],
+                          capture_output=True, text=True)
+    assert "byte order mark" in proc.stdout and proc.stdout.count("LR014") == 1

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from linerate.cli.options import add_accept_new, add_db, add_json_flag, open_store, testbeds_for
+from linerate.cli.printing import shown
 from linerate.errors import ConfigError
 from linerate.schema import dumps
 
@@ -169,7 +170,7 @@ def emit(text: str, path: str | None) -> None:
     from linerate.report import output
 
     size = output.write(path, text, "--output")
-    print(f"written to {path} ({size:,} bytes)", file=sys.stderr)
+    print(f"written to {shown(path)} ({size:,} bytes)", file=sys.stderr)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -181,7 +182,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     emit(export(store, args.experiment, args.format), args.output)
     if args.plot:
         plot(store, args.experiment, args.plot)
-        print(f"plot written to {args.plot}", file=sys.stderr)
+        print(f"plot written to {shown(args.plot)}", file=sys.stderr)
     return 0
 
 
@@ -253,5 +254,5 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 0
     skipped = f"; {len(result.without_output)} trial(s) without iperf3 output skipped" if result.without_output else ""
     print(f"wrote {len(result.files)} iperf3 -J file(s) of experiment {result.experiment_id} to "
-          f"{result.directory}{skipped}")
+          f"{shown(result.directory)}{skipped}")
     return 0

@@ -66,6 +66,12 @@ class SafeStream:
         self.raw.close()
 
 
+def shown(name: object) -> str:
+    """A name from the user or a file (an output path, an experiment name) inside one printed line:
+    a newline or tab in it shown as \\xNN too, so the line stays one line."""
+    return re.sub(r"[\n\t]", lambda m: f"\\x{ord(m.group()):02x}", str(name))
+
+
 def raw_stderr():
     """The stream under the safe stderr (for a progress bar that draws with escapes)."""
     return sys.stderr.raw if isinstance(sys.stderr, SafeStream) else sys.stderr

@@ -82,6 +82,13 @@ class Facts:
         return self.throughput_bps / self.ceiling_bps
 
     @property
+    def emulated_path(self) -> bool:
+        """Every link of the path is emulated on one host (the namespace lab, or the VM DUT between
+        its namespaces): no cable, switch or NIC of its own between client, DUT and server."""
+        return (self.shared_kernel or self.vm_host_trials > 0
+                or (self.line_rate_source or "").startswith("emulated link"))
+
+    @property
     def virtio_nics(self) -> list[str]:
         return [name for name in self.nic_names if VIRTIO_NIC.match(name)]
 

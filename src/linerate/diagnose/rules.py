@@ -452,10 +452,18 @@ def retransmits_path_loss(facts: Facts) -> Verdict | None:
         return None
     if facts.nic_drops or facts.stack_drops or facts.shaper_drops:
         return None
+    if facts.emulated_path:  # no cable or switch here: every link is a veth/tap on this host
+        advice = ("on this emulated path the loss is on the host: the generator's CPUs (iperf3 at 100% drops "
+                  "in its own socket buffers: see the client/server CPU in the trial's telemetry), the link "
+                  "shaper's queue (`tc -s qdisc show` in the lab's namespaces: drops, overlimits), or, with a VM "
+                  "DUT, qemu's I/O thread falling behind (the report's host-placement and vCPU-wait notes); "
+                  "rerun with fewer streams or a slower link_rate to tell them apart")
+    else:
+        advice = ("loss is elsewhere on the path: client/server NICs, a switch, cabling, or the receiver; "
+                  "check their counters")
     return Verdict("retransmits-path-loss", "limit", "TCP retransmits without DUT drops",
                    f"{facts.retransmits:,.0f} retransmits per trial while the DUT's NIC, stack and shaper "
-                   "counters show no drops", "loss is elsewhere on the path: client/server NICs, a switch, "
-                   "cabling, or the receiver; check their counters")
+                   "counters show no drops", advice)
 
 
 @rule("retransmits-dut-drops")

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from linerate.errors import LabError
+from linerate.exec.scratch import make_temp
 from linerate.search.frame_path import count_ruleset, create_count_table, parse_count
 from linerate.search.measurer import unsent_frames
 from linerate.traffic import trafgen, tuples
@@ -156,7 +157,7 @@ class StatePath:
         return self
 
     def _temp_pcap(self, host: Any) -> str:
-        path = host.run(["mktemp", "-t", "linerate-rfc9693-XXXXXX.pcap"], timeout_s=10).stdout.strip()
+        path = make_temp(host, "rfc9693", suffix=".pcap")  # in the run's scratch directory
         self._made.append((host, path))
         return path
 

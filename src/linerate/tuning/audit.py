@@ -252,6 +252,10 @@ def syntax_problem(s: Setting) -> str | None:
 
 
 def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
+    if s.kind == "malformed" and s.raw.startswith("\ufeff"):
+        return [_finding("LR014", "error", s, "the file starts with a UTF-8 byte order mark (U+FEFF, invisible in "
+                         "most editors): sysctl(8)/loader(8) read it as part of the first name and reject the line",
+                         "save the file as UTF-8 without a BOM (e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`)")]
     if s.kind == "malformed":
         return [_finding("LR014", "error", s, "not a name=value line; sysctl(8)/loader(8) will reject it",
                          "comment it out with '#' or fix it")]

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from linerate.errors import ParseError
 from linerate.exec import Executor
+from linerate.exec.scratch import make_temp
 from linerate.traffic import tcp_timings
 
 
@@ -30,7 +31,7 @@ class Capture:
 def start(client: Executor, url: str, connections: int) -> Capture:
     """A capture file on the client for a trial of `connections` to the server of `url`."""
     parts = urlsplit(url)
-    path = client.run(["mktemp", "/tmp/linerate-capture.XXXXXX"], timeout_s=15).stdout.strip()
+    path = make_temp(client, "capture")  # in the run's scratch directory: swept even after a SIGKILL
     return Capture(path, parts.hostname or "", parts.port or 80, tcp_timings.sample_mask(connections))
 
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from linerate.errors import LinerateError, ParseError
 from linerate.exec import Executor
+from linerate.exec.scratch import make_temp
 from linerate.kinds.cps import capture as client_capture
 from linerate.kinds.cps.limits import read_client_state, trial_limits, wait_for_ports
 from linerate.kinds.cps.options import CpsOptions
@@ -155,7 +156,7 @@ def measure_trial(client: Executor, server: Server, url: str, rate: float, durat
     before, waited = wait_for_ports(lambda: read_client_state(client), connections, sleep=sleep)
     if waited:
         notes.append(f"waited {waited:.0f} s for the client's TIME_WAIT sockets to expire before the trial")
-    log = client.run(["mktemp", "/tmp/linerate-h2load.XXXXXX"], timeout_s=15).stdout.strip()
+    log = make_temp(client, "h2load")  # in the run's scratch directory: swept even after a SIGKILL
     threads = max(1, min(options.threads, pace.per_period))  # h2load wants a connection per thread and period
     argv = h2load.client_argv([url], connections=connections, pace=pace, threads=threads,
                               inactivity_timeout_s=options.timeout_s, log_file=log)
