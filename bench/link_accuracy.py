@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sys
 
+from linerate.axes import lab_spec
 from linerate.calc import LinkInput, goodput
-from linerate.experiment.axes import lab_spec
 from linerate.testbed.base import new_lab_id
 from linerate.testbed.namespace import NamespaceTestbed
 from linerate.lab.wire import WireMeter, measure_during

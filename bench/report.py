@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from linerate.experiment.axes import AXES
+from linerate.axes import AXES
 from linerate.report.data import build_report
 from linerate.report.exporters import serializer
 from linerate.store import Store

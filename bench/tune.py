@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from linerate.experiment.config import parse_experiment
+from linerate.experiment.registry import kind
 from linerate.experiment.run import run_experiment
-from linerate.kinds import kind
 from linerate.report.data import build_report
 from linerate.store import Store
 from linerate.testbed.base import LabTestbeds

@@ -488,7 +488,10 @@ def _openbsd_where(changeable: str) -> str:
 
 # table -> (prefix of its slot-number #defines, sysctl branches it names)
 OPENBSD_TABLES = {"TCPCTL_NAMES": ("TCPCTL_", ["net.inet.tcp"]),
-                  "CTL_IFQ_NAMES": ("IFQCTL_", ["net.inet.ip.ifq", "net.inet6.ip6.ifq"])}
+                  "CTL_IFQ_NAMES": ("IFQCTL_", ["net.inet.ip.ifq", "net.inet6.ip6.ifq"]),
+                  "CTL_HW_NAMES": ("HW_", ["hw"]), "CTL_HW_BATTERY_NAMES": ("HW_BATTERY_", ["hw.battery"])}
+# the header each table was copied from (tools/sources/openbsd/headers.h names the revision)
+OPENBSD_TABLE_ORIGIN = {"CTL_HW_NAMES": "sysctl.h", "CTL_HW_BATTERY_NAMES": "sysctl.h"}
 
 
 def openbsd_name_tables(text: str, origin: str) -> Iterator[Row]:
@@ -499,10 +502,13 @@ def openbsd_name_tables(text: str, origin: str) -> Iterator[Row]:
         constant_prefix, branches = OPENBSD_TABLES.get(table, ("", []))
         unnamed = {n: c[len(constant_prefix):].lower() for c, n in defines if c.startswith(constant_prefix)}
         slots = re.findall(r'\{\s*(NULL|0|"[a-z0-9_]+")\s*,', body)
+        where_from = OPENBSD_TABLE_ORIGIN.get(table, origin)
         for index, slot in enumerate(slots):
             for branch in branches:
-                if slot.startswith('"'):
-                    yield f"{branch}.{slot.strip(chr(34))}", "runtime", origin
+                if slot == '"gap"':
+                    continue  # a number no longer used (sysctl.h)
+                if slot.startswith('"'):  # sysctl.h says a name exists, not whether a write is taken
+                    yield f"{branch}.{slot.strip(chr(34))}", "documented" if table in OPENBSD_TABLE_ORIGIN else "runtime", where_from
                 elif index in unnamed:
                     yield f"{branch}.{unnamed[index]}", "unnamed", origin
 
@@ -515,8 +521,8 @@ def openbsd_rows(_: Path) -> tuple[list[str], list[Row]]:
     header = ["os: openbsd", "release: 7.3",
               "source: sysctl(2) rev 1.50 of 2022-11-07 (after 7.2, so 7.3 is the first release with it): "
               "tools/sources/openbsd/sysctl.2.lines",
-              "source: sysctl(8) name tables of openbsd/src sys/netinet/tcp_var.h and sys/net/if.h: "
-              "tools/sources/openbsd/headers.h"]
+              "source: sysctl(8) name tables of openbsd/src sys/netinet/tcp_var.h and sys/net/if.h, and "
+              "CTL_HW_NAMES of sys/sys/sysctl.h rev 1.246: tools/sources/openbsd/headers.h"]
     return header, rows
 
 

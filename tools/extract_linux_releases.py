@@ -47,8 +47,21 @@ DOCS = ["Documentation/networking/ip-sysctl.txt", "Documentation/networking/ip-s
         "Documentation/sysctl/net.txt", "Documentation/admin-guide/sysctl/net.rst"]
 SOURCE_DIRS = ["net", "kernel", "mm", "fs", "ipc", "security", "drivers/net", "drivers/char", "drivers/tty", "crypto",
                "block", "lib", "arch/x86", "init"]
+# The words with which ip-sysctl / nf_conntrack-sysctl / sysctl/net say a knob does nothing any more.
+# "deprecated" alone is not enough: unres_qlen is "(deprecated in linux 3.3) : use unres_qlen_bytes
+# instead" and still works (it sets unres_qlen_bytes); only a deprecation that says the mechanism is gone
+# counts ("this is deprecated for ipv4 as route cache is no longer used", route/max_size since 3.6).
 NO_OP = re.compile(r"\(?obsolete since linux-?([\d.]+)\)?|legacy option, it has no effect anymore|"
-                   r"this tunable has no effect", re.I)
+                   r"this tunable has no effect|has no effect any ?more|no longer has any effect|"
+                   r"(?:from linux kernel [\d.]+ onwards, )?this is deprecated(?: for (?P<family>ipv4|ipv6))? as [^.]*"
+                   r"no longer used|this sysctl is now unused", re.I)
+# A ctl_table entry a write cannot change: mode 0444, or devinet.c's DEVINET_SYSCTL_RO_ENTRY
+READ_ONLY = re.compile(r"\.mode\s*=\s*0444\b")
+# A file that changes a table's mode at run time (watchdog.c 6.6: nmi_watchdog declared 0444, set to 0644
+# when the hardware has an NMI watchdog; nf_conntrack_standalone.c: 0444 in other namespaces) says nothing
+# certain by its declarations: its 0444 entries are not read as read-only.
+RUNTIME_MODE = re.compile(r"(?:\]|->)\s*\.?\s*mode\s*=")
+RO_MACRO = re.compile(r"\w+_RO_ENTRY\s*\(\s*\w+\s*,\s*\"([a-z0-9_]+)\"")
 
 
 class Tree:
@@ -93,11 +106,12 @@ FILE_PATHS = {"net/ipv4/devinet.c": ["net.ipv4.conf.IF"], "net/ipv6/addrconf.c":
               "net/core/neighbour.c": ["net.ipv4.neigh.IF", "net.ipv6.neigh.IF"]}
 
 
-def declarations(text: str, path: str = "") -> tuple[set[str], set[str]]:
-    """(full dotted names, leaf names) of one C file's ctl_tables."""
+def declarations(text: str, path: str = "") -> tuple[set[str], set[str], set[str]]:
+    """(full dotted names, leaf names, full names declared read-only) of one C file's ctl_tables."""
     tables: dict[str, list[tuple[str, str | None]]] = {}
     leaves: set[str] = set()
     full: set[str] = set()
+    read_only_leaves: set[str] = set()
     for name, body in TABLE.findall(text):
         entries = []
         for entry in ENTRY.findall(body):
@@ -105,7 +119,10 @@ def declarations(text: str, path: str = "") -> tuple[set[str], set[str]]:
             child = re.search(r"\.child\s*=\s*(\w+)", entry)
             if proc:
                 entries.append((proc.group(1), child.group(1) if child else None))
+                if READ_ONLY.search(entry) and not RUNTIME_MODE.search(text):
+                    read_only_leaves.add(proc.group(1))
         entries += [(macro, None) for macro in MACRO_NAME.findall(body)]
+        read_only_leaves |= set(RO_MACRO.findall(body))
         tables[name] = entries
         leaves |= {proc for proc, _ in entries}
     paths: dict[str, str] = {}
@@ -117,8 +134,11 @@ def declarations(text: str, path: str = "") -> tuple[set[str], set[str]]:
         paths.setdefault("kern_table" if base == "kernel" else f"{base}_table", base)
     if path in FILE_PATHS:
         leaves |= set(MACRO_NAME.findall(text))
+        read_only_leaves |= set(RO_MACRO.findall(text))
+    read_only: set[str] = set()
     for prefix in FILE_PATHS.get(path, []):  # per-interface tables filled in by macros
         full |= {canonical(f"{prefix}.{leaf}") for leaf in leaves}
+        read_only |= {canonical(f"{prefix}.{leaf}") for leaf in read_only_leaves}
     literal = set(LITERAL_PATH.findall(text))
     for _ in range(6):  # .child links, level by level
         for table, entries in tables.items():
@@ -136,7 +156,9 @@ def declarations(text: str, path: str = "") -> tuple[set[str], set[str]]:
         for proc, child in entries:
             if child is None:
                 full.add(canonical(f"{paths[table]}/{proc}".replace("/", ".")))
-    return full, leaves
+                if proc in read_only_leaves and path not in FILE_PATHS:
+                    read_only.add(canonical(f"{paths[table]}/{proc}".replace("/", ".")))
+    return full, leaves, read_only
 
 
 def canonical(name: str) -> str:
@@ -169,12 +191,14 @@ def documented(text: str, start: str) -> dict[str, str | None]:
         match = re.match(r"^([a-z][a-z0-9_/]*(?:, *[a-z][a-z0-9_/]*)*) +- +([A-Za-z0-9 ]+)", line)
         if not match:
             continue
-        body = []
-        for following in lines[i + 1:i + 4]:
-            if following and not following[0].isspace():
+        body = []  # the whole entry: indented lines and blank lines up to the next entry or heading
+        for following in lines[i + 1:]:
+            if following.strip() and not following[0].isspace():
                 break
             body.append(following.strip())
-        words = NO_OP.search(" ".join(body[:2]))
+        family = prefix.split(".")[1] if prefix.startswith("net.ipv") else None
+        words = next((m for m in NO_OP.finditer(" ".join(part for part in body if part))
+                      if not m.group("family") or m.group("family") == family), None)
         current = [n for n in re.split(r", *", match.group(1))]
         for name in current:
             parts = name.split("/")
@@ -184,9 +208,11 @@ def documented(text: str, start: str) -> dict[str, str | None]:
     return out
 
 
-def core_documented(text: str) -> set[str]:
-    """sysctl/net.{txt,rst}: variables under '/proc/sys/net/core' chapters (a name line underlined or 'name')."""
-    out, prefix = set(), None
+def core_documented(text: str) -> dict[str, str | None]:
+    """sysctl/net.{txt,rst}: variables under '/proc/sys/net/core' chapters (a name line underlined or 'name')
+    -> the no-op words of its text ("This sysctl is now unused.", net.core.warnings), else None."""
+    out: dict[str, str | None] = {}
+    prefix = None
     lines = text.splitlines()
     for i, line in enumerate(lines):
         chapter = re.match(r"^\d+\.\s+/proc/sys/net/([a-z0-9_]+)", line)
@@ -195,7 +221,14 @@ def core_documented(text: str) -> set[str]:
             continue
         underlined = i + 1 < len(lines) and re.fullmatch(r"-{3,}", lines[i + 1].strip() or "x")
         if prefix and underlined and re.fullmatch(r"[a-z][a-z0-9_]*", line.strip()):
-            out.add(f"{prefix}.{line.strip()}")
+            body = []  # up to the next underlined name or chapter
+            for j in range(i + 2, len(lines)):
+                if re.match(r"^\d+\.\s+/proc/sys/", lines[j]) or (
+                        j + 1 < len(lines) and re.fullmatch(r"-{3,}", lines[j + 1].strip() or "x")):
+                    break
+                body.append(lines[j].strip())
+            words = NO_OP.search(" ".join(part for part in body if part))
+            out[f"{prefix}.{line.strip()}"] = words.group(0) if words else None
     return out
 
 
@@ -203,12 +236,15 @@ def main() -> None:
     names: dict[str, set[int]] = {}
     leaves: dict[str, set[int]] = {}
     no_op: dict[str, tuple[int, str]] = {}
+    read_only: dict[str, set[int]] = {}
     origin: dict[str, str] = {}
     for index, (_, _, where, prefix) in enumerate(LINUX_TREES):
         tree = Tree(where, prefix)
         for path in tree.files_with("ctl_table"):
             text = tree.read(path) or ""
-            full, leaf = declarations(text, path)
+            full, leaf, fixed = declarations(text, path)
+            for name in fixed:
+                read_only.setdefault(name, set()).add(index)
             for name in full:
                 names.setdefault(name, set()).add(index)
                 origin.setdefault(name, path)
@@ -219,7 +255,7 @@ def main() -> None:
             if text is None:
                 continue
             if "net.rst" in doc or "net.txt" in doc:
-                found = {n: None for n in core_documented(text)}
+                found = core_documented(text)
             else:
                 found = documented(text, "net.netfilter" if "conntrack" in doc else "net.ipv4")
             for name, words in found.items():
@@ -233,11 +269,14 @@ def main() -> None:
     lines += ["# source: each release's ctl_table declarations (.procname under the path its file registers) "
               "and Documentation/networking/ip-sysctl, nf_conntrack-sysctl, sysctl/net",
               "# generated by tools/extract_linux_releases.py; columns: name, kind (name | leaf), release "
-              "indices, no-op from (version: the documentation's words), origin"]
+              "indices, no-op from (version: the documentation's words), origin; 'read-only' rows: the releases whose "
+              "declaration is mode 0444 or a *_RO_ENTRY macro"]
     for name in sorted(names):
         seen = ",".join(map(str, sorted(names[name])))
         op = f"{no_op[name][0]}:{no_op[name][1]}" if name in no_op else ""
         lines.append(f"{name}\tname\t{seen}\t{op}\t{origin[name]}")
+    for name in sorted(read_only):
+        lines.append(f"{name}\tread-only\t{','.join(map(str, sorted(read_only[name])))}\t\t{origin.get(name, '')}")
     for leaf in sorted(leaves):
         lines.append(f"{leaf}\tleaf\t{','.join(map(str, sorted(leaves[leaf])))}\t\t")
     sys.stdout.write("\n".join(lines) + "\n")

@@ -47,6 +47,9 @@ END_MARGIN_S = 0.1  # slack after the second read
 READ_COST_FACTOR = 1.5  # a read under load takes longer than the idle one measured ...
 READ_COST_FLOOR_S = 0.05  # ... and a cheap one can take this much more (VM agent: 2 ms idle, up to 37 ms loaded)
 DEFAULT_READ_COST_S = 0.02  # before a testbed has measured its own (a namespace DUT read: ~17 ms)
+# a trial's overhead beyond its duration (connect, result exchange, counters), for plans made
+# before any trial was stored: measured ~1-1.5 s here in 2025
+TRIAL_OVERHEAD_S = 1.5
 MIN_WINDOW_S = 0.3  # shorter than this, CPU percentages are a handful of 10 ms ticks: no window reads
 
 

@@ -1,7 +1,7 @@
 import json
 
+from linerate.axes import lab_spec
 from linerate.calc import LinkInput, goodput
-from linerate.experiment.axes import lab_spec
 from linerate.experiment.config import parse_experiment
 from linerate.experiment.run import run_experiment
 from linerate.testbed.base import LabTestbeds

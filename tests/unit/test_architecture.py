@@ -2,7 +2,11 @@
 (imports inside functions count), few linerate imports inside functions outside cli/ (each one
 keeping a heavy library off the start-up path, and saying so), no probing of testbeds with
 hasattr/getattr, the choice among testbed kinds made in testbed/ (and at most two places outside),
-no report code in search/, and every Testbed implementation with every member of the protocol."""
+no report code in search/, and every Testbed implementation with every member of the protocol.
+Issue #37: the runner hosts the kinds through a seam it declares (experiment/plugins.py, the
+registry in experiment/registry.py), so nothing below the kinds imports them and no kind imports
+another; testbeds know nothing of experiments; a kind takes facts about the DUT from dut/; and only
+kinds/ and cli/ tell test kinds apart by name."""
 
 from __future__ import annotations
 
@@ -155,10 +159,85 @@ def test_every_testbed_has_every_member_of_the_protocol(implementation):
 
 
 def test_every_kind_is_one_registry_line_and_has_its_members():
-    from linerate.kinds import KINDS, kind
+    from linerate.experiment.registry import KINDS, kind
 
     for name in KINDS:
         test = kind(name)
         for member in ("check", "run", "render", "plot", "samples", "describe_plan", "formats", "required_features",
-                       "option_keys", "cells"):
+                       "option_keys", "cells", "cell_settings", "experiment_fields", "compared_as", "bit_rate_samples"):
             assert hasattr(test, member), (name, member)
+
+
+def edges_from(folder: str, to: str) -> list[str]:
+    """Imports (at module level or inside functions) from linerate.<folder> to linerate.<to>."""
+    return [f"{module}:{line}: {source.strip()}" for module, edges in GRAPH.items()
+            if module == f"linerate.{folder}" or module.startswith(f"linerate.{folder}.")
+            for target, line, _, source in edges if target == f"linerate.{to}" or target.startswith(f"linerate.{to}.")]
+
+
+@pytest.mark.parametrize("folder", ["experiment", "report", "testbed"])
+def test_the_kinds_are_found_through_the_registry_never_imported_below_them(folder):
+    assert edges_from(folder, "kinds") == []
+
+
+def test_testbeds_know_nothing_of_experiments():
+    assert edges_from("testbed", "experiment") == []
+
+
+def test_a_kind_imports_no_other_kind():
+    """What several kinds share is kinds/base.py's, or lives below the kinds."""
+    crossing = [f"{module}:{line}" for module, edges in GRAPH.items() if module.startswith("linerate.kinds.")
+                for target, line, _, _ in edges if target.startswith("linerate.kinds.")
+                and target.split(".")[2] not in (module.split(".")[2], "base")]
+    assert crossing == []
+
+
+# what a kind may take from diagnose/: its verdicts (tune proposes levers from them, the cps report
+# shows those of failed trials); facts about the DUT (its firewall, state lingering) come from dut/
+VERDICTS = {"diagnose", "cell_facts", "state_verdicts"}
+
+
+def test_kinds_take_dut_facts_from_dut_and_only_verdicts_from_diagnose():
+    taken = []
+    for module, path in MODULES.items():
+        if module.startswith("linerate.kinds"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("linerate.diagnose"):
+                    taken += [f"{module}: {alias.name}" for alias in node.names if alias.name not in VERDICTS]
+                elif isinstance(node, ast.Import):
+                    taken += [f"{module}: {alias.name}" for alias in node.names
+                              if alias.name.startswith("linerate.diagnose")]
+    assert taken == []
+
+
+KIND_NAMES = {"throughput", "rfc2544", "cps", "rfc9693", "tune"}
+KIND_PROBES = KIND_NAMES | {"Mbit/s"}  # a sample's unit once told throughput from the others
+
+
+def kind_comparisons(tree: ast.AST) -> list[int]:
+    """Lines comparing with a test kind's name: `x == "cps"`, `"rfc2544" != x`, `x in ("cps", "tune")`
+    (a name looked up in data, `"throughput" in knob.effect`, is no such comparison)."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        for op, left, right in zip(node.ops, sides, sides[1:]):
+            if isinstance(op, (ast.Eq, ast.NotEq)):
+                found = [side.value for side in (left, right) if isinstance(side, ast.Constant)]
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                found = [e.value for e in right.elts if isinstance(e, ast.Constant)]
+            else:
+                found = []
+            if any(value in KIND_PROBES for value in found):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_kind_names_are_compared_in_kinds_and_cli_only():
+    assert kind_comparisons(ast.parse('if test == "cps" or "tune" != t or t in ("rfc2544",): pass')) == [1, 1, 1]
+    assert kind_comparisons(ast.parse('ok = "throughput" in knob.effect')) == []
+    outside = [f"{module}:{line}" for module, path in MODULES.items()
+               if not module.startswith(("linerate.kinds", "linerate.cli"))
+               for line in kind_comparisons(ast.parse(path.read_text()))]
+    assert outside == []

@@ -20,9 +20,9 @@ import pytest
 from linerate.errors import ConfigError, LinerateError, ParseError
 from linerate.exec.fake import FakeExecutor
 from linerate.experiment.config import parse_experiment
+from linerate.experiment.plugins import RunContext
+from linerate.experiment.registry import KINDS
 from linerate.experiment.run import run_experiment
-from linerate.kinds import KINDS
-from linerate.kinds.base import RunContext
 from linerate.kinds.cps import KIND, limits, options as cps_options
 from linerate.kinds.cps.run import run_cps, search_object_size
 from linerate.kinds.cps.search import CLIENT, DUT, LATE, PASS, SERVER, RateSearch, passes, served_late, verdict

@@ -39,6 +39,13 @@ CASES = {  # code: (facts where it must fire, facts where it must not)
                           Facts(cpus=cpus(91, 76, 95, 78))),  # evenly spread (redis/redis#5825): no k-of-n split
     "irq-one-cpu": (Facts(irq_cpu={"eth0": [900000, 0], "mwlwifi": [3792826, 0]}, irq_since_boot=True),
                     Facts(irq_cpu={"eth0": [58130886, 0], "eth3": [0, 54094149]})),
+    "irq-one-cpu-no-harm": (Facts(softnet_cpu=[{"cpu": 0, "processed": 2245, "dropped": 0, "time_squeeze": 6},
+                                               {"cpu": 1, "processed": 44242, "dropped": 0, "time_squeeze": 6}],
+                                  irq_since_boot=True),  # netdata/netdata#1076
+                            Facts(irq_cpu={"eth0": [900000, 0], "mwlwifi": [3792826, 0]}, irq_since_boot=True)),
+    "irq-storm": (Facts(os_family="linux", cpu_total={"busy_pct": 25.7, "interrupt_pct": 24.8, "idle_pct": 74.3},
+                        threads=[{"name": "ksoftirqd/0", "pct": 100.0, "cpu": 0}]),  # tobiasBora/MT7630E_3.16#1
+                  Facts(os_family="freebsd", cpus=cpus(100, 100, 100, 100, interrupt=True))),  # BSD: the stack itself
     "irq-one-queue": (Facts(interrupts={"igb0:rxq0": 90000, "igb0:rxq1": 12, "igb0:rxq2": 9, "igb0:aq": 2}),
                       Facts(interrupts={"igb0:rxq0": 25000, "igb0:rxq1": 24000, "igb0:rxq2": 26000})),
     "nic-drops": (Facts(nic_drops={"igb0 rx errors": 797962}),

@@ -66,12 +66,15 @@ def test_a_grep_without_the_cpu_header_counts_cpus_from_its_columns(capsys):
     assert "CPU 0 took 100%" in evidence and "time_squeeze) 12,580 times" in evidence
 
 
-def test_output_it_does_not_read_is_reported_not_dropped(capsys):
+def test_output_it_does_not_read_is_reported_not_dropped(capsys, tmp_path):
     doc = run(capsys, "freebsd_igb_one_queue_shell_session.txt", "freebsd")
-    assert doc["not_understood"] == ["[root@BSDRP]~# netstat -iw 1"]
-    code = main(["diagnose", "--after", str(CORPUS / "freebsd_igb_one_queue_shell_session.txt"), "--os", "freebsd"])
+    assert doc["not_understood"] == [] and "netstat -w ((Total), 7 intervals)" in doc["read"]  # netstat -iw 1 is read
+    unread = tmp_path / "unread.txt"
+    unread.write_text((CORPUS / "freebsd_igb_one_queue_shell_session.txt").read_text()
+                      .replace("netstat -iw 1", "netstat -s -p tcp").replace("   packets  errs idrops", "   tcp: errs idrops"))
+    code = main(["diagnose", "--after", str(unread), "--os", "freebsd"])
     out = capsys.readouterr().out
-    assert code == 0 and "section present but not understood: [root@BSDRP]~# netstat -iw 1" in out
+    assert code == 0 and "section present but not understood: [root@BSDRP]~# netstat -s -p tcp" in out
 
 
 def test_a_driver_regression_gets_no_invented_limit(capsys):

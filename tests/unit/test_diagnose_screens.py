@@ -38,7 +38,7 @@ def test_ksoftirqd_is_placed_on_its_cpu():
 def test_recogniser_cuts_a_shell_session_into_its_outputs():
     blocks = raw.blocks(capture("diagnose/corpus/freebsd_igb_one_queue_shell_session.txt"))
     assert [(b.kind, b.command) for b in blocks] == [
-        ("vmstat", "[root@BSDRP]~# vmstat -i | grep igb"), (None, "[root@BSDRP]~# netstat -iw 1"),
+        ("vmstat", "[root@BSDRP]~# vmstat -i | grep igb"), ("netstat-w", "[root@BSDRP]~# netstat -iw 1"),
         ("freebsd-top", "[root@bsdrp2]~# top -nCHSIzs1")]
 
 

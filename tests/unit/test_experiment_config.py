@@ -1,9 +1,9 @@
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from linerate.axes import AXES
 from linerate.errors import ConfigError
-from linerate.experiment.axes import AXES
 from linerate.experiment.config import load_experiment, parse_experiment
 
 MINIMAL = """
@@ -89,7 +89,7 @@ def render(value) -> str:
     return repr(value)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # slow, not wrong, under load
 @given(top=st.dictionaries(keys, toml_value, max_size=6), axes=st.dictionaries(keys, toml_value, max_size=4),
        noise=st.text(max_size=20))
 def test_random_toml_never_tracebacks(top, axes, noise):

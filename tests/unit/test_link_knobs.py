@@ -1,9 +1,9 @@
 import pytest
 
+from linerate.axes import lab_spec
 from linerate.errors import ConfigError
-from linerate.experiment.axes import lab_spec
 from linerate.testbed.requirements import required_features
-from linerate.experiment.calibration import GENERATOR_BOUND, flags_for
+from linerate.kinds.throughput.calibration import GENERATOR_BOUND, flags_for
 from linerate.experiment.config import parse_experiment
 from linerate.lab.state import verify
 from linerate.model import Trial, TrialParams

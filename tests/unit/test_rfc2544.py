@@ -11,8 +11,8 @@ from linerate.cli.search_cmds import frame_sizes_type
 from linerate.errors import ConfigError, LinerateError, ParseError
 from linerate.search.frame_path import count_ruleset, parse_count
 from linerate.search.measurer import PacketTrial, unsent_frames
-from linerate.search.rfc2544 import SearchSettings, search_frame_size
-from linerate.report.searches_table import render_table
+from linerate.kinds.rfc2544.search import SearchSettings, search_frame_size
+from linerate.kinds.rfc2544.table import render_table
 from linerate.testbed.lab_path import lab_description
 from linerate.store import Store
 from linerate.traffic import frames, trafgen
@@ -222,7 +222,7 @@ def test_sender_choice(has_trafgen, asked, expected):
 
 def test_html_report_of_a_search_made_by_the_rfc2544_command(tmp_path):
     """`linerate rfc2544` stores its goals, not an experiment file's keys: the page reads both."""
-    from linerate.report.searches_html import render_search_report
+    from linerate.kinds.rfc2544.html import render_search_report
 
     store = Store(tmp_path / "s.db")
     settings = SearchSettings(2.0, 0.01, settle_s=0.0)

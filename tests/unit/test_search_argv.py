@@ -8,7 +8,7 @@ import sqlite3
 from linerate.exec.fake import FakeExecutor
 from linerate.search.frame_path import FramePath
 from linerate.search.measurer import PacketTrial, SentBy, measure
-from linerate.search.rfc2544 import SearchSettings, _trial_from_row, search_frame_size
+from linerate.kinds.rfc2544.search import SearchSettings, _trial_from_row, search_frame_size
 from linerate.store import Store, schema
 from linerate.traffic import frames, iperf3_udp, trafgen
 from linerate.traffic.trafgen import TrafgenSender

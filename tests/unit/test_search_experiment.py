@@ -16,10 +16,10 @@ from linerate.errors import ConfigError
 from linerate.experiment.config import parse_experiment
 from linerate.report.compare import compare_selections
 from linerate.experiment.run import run_experiment
-from linerate.kinds.rfc2544 import search_plan
-from linerate.report.searches_plot import write_frame_size_png
-from linerate.search.rfc2544 import SearchSettings
-from linerate.report.searches import SERIALIZERS, summarize_searches
+from linerate.kinds.rfc2544 import frame_sizes_for, search_plan
+from linerate.kinds.rfc2544.plot import write_frame_size_png
+from linerate.kinds.rfc2544.search import SearchSettings
+from linerate.kinds.rfc2544.report import SERIALIZERS, summarize_searches
 from linerate.store import Store
 from linerate.testbed.fake import FakeTestbed, FakeTestbeds
 from tests.unit.test_rfc2544 import SimulatedPath
@@ -79,9 +79,9 @@ def test_rfc2544_experiment_file_is_validated():
         ("none", 4, 64), ("none", 4, "imix"), ("none", 4, 1518), ("rules:1000", 4, 64), ("rules:1000", 4, "imix"),
         ("rules:1000", 4, 1518)]
     six = parse_experiment('name = "v6"\ntest = "rfc2544"\nfamily = 6\n')
-    assert six.sizes_for(6)[0] == 66 and len(six.sizes_for(6)) == 7
+    assert frame_sizes_for(six, 6)[0] == 66 and len(frame_sizes_for(six, 6)) == 7
     six_iperf3 = parse_experiment('name = "v6"\ntest = "rfc2544"\nfamily = 6\ngenerator = "iperf3"\n')
-    assert six_iperf3.sizes_for(6)[:2] == [82, 128]  # iperf3's smallest UDP block makes 82-byte IPv6 frames
+    assert frame_sizes_for(six_iperf3, 6)[:2] == [82, 128]  # iperf3's smallest UDP block makes 82-byte IPv6 frames
     for text, problem in (('test = "rfc2544"\nstreams = 4\n', "streams applies to throughput tests"),
                           ('test = "rfc2544"\nframe_sizes = [64]\nfamily = 6\n', "frame_sizes: 64 is not a frame size"),
                           ('frame_sizes = [64]\n', 'frame_sizes applies to test = "rfc2544"'),

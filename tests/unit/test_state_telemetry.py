@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from linerate.diagnose.rules import Verdict
-from linerate.diagnose.state_rules import (
-    MIN_SINCE_BOOT, firewall, linger_seconds, littles_law_bound, state_deltas, state_verdicts)
+from linerate.diagnose.state_rules import MIN_SINCE_BOOT, state_verdicts
 from linerate.dut import parsers, state_parsers as sp
+from linerate.dut.state_table import firewall, linger_seconds, littles_law_bound, state_deltas
 from linerate.errors import ParseError
 from tests.conftest import capture
 

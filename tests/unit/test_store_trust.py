@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from linerate import axes
 from linerate.errors import ConfigError
-from linerate.experiment import axes
 from linerate.experiment.config import parse_experiment
 from linerate.experiment.run import run_experiment
 from linerate.testbed.fake import FakeTestbed, FakeTestbeds
@@ -59,7 +59,7 @@ class Killed(BaseException):
 def test_kill_during_retry_backoff_then_resume_completes(tmp_path, monkeypatch):
     store = Store(tmp_path / "s.db")
     exp = parse_experiment(EXP)
-    import linerate.experiment.scheduler as scheduler
+    import linerate.kinds.throughput.scheduler as scheduler
 
     def killed_in_backoff(seconds):
         raise Killed()  # what SIGKILL during time.sleep looks like to the store: nothing more is written

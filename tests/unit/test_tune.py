@@ -12,8 +12,8 @@ import pytest
 from linerate.cli import main
 from linerate.errors import ConfigError
 from linerate.experiment.config import parse_experiment
+from linerate.experiment.registry import kind
 from linerate.experiment.run import run_experiment
-from linerate.kinds import kind
 from linerate.kinds.tune.decide import Plan, judge
 from linerate.kinds.tune.engine import Outcome, Tuner
 from linerate.kinds.tune.options import Candidate

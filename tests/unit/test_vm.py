@@ -174,7 +174,7 @@ def test_module_dependency_order(tmp_path):
 
 
 def test_vm_axes_need_dut_vm_and_a_namespace_only_testbed_refuses_it():
-    from linerate.experiment.axes import AXES
+    from linerate.axes import AXES
     from linerate.testbed.knobs import refuse_unsupported
 
     base = {name: axis.default for name, axis in AXES.items()}

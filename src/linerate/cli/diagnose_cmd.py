@@ -75,8 +75,8 @@ def _offline(args: argparse.Namespace) -> int:
     for verdict in verdicts:
         _print_verdict(verdict)
     if not any(v.kind == "limit" for v in verdicts):
-        print("no verdict: nothing in the snapshots points at a limit (no saturated CPU, no interrupts or "
-              "packets piled on one CPU or queue, no drops)")
+        noted = " (the notes above say what was seen)" if verdicts else ""
+        print(f"no limit: nothing in the snapshots points at what holds the box back{noted}")
     if after.reading.read:
         print("read: " + "; ".join(after.reading.read))
     for line in after.not_understood:

@@ -101,7 +101,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, testbeds) -> int:
-    from linerate.kinds import kind
+    from linerate.experiment.registry import kind
     from linerate.store import default_db_path
     from linerate.store.db import check_db
 
@@ -119,8 +119,8 @@ def _dry_run(args: argparse.Namespace, experiment, text: str, seed: int | None, 
 def cmd_run(args: argparse.Namespace) -> int:
     from linerate.cli.progress import ProgressReporter
     from linerate.experiment.config import load_experiment
+    from linerate.experiment.registry import kind
     from linerate.experiment.run import run_experiment
-    from linerate.kinds import kind
     from linerate.report.exporters import export
 
     experiment, text = load_experiment(args.file)
@@ -216,7 +216,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         emit(dumps(result.to_dict()) + "\n", args.output)
         return 0
-    if args.format == "html" and result.a.unit != "Mbit/s":
+    if args.format == "html" and not result.a.bit_rates:
         raise ConfigError("--format", "html compares throughput experiments; compare rfc2544 experiments as text")
     if args.format == "html":
         from linerate.report.html import render_compare

@@ -97,7 +97,7 @@ def add_vm_options(parser: argparse.ArgumentParser) -> None:
 def lab_params_from_args(args: argparse.Namespace, only_given: bool = False) -> dict:
     """Validate lab options through the same axis validators experiment files use; options not
     given take the axis defaults (or are left out with only_given)."""
-    from linerate.experiment.axes import AXES
+    from linerate.axes import AXES
 
     values = {"firewall": None if args.firewall is None else str(args.firewall), "mtu": args.mtu,
               "link_rate": args.link, "delay_ms": args.delay, "jitter_ms": args.jitter, "loss_pct": args.loss,
@@ -184,8 +184,8 @@ def run_kind_from_options(args: argparse.Namespace, test_name: str, options: dic
     testbeds before the store is made, run by the one runner, its report printed (md, or --json)."""
     from linerate.cli.progress import ProgressReporter
     from linerate.experiment.config import experiment_from_dict
+    from linerate.experiment.registry import kind
     from linerate.experiment.run import run_experiment
-    from linerate.kinds import kind
 
     if not NAME_RE.fullmatch(args.name or ""):
         raise ConfigError("--name", f"{(args.name or '')[:40]!r} is not a name; use letters, digits, '.', '_' or '-'")

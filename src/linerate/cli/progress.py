@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from linerate.cli.printing import escape_controls, raw_stderr
-from linerate.experiment.scheduler import Event
+from linerate.experiment.plugins import Event
 from linerate.report.layout import format_mbps
 
 

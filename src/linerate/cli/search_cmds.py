@@ -68,9 +68,9 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     from linerate.cli.progress import ProgressReporter
     from linerate.experiment.config import experiment_from_dict
     from linerate.experiment.run import run_experiment
-    from linerate.report.searches_table import render_table
+    from linerate.kinds.rfc2544.search import SearchSettings, library_version
+    from linerate.kinds.rfc2544.table import render_table
     from linerate.search.frame_path import check_frame_for
-    from linerate.search.rfc2544 import SearchSettings, library_version
 
     for size in args.frame_sizes or []:
         check_frame_for(size, args.family, args.generator)

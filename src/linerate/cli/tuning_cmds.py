@@ -216,7 +216,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
 
 def _tune_confirmations(args: argparse.Namespace, advice) -> list[tuple[str, str]]:
     from linerate.cli.options import open_store
-    from linerate.kinds import kind, kind_name_of
+    from linerate.experiment.registry import kind, kind_name_of
     from linerate.kinds.tune.report import confirmations, document
 
     store = open_store(args, create=False)

@@ -250,6 +250,20 @@ def _nic_counters(facts: Facts, before: Reading | None, after: Reading) -> bool:
     return windowed
 
 
+def _interval_counters(facts: Facts, after: Reading) -> bool:
+    """netstat -w tables: each row is already a difference over one interval, so their sums are a
+    window. The named interfaces' tables are used; the all-interfaces '(Total)' table only when no
+    interface was named (it would count the same drops twice). True when one was read."""
+    tables = [(nic, rows) for nic, rows in after.interval_counters if nic != "(Total)"] or after.interval_counters
+    for nic, rows in tables:
+        label = "all interfaces" if nic == "(Total)" else nic
+        sums = {key: sum(row.get(key, 0) for row in rows) for key in rows[0]}
+        drops_from_counters({f"{label}_{key}": value for key, value in sums.items()
+                             if key in ("rx_errors", "rx_dropped", "tx_errors", "tx_dropped")}, facts)
+        facts.nic_packets += sums.get("rx_packets", 0) + sums.get("tx_packets", 0)
+    return bool(tables)
+
+
 def _cpus(facts: Facts, before: Pasted | None, after: Pasted) -> None:
     shot_b, shot_a = (before.shot if before else None), after.shot
     if shot_b is not None and shot_b.cpu and shot_a.cpu and len(shot_b.cpu) == len(shot_a.cpu):
@@ -313,7 +327,9 @@ def snapshot_facts(before: Pasted | None, after: Pasted, os_name: str) -> Facts:
         facts.interrupts, facts.interrupts_source, facts.irq_since_boot = saved
     _softnet(facts, reading_b, after.reading)
     _queue_packets(facts, reading_b, after.reading)
-    if _nic_counters(facts, reading_b, after.reading) and not counters_a:
+    windowed = _nic_counters(facts, reading_b, after.reading)
+    intervals = _interval_counters(facts, after.reading)
+    if (windowed or intervals) and not counters_a:
         facts.since_boot = False
     if facts.softnet_cpu and "softnet_dropped" not in counters_a:  # raw softnet_stat: its drops too
         drops_from_counters({"softnet_dropped": sum(r["dropped"] for r in facts.softnet_cpu)}, facts)

@@ -3,7 +3,7 @@
 Users paste what a forum thread asked for: `cat /proc/interrupts` (or a `grep eth` of it, which
 drops the CPU header row), `/proc/net/softnet_stat`, `/proc/softirqs`, Linux `top`/BusyBox `top`,
 `mpstat -P ALL`, FreeBSD `top -P`/`top -aSH`, `vmstat -i` (or `vmstat -i | grep igb`),
-`sysctl hw.intrs`, `netstat -Q`, `netstat -i`, Linux `ethtool -S IF` (per-queue packet counters,
+`sysctl hw.intrs`, `netstat -Q`, `netstat -i`, `netstat -w 1 [-I IF] -bdh` (per-interval drops), Linux `ethtool -S IF` (per-queue packet counters,
 often grepped: `ethtool -S eth0 | grep rx_queue`, and NIC-wide drop counters such as
 rx_missed_errors under its `NIC statistics:` header), and the connection-state table's outputs — pf's
 `pfctl -si` (or `| grep memory`) and `pfctl -sm`, `conntrack -S`, the conntrack sysctls, a bare number under
@@ -34,7 +34,7 @@ from linerate.numbers import ascii_int, is_ascii_int
 
 FAMILY = {"interrupts": "linux", "softirqs": "linux", "softnet": "linux", "linux-top": "linux",
           "mpstat": "linux", "proc-stat": "linux", "freebsd-top": "freebsd", "vmstat": "bsd",
-          "intrs": "freebsd", "netstat-Q": "freebsd", "netstat-i": "bsd", "ethtool-S": "linux",
+          "intrs": "freebsd", "netstat-Q": "freebsd", "netstat-i": "bsd", "netstat-w": "bsd", "ethtool-S": "linux",
           "pf-info": "bsd", "pf-memory": "bsd", "conntrack-S": "linux", "conntrack-sysctl": "linux", "conntrack-log": "linux"}
 STRICT = {"cpu-table", "softnet", "vmstat", "intrs", "proc-stat", "ethtool-S", "pf-memory", "conntrack-S",
           "conntrack-sysctl"}  # end at the first line not of their grammar
@@ -44,7 +44,9 @@ _COMMANDS = (r"(?:sudo\s+)?(?:cat|grep|egrep|top|htop|vmstat|netstat|mpstat|sar|
 PROMPT = re.compile(rf"^(?:\[[^\]]*\])*\S*?\s?[#$%>]\s*(?P<command>{_COMMANDS}.*)$")
 # a command echoed without a prompt: the command word, then options/paths/pipes only (no counters, no
 # '=' or ':' of output lines): 'top -aSH', 'cat /proc/interrupts', 'ethtool -S eth0 | grep rx_queue'
-ECHOED = re.compile(rf"^{_COMMANDS}(?:\s+[-\w./|*'\"\[\]^$]+)*\s*$")
+ECHOED = re.compile(rf"^{_COMMANDS}(?:\s+[-\w./|*'\"\[\]^$]+)*(?:\s+\([^()]*\))?\s*$")  # '(ix0 the same)': a remark
+# a user's caption above a paste ('current traffic:', 'all traffic:'): a few words and a colon, not output
+CAPTION = re.compile(r"^\s*[A-Za-z][A-Za-z ]{0,30}:\s*$")
 _SOFTNET = re.compile(r"^\s*[0-9a-f]{8}(\s+[0-9a-f]{8}){2,}\s*$")
 _IRQ_ROW = re.compile(r"^\s*([0-9]+|[A-Z][A-Z0-9_]*):\s+[0-9]+(\s|$)")
 _VMSTAT_ROW = re.compile(r"^(irq[0-9]+:|cpu[0-9]+:|swi[0-9]+:|stray |[Tt]otal\s).*\s[0-9]+\s+[0-9]+\s*$")
@@ -86,6 +88,8 @@ def _start(line: str) -> str | None:
         return "netstat-Q"
     if re.match(r"^Name\s+Mtu\s+Network", text):
         return "netstat-i"
+    if parsers.NETSTAT_W_BANNER.match(text) or parsers.is_netstat_w_header(text):
+        return "netstat-w"
     if re.match(r"^\s*NIC statistics:\s*$", text) or _ethtool_queue_line(text):
         return "ethtool-S"
     if words[:1] == ["PID"] and words[-1:] == ["COMMAND"]:
@@ -161,6 +165,9 @@ def blocks(text: str) -> list[Block]:
     for line in (strip_quote(raw) for raw in text.splitlines()):
         if line.startswith(("# source:", "### linerate")) or re.match(r"^\s*(```|~~~)\S*\s*$", line):
             continue  # the corpus' source line, snapshot headers, markdown code fences around a paste
+        if CAPTION.match(line) and len(line.split()) <= 3 and _start(line) is None and \
+                (current is None or current.kind is not None):
+            continue  # outside an unread block: a caption says nothing the block after it does not
         if PROMPT.match(line.strip()) or (_start(line) is None and ECHOED.match(line.strip())):
             current = Block(None, [], line.strip())
             out.append(current)
@@ -203,6 +210,8 @@ class Reading:
     queue_packets: list[dict[str, dict[tuple[str, int], int]]] = field(default_factory=list)
     # ethtool -S NIC-wide drop and packet counters, one dict per display: "eth0" -> {"rx_missed_errors": n}
     nic_counters: list[dict[str, dict[str, int]]] = field(default_factory=list)
+    # netstat -w tables: (interface or "(Total)", one dict of counters per interval row)
+    interval_counters: list[tuple[str, list[dict[str, int]]]] = field(default_factory=list)
     usb_nic_driver: str = ""  # a USB NIC driver the paste names (r8152, ax88179_178a, cdc_ether ...)
     proc_stat: list[list[dict[str, int]]] = field(default_factory=list)
     top_cpu: list[dict[str, float]] = field(default_factory=list)
@@ -221,7 +230,8 @@ class Reading:
 
     def merge(self, other: Reading) -> None:
         """Add another reading's outputs after this one's (displays keep their order)."""
-        for name in ("irq_tables", "net_rx", "softnet", "vmstat", "proc_stat", "queue_packets", "nic_counters", "read",
+        for name in ("irq_tables", "net_rx", "softnet", "vmstat", "proc_stat", "queue_packets", "nic_counters",
+                     "interval_counters", "read",
                      "not_understood"):
             getattr(self, name).extend(getattr(other, name))
         self.intr_bindings.update(other.intr_bindings)
@@ -296,6 +306,10 @@ def _parse_block(block: Block, reading: Reading) -> None:
     elif kind == "netstat-i":
         reading.counters.update(parsers.parse_netstat_i(text))
         reading.read.append("netstat -i")
+    elif kind == "netstat-w":
+        interface, rows = parsers.parse_netstat_w(text)
+        reading.interval_counters.append((interface, rows))
+        reading.read.append(f"netstat -w ({interface}, {_count(len(rows), 'interval')})")
     elif kind == "ethtool-S":
         nic = _ethtool_interface(block.command)
         try:

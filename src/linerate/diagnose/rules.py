@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from linerate.diagnose import coverage
+from linerate.diagnose import busy, coverage
 from linerate.diagnose.facts import Facts
 from linerate.diagnose.queues import is_network, is_usb_host, rx_groups
-from linerate.diagnose.state_rules import firewall, state_verdicts
+from linerate.diagnose.state_rules import state_verdicts
 from linerate.diagnose.verdict import NEGLIGIBLE_DROP_SHARE, SINCE_BOOT, Verdict
+from linerate.dut.state_table import firewall
 
 AT_LINE_RATE = 0.97  # of the calculated goodput for the link, MTU and family
 SATURATED_PCT = 90.0  # a CPU (or one thread) this busy has nothing left (top's all-CPUs line: every CPU)
@@ -24,11 +25,14 @@ QUEUE_SHARE = 0.80  # one queue of a multi-queue NIC (or one CPU of the network 
 QUEUE_SKEW = 3.0  # ... or one queue took this many times the median of its NIC's other queues
 QUEUE_SKEW_MIN_SHARE = 0.40  # ... and at least this share (a skew, not noise on idle queues)
 PARTIAL_GAP_PCT = 20.0  # single-/partial-cpu-bound: the other CPUs average at least this many points below the saturated ones
-NEARLY_FULL_SHARE = 0.80  # a connection-state table this full (but under state_rules.FULL_SHARE) is noted
+NEARLY_FULL_SHARE = 0.80  # a connection-state table this full (but under dut/state_table.FULL_SHARE) is noted
 ONE_CPU_MAX_PCT = 105.0  # top's %CPU is per CPU: a process above this (top rounding aside) runs on several CPUs
 MIN_QUEUE_INTERRUPTS = 100
 MIN_SOFTNET_PACKETS = 1000  # softnet_stat / NET_RX totals below this say nothing
 MIN_TIME_SQUEEZE = 100
+# a skew since boot with no harm shown: fewer packets or interrupts than this since boot say the box
+# barely carried traffic (netdata/netdata#1076: 46k packets, 6 time_squeeze, no drops — nothing wrong)
+MIN_SINCE_BOOT_RECEIVE = 1_000_000
 QUEUE_DELAY_MS = 5.0  # median RTT rising this much under load: a standing queue (bufferbloat)
 PATHOLOGICAL = 0.05  # under 5% of line rate (Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' (https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated): ~5 Mbit/s through a virtio pfSense)
 
@@ -146,13 +150,24 @@ def _total_saturated(facts: Facts) -> bool:
     return not facts.cpus and facts.cpu_total is not None and facts.cpu_total["busy_pct"] >= SATURATED_PCT
 
 
+@rule("irq-storm")
+def irq_storm(facts: Facts) -> Verdict | None:
+    """Hardware-interrupt time alone about a CPU's worth (Linux `hi`): a device or driver interrupting
+    without pause, not traffic (diagnose/busy.py)."""
+    evidence = busy.irq_storm(facts)
+    if evidence is None:
+        return None
+    return Verdict("irq-storm", "limit", "interrupt storm: hardware-interrupt time alone is about one CPU (a driver "
+                   "or device fault)", evidence, busy.storm_advice())
+
+
 @rule("single-core-bound")
 def single_core_bound(facts: Facts) -> Verdict | None:
     """Exactly one CPU saturated, the others well below it (PARTIAL_GAP_PCT): one queue or one flow.
     Without per-CPU lines, one thread at ~100% of one CPU (not a process above 100%: several CPUs)
     while top's all-CPUs line, when pasted, still shows room."""
-    if facts.shared_kernel:
-        return None
+    if facts.shared_kernel or busy.irq_storm(facts) is not None:
+        return None  # one verdict per cause: irq-storm names what fills that CPU
     hot = max(facts.cpus, key=lambda c: c.get("busy_pct", 0.0)) if facts.cpus else None
     thread = facts.threads[0] if facts.threads else None
     one_cpu_thread = thread is not None and SATURATED_PCT <= thread["pct"] <= ONE_CPU_MAX_PCT
@@ -173,6 +188,10 @@ def single_core_bound(facts: Facts) -> Verdict | None:
                     "captured" if total else "CPU count and per-CPU load not captured")
     else:
         return None
+    program = busy.program(facts, hot if facts.cpus else None)
+    if program is not None:
+        return Verdict("single-core-bound", "limit", "one CPU saturated by a single-threaded program, the others idle",
+                       f"{evidence}; {program}", busy.program_advice(facts))
     if thread is not None and thread["pct"] >= SATURATED_PCT:
         evidence += f"; busiest thread {_thread_text(thread)}"
     return Verdict("single-core-bound", "limit", "one CPU saturated, the others idle: single flow / single "
@@ -304,18 +323,18 @@ def _count_sources(n: int) -> str:
     return f"{n} interrupt source{'' if n == 1 else 's'}"
 
 
-@rule("irq-one-cpu")
-def irq_one_cpu(facts: Facts) -> Verdict | None:
-    """The network's receive work lands on one CPU of several: every NIC interrupt on CPU0 (the
-    Linux default without irqbalance; OpenWrt routers), or softnet_stat/NET_RX counting nearly all
-    packets (and time_squeeze) on one CPU (a vmxnet3 VM, coreos/bugs#2135)."""
-    found = []
+def _receive_skew(facts: Facts) -> tuple[list[str], int | None, int]:
+    """(evidence, hot CPU, volume) of the network's receive work landing on one CPU of several: every
+    NIC interrupt on CPU0 (the Linux default without irqbalance; OpenWrt routers), or softnet_stat/NET_RX
+    counting nearly all packets (and time_squeeze) on one CPU (a vmxnet3 VM, coreos/bugs#2135)."""
+    found, volume = [], 0
     net = {name: counts for name, counts in facts.irq_cpu.items() if _network(facts, name) and counts}
     width = max((len(c) for c in net.values()), default=0)
     hot_cpu = None
     if width >= 2:
         per_cpu = [sum(c[i] for c in net.values() if i < len(c)) for i in range(width)]
         cpu, share, total = _shares(per_cpu)
+        volume = total
         explained = _skewed_queues({name: sum(counts) for name, counts in net.items()})
         from_hot_queue = sum(net[top][cpu] for _, top, _ in explained)
         if total >= MIN_QUEUE_INTERRUPTS and share >= QUEUE_SHARE and from_hot_queue < QUEUE_SHARE * per_cpu[cpu]:
@@ -326,6 +345,7 @@ def irq_one_cpu(facts: Facts) -> Verdict | None:
     rows = facts.softnet_cpu
     if len(rows) >= 2:
         cpu, share, total = _shares([r["processed"] for r in rows])
+        volume = max(volume, total)
         squeezed, squeeze_share, squeezes = _shares([r["time_squeeze"] for r in rows])
         parts = []
         if total >= MIN_SOFTNET_PACKETS and share >= QUEUE_SHARE:
@@ -341,11 +361,34 @@ def irq_one_cpu(facts: Facts) -> Verdict | None:
             found.append("softnet_stat: " + ", and ".join(parts))
     if len(facts.net_rx_cpu) >= 2:
         cpu, share, total = _shares(facts.net_rx_cpu)
+        volume = max(volume, total)
         if total >= MIN_SOFTNET_PACKETS and share >= QUEUE_SHARE:
             hot_cpu = cpu if hot_cpu is None else hot_cpu
             found.append(f"/proc/softirqs: CPU {cpu} ran {share * 100:.0f}% of {total:,} NET_RX softirqs")
-    if not found:
+    return found, hot_cpu, volume
+
+
+def _harmless(facts: Facts, volume: int) -> str | None:
+    """Why a skew since boot is not a limit: harm counters were pasted and show none, or so little
+    traffic passed that it cannot have limited anything; None when it may be one."""
+    harm, clean = _receive_harm(facts)
+    if not facts.irq_since_boot or harm or not (clean or volume < MIN_SINCE_BOOT_RECEIVE):
         return None
+    return ", ".join(clean) if clean else f"only {volume:,} since boot: the box has barely carried traffic"
+
+
+@rule("irq-one-cpu")
+def irq_one_cpu(facts: Facts) -> Verdict | None:
+    """Receive work on one CPU (_receive_skew) over a window, or since boot with harm shown (drops,
+    time_squeeze, a saturated CPU) or with a volume and no harm counters pasted to judge it by."""
+    found, hot_cpu, volume = _receive_skew(facts)
+    if not found or _harmless(facts, volume) is not None:
+        return None
+    when = _when_irq(facts)
+    if facts.irq_since_boot:
+        harm = _receive_harm(facts)[0]
+        when += (f"; harm: {', '.join(harm)}" if harm else
+                 "; whether it hurt is not in the paste (no drop, time_squeeze or CPU load figures)")
     if facts.os_family == "freebsd":
         how = ("bind each queue's interrupt to its own CPU (iflib does by default: check `sysctl hw.intrs`), as "
                "many queues as CPUs (dev.X.N.iflib.override_nrxqs), net.isr.dispatch=deferred with "
@@ -357,7 +400,47 @@ def irq_one_cpu(facts: Facts) -> Verdict | None:
                "(echo 1 > /sys/class/net/IF/threaded); a VM: more virtual NIC queues (virtio queues=N, vmxnet3 RSS) "
                "and ethtool -L IF combined N")
     return Verdict("irq-one-cpu", "limit", f"network receive work on one CPU (CPU {hot_cpu})",
-                   "; ".join(found) + _when_irq(facts), f"spread it: {how}")
+                   "; ".join(found) + when, f"spread it: {how}")
+
+
+@rule("irq-one-cpu-no-harm")
+def irq_one_cpu_no_harm(facts: Facts) -> Verdict | None:
+    """The same skew since boot with no harm shown (netdata/netdata#1076: 46k packets, 95% on one CPU,
+    6 time_squeeze, no drops): a note, not a limit."""
+    found, hot_cpu, volume = _receive_skew(facts)
+    shown = _harmless(facts, volume) if found else None
+    if shown is None:
+        return None
+    return Verdict("irq-one-cpu-no-harm", "note", f"receive work mostly on one CPU (CPU {hot_cpu}), no harm shown",
+                   "; ".join(found) + f"{_when_irq(facts)}; {shown}",
+                   "not a limit by itself: a skew with no drops and a handful of time_squeeze events is normal at "
+                   "low load (netdata/netdata#1076); judge it under load: two readings of /proc/net/softnet_stat (or "
+                   "/proc/interrupts) a few seconds apart, with top's per-CPU lines")
+
+
+def _receive_harm(facts: Facts) -> tuple[list[str], list[str]]:
+    """(harm shown, harm checked and absent) for receive work piled on one CPU: drops (softnet_stat,
+    NIC, stack), time_squeeze of MIN_TIME_SQUEEZE or more on one CPU, a saturated CPU or thread."""
+    harm, clean = [], []
+    rows = facts.softnet_cpu
+    dropped = sum(facts.stack_drops.values()) + sum(facts.nic_drops.values())
+    if dropped and not (facts.nic_packets and dropped < NEGLIGIBLE_DROP_SHARE * facts.nic_packets):
+        harm.append(f"{dropped:,} packets dropped ({_listed({**facts.stack_drops, **facts.nic_drops})})")
+    elif facts.drops_known or rows:
+        clean.append("no drops")
+    if rows:
+        squeezed = max(rows, key=lambda r: r["time_squeeze"])
+        if squeezed["time_squeeze"] >= MIN_TIME_SQUEEZE:
+            harm.append(f"time_squeeze {squeezed['time_squeeze']:,} on CPU {squeezed['cpu']}")
+        else:
+            clean.append(f"time_squeeze at most {squeezed['time_squeeze']:,} per CPU (under {MIN_TIME_SQUEEZE})")
+    busiest = max((c["busy_pct"] for c in facts.cpus), default=None)
+    thread = facts.threads[0]["pct"] if facts.threads else None
+    if (busiest or 0) >= SATURATED_PCT or (thread or 0) >= SATURATED_PCT or _total_saturated(facts):
+        harm.append("a CPU saturated")
+    elif busiest is not None or thread is not None or facts.cpu_total is not None:
+        clean.append("no CPU saturated")
+    return harm, clean
 
 
 def _skewed_packets(nics: dict[str, dict[str, int]]) -> list[tuple[str, str, dict[str, int]]]:

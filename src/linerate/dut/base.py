@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from linerate.dut import sections
 from linerate.dut.parsers import CPU_FIELDS
@@ -24,7 +24,6 @@ from linerate.exec import Executor
 FAMILIES = ("linux", "freebsd", "openbsd")
 OS_FAMILY = {"linux": "linux", "openwrt": "linux", "freebsd": "freebsd", "pfsense": "freebsd",
              "opnsense": "freebsd", "openbsd": "openbsd"}
-OFFLOAD_NAMES = ("rx", "tx", "tso", "gso", "gro", "lro")
 
 
 @dataclass
@@ -141,6 +140,14 @@ def rx_packets(counters: dict[str, int]) -> int:
 def detect_family(uname_s: str) -> str | None:
     """`uname -s` -> driver family."""
     return {"Linux": "linux", "FreeBSD": "freebsd", "OpenBSD": "openbsd"}.get(uname_s.strip())
+
+
+def dut_os_family(environment: Any) -> str | None:
+    """The DUT's OS family from a run's recorded environment: its host fingerprint's `uname -s` (an
+    SSH testbed's; None where none was recorded: a lab or VM DUT)."""
+    hosts = environment.get("hosts") if isinstance(environment, dict) else None
+    dut = (hosts or {}).get("dut") or {}
+    return detect_family(str(dut.get("os", ""))) if dut else None
 
 
 def run_all(host: Executor, argvs: list[list[str]], timeout_s: float, optional: int = 0) -> list:

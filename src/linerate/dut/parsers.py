@@ -239,6 +239,54 @@ def parse_netstat_i(text: str) -> dict[str, int]:
     return out
 
 
+# `netstat -w N [-I IF] [-b] [-d] [-h]` (FreeBSD usr.bin/netstat/if.c sidewaysintpr): a banner
+# '   input   (Total|IF)   output', a header 'packets errs idrops bytes packets errs bytes colls [drops]'
+# (-d adds the output 'drops'; older releases have no 'idrops'), then one row per interval. Every row
+# is a difference over the interval: the first reading prints nothing. -h humanizes through
+# humanize_number(3) (HN_AUTOSCALE, base 1024): '607K', '1.6G'.
+NETSTAT_W_BANNER = re.compile(r"^\s*input\s+(\S+)\s+output\s*$")
+_NETSTAT_W_VALUE = re.compile(r"([0-9]{1,20}(?:\.[0-9]{1,3})?)([KMGTPE]?)")
+_NETSTAT_W_COLUMNS = {"packets": ("rx_packets", "tx_packets"), "errs": ("rx_errors", "tx_errors"),
+                      "idrops": ("rx_dropped", None), "bytes": ("rx_bytes", "tx_bytes"),
+                      "colls": (None, "collisions"), "drops": (None, "tx_dropped")}
+
+
+def is_netstat_w_header(line: str) -> bool:
+    words = line.split()
+    return words[:2] == ["packets", "errs"] and words.count("packets") == 2 and "colls" in words
+
+
+def _humanized(text: str) -> int | None:
+    match = _NETSTAT_W_VALUE.fullmatch(text)
+    if not match:
+        return None
+    return int(float(match.group(1)) * 1024 ** " KMGTPE".index(match.group(2) or " "))
+
+
+def parse_netstat_w(text: str) -> tuple[str, list[dict[str, int]]]:
+    """FreeBSD `netstat -w N [-I IF] -bdh` -> (interface or "(Total)", one dict per interval row with
+    rx_packets, rx_errors, rx_dropped, rx_bytes, tx_packets, tx_errors, tx_bytes, collisions[, tx_dropped])."""
+    interface, keys, rows = "(Total)", None, []
+    for line in text.splitlines():
+        banner = NETSTAT_W_BANNER.match(line)
+        if banner:
+            interface = banner.group(1)
+            continue
+        if is_netstat_w_header(line):
+            keys, packets_seen = [], 0
+            for word in line.split():
+                packets_seen += word == "packets"
+                keys.append(_NETSTAT_W_COLUMNS.get(word, (None, None))[1 if packets_seen >= 2 else 0])
+            continue
+        values = [_humanized(word) for word in line.split()]
+        if keys is None or len(values) != len(keys) or None in values:
+            continue
+        rows.append({key: value for key, value in zip(keys, values) if key is not None})
+    if not rows:
+        raise ParseError("netstat -w output has no interval rows under a 'packets errs ... colls' header")
+    return interface, rows
+
+
 def parse_netstat_q(text: str) -> dict[str, int]:
     """FreeBSD `netstat -Q` Workstreams table -> {"netisr_<proto>_qdrops": n, "_handled", "_queued"}
     summed over workstreams (usr.bin/netstat/netisr.c prints WSID CPU Name Len WMark Disp'd HDisp'd

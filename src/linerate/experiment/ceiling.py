@@ -15,17 +15,10 @@ from typing import Any
 
 from linerate.calc import LinkInput, goodput
 from linerate.model import Trial
-from linerate.topology.link import burst_allowance_bps, parse_link_rate
+from linerate.topology.link import burst_allowance_bps, link_bps
 
 ABOVE_CEILING = "above-ceiling"
 ABOVE_TOLERANCE = 0.005
-
-
-def link_bps(cell: dict[str, Any]) -> float | None:
-    try:
-        return parse_link_rate(str(cell.get("link_rate", "none")))
-    except ValueError:
-        return None
 
 
 def ceiling_bps(cell: dict[str, Any], rate_bps: float | None = None) -> float | None:

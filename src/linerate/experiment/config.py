@@ -1,5 +1,8 @@
 """Experiment files (TOML) -> a validated Experiment. Unknown keys, wrong types and impossible
-values become one ConfigError naming the file, the key and what is allowed — never a traceback."""
+values become one ConfigError naming the file, the key and what is allowed — never a traceback.
+
+What is a kind's to decide (its own keys, what it refuses, what every cell of it carries) the
+Experiment asks the kind, found by name in experiment/registry.py: nothing here names a kind."""
 
 from __future__ import annotations
 
@@ -12,17 +15,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
+from linerate.axes import AXES
 from linerate.errors import ConfigError
-from linerate.experiment.axes import AXES
 from linerate.inputs import parse_toml, read_text
-from linerate.kinds import KINDS, kind
-from linerate.traffic import iperf3_udp
-from linerate.traffic.trafgen import default_frame_sizes
+from linerate.experiment.registry import KINDS, kind
 
 MAX_FILE_BYTES = 1_000_000
 MAX_CELLS = 10_000
 MAX_DEPTH = 8
 MAX_SEED = 2**63 - 1  # SQLite INTEGER is signed 64-bit
+# Experiment fields that one kind reads (it lists them in its experiment_fields); in any other
+# kind's file they are a mistake
+KIND_FIELDS = ("frame_sizes", "pdr_loss", "generator")
 
 
 class Experiment(BaseModel):
@@ -43,7 +47,7 @@ class Experiment(BaseModel):
     test: str = "throughput"  # a test kind (kinds/): throughput, latency, rfc2544 ...
     frame_sizes: list[StrictInt | Literal["imix"]] | None = Field(None, min_length=1, max_length=64)
     pdr_loss: float = Field(0.005, gt=0, lt=0.5, strict=True)
-    generator: Literal["auto", "trafgen", "iperf3"] = "auto"  # rfc2544's packet generator (search/frame_path.py)
+    generator: Literal["auto", "trafgen", "iperf3"] = "auto"  # the packet generator (search/frame_path.py)
     fixed: dict[str, Any] = Field(default_factory=dict)
     axes: dict[str, list[Any]] = Field(default_factory=dict)
     options: dict[str, Any] = Field(default_factory=dict)  # a kind's own keys (its OPTION_KEYS), checked by it
@@ -87,20 +91,14 @@ class Experiment(BaseModel):
 
     def _test_consistent(self) -> None:
         """Keys of one kind in another kind's file are mistakes; the rest is the kind's to check."""
-        if self.options and not kind(self.test).option_keys:
+        test = kind(self.test)
+        if self.options and not test.option_keys:
             raise ValueError(f"options applies to a kind with keys of its own; test = \"{self.test}\" has none")
-        if self.test != "rfc2544":
-            for name in ("frame_sizes", "pdr_loss", "generator"):
-                if name in self.model_fields_set:
-                    raise ValueError(f"{name} applies to test = \"rfc2544\"; drop it or set test = \"rfc2544\"")
-        kind(self.test).check(self)
-
-    def sizes_for(self, family: int) -> list[int | str]:
-        """An rfc2544 experiment's frame sizes for one family (RFC 2544's seven by default; IPv6's
-        smallest is 66, the least that carries its headers)."""
-        if self.frame_sizes is not None:
-            return list(self.frame_sizes)
-        return default_frame_sizes(family, iperf3_udp.min_frame(family) if self.generator == "iperf3" else None)
+        for name in KIND_FIELDS:
+            if name in self.model_fields_set and name not in test.experiment_fields:
+                owner = next(other for other in KINDS if name in kind(other).experiment_fields)
+                raise ValueError(f"{name} applies to test = \"{owner}\"; drop it or set test = \"{owner}\"")
+        test.check(self)
 
     @property
     def n_cells(self) -> int:
@@ -114,8 +112,7 @@ class Experiment(BaseModel):
         base = {name: axis.default for name, axis in AXES.items()}
         base.update(self.fixed)
         base.update(duration_s=self.duration_s, omit_s=self.omit_s)
-        if self.test == "latency":
-            base["latency"] = True
+        base.update(kind(self.test).cell_settings(self))
         names = list(self.axes)
         return [{**base, **dict(zip(names, combo))} for combo in itertools.product(*self.axes.values())]
 

@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from linerate.axes import AXES
 from linerate.errors import ConfigError, ParseError
-from linerate.experiment.axes import AXES
 from linerate.inputs import read_text
 from linerate.store.db import Store, cell_key
 from linerate.traffic import iperf3

@@ -11,9 +11,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from linerate.experiment.config import Experiment, experiment_to_json
-from linerate.experiment.scheduler import Event
-from linerate.kinds import kind
-from linerate.kinds.base import RunContext
+from linerate.experiment.plugins import Event, RunContext
+from linerate.experiment.registry import kind
 from linerate.lab.signals import terminations_raise
 from linerate.store.db import Store
 

@@ -1,16 +1,17 @@
-"""The TestKind protocol: what a kind brings to the one runner (experiment/run.py) and to reports."""
+"""What several test kinds share: the combinations a search kind runs, its refusals of throughput's
+keys, its --dry-run lines, its option checks, and a DUT read that fails softly. The seam a kind
+plugs into (TestKind, RunContext, Event) is the runner's: experiment/plugins.py.
+
+Imported by kinds/ only."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, ContextManager, Protocol
+from typing import Any
 
+from linerate.axes import AXES, lab_key, lab_params
 from linerate.errors import LinerateError
-from linerate.experiment.axes import AXES, lab_key, lab_params
 from linerate.experiment.config import Experiment
-from linerate.experiment.scheduler import Event
-from linerate.store.db import ExperimentRow, Store
 
 
 def search_pairs(experiment: Experiment) -> list[tuple[dict[str, Any], int]]:
@@ -80,57 +81,3 @@ class ReadOrEmpty:
 
 def read_or_empty(read: Callable[[], dict], what: str = "DUT telemetry") -> ReadOrEmpty:
     return ReadOrEmpty(read, what)
-
-
-@dataclass
-class RunContext:
-    """What the runner hands a kind: the experiment (started or resumed, its environment recorded),
-    the store it commits every trial to, and how to open a testbed for a combination of lab axes
-    (the first one opened records its environment)."""
-
-    experiment: Experiment
-    store: Store
-    experiment_id: int
-    seed: int
-    resumed: bool
-    open_testbed: Callable[[dict[str, Any]], ContextManager[Any]]
-    calibrates: bool  # the testbeds can measure the rig's own ceiling (the namespace lab)
-    on_event: Callable[[Event], None] = lambda event: None
-    settings: Any = None  # kind-specific overrides (e.g. rfc2544 SearchSettings from `linerate rfc2544`)
-    extra: dict = field(default_factory=dict)
-
-
-class TestKind(Protocol):
-    name: str
-    formats: tuple[str, ...]  # what `linerate report --format` can give for it
-    option_keys: tuple[str, ...]  # top-level keys of its own in an experiment file (Experiment.options)
-
-    def cells(self, experiment: Experiment) -> list[dict[str, Any]]:
-        """Every cell it may run: what the testbeds check before anything runs."""
-        ...
-
-    def required_features(self, experiment: Experiment) -> set[str]:
-        """Preflight checks (preflight.py names) this experiment needs beyond what its cells ask for."""
-        ...
-
-    def describe_plan(self, experiment: Experiment, text: str, seed: int | None, store: Store | None, *,
-                      resume: bool = False, seed_given: bool = False) -> list[str]:
-        """--dry-run's lines."""
-        ...
-
-    def samples(self, store: Store, experiment: ExperimentRow) -> tuple[list, Callable[[Any], list[float]], str]:
-        """For `compare`: (key, params) of every configuration, a configuration's sample, its unit."""
-        ...
-
-    def check(self, experiment: Experiment) -> None:
-        """ValueError naming what in the file does not fit this kind (experiment/config.py turns it
-        into the file's ConfigError)."""
-        ...
-
-    def run(self, context: RunContext) -> Any:
-        """Measure what is missing, committing each trial as it ends; a result with summary()."""
-        ...
-
-    def render(self, store: Store, experiment: ExperimentRow, fmt: str) -> str: ...
-
-    def plot(self, store: Store, experiment: ExperimentRow, path: str) -> None: ...

@@ -5,7 +5,8 @@ parameter), and Welch's t-test runs per pair: pooling IPv4 with IPv6 or 1 with 4
 sample would mix different quantities and hide the real differences (or invent them).
 
 rfc2544 experiments compare the same way: a "cell" is a search (lab, family, frame size) and its
-sample the NDRs of its repetitions, in frames/s.
+sample the NDRs of its repetitions, in frames/s. What a cell and its sample are is the kind's
+(TestKind.samples, found through experiment/registry.py); nothing here names a kind.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from linerate.errors import ConfigError
-from linerate.kinds import kind_of
+from linerate.experiment.registry import kind_of
 from linerate.report.layout import format_mbps, plain, row_label
 from linerate.stats import compare, summarize
 from linerate.store.db import Store
@@ -33,6 +34,8 @@ class Selection:
     cells: list[tuple[Any, dict[str, Any]]]
     values: Callable[[Any], list[float]]  # a cell's sample: throughputs of its ok trials, or NDRs of its searches
     unit: str = "Mbit/s"
+    compared_as: str = "Mbit/s, mean"  # what the samples are (the kind says: TestKind.compared_as)
+    bit_rates: bool = True  # samples in bit/s, shown as Mbit/s (TestKind.bit_rate_samples)
 
 
 def parse_selector(store: Store, selector: str) -> Selection:
@@ -44,7 +47,8 @@ def parse_selector(store: Store, selector: str) -> Selection:
             raise ConfigError("compare", f"{plain(item)!r} is not key=value")
         wanted[key.strip()] = value.strip()
     exp = store.experiment(ref or None)
-    cells, values, unit = kind_of(exp).samples(store, exp)
+    test = kind_of(exp)
+    cells, values, unit = test.samples(store, exp)
     known = sorted({k for _, params in cells for k in params})
     for key in wanted:
         if key not in known:
@@ -53,7 +57,7 @@ def parse_selector(store: Store, selector: str) -> Selection:
     chosen = [(cid, p) for cid, p in cells if all(str(p.get(k)) == v for k, v in wanted.items())]
     if not chosen:
         raise ConfigError("compare", f"{plain(selector)!r} matches no cell")
-    return Selection(selector, exp.id, wanted, chosen, values, unit)
+    return Selection(selector, exp.id, wanted, chosen, values, unit, test.compared_as, test.bit_rate_samples)
 
 
 @dataclass
@@ -65,12 +69,13 @@ class PairResult:
     summary_a: Any = None  # stats.Summary of each side
     summary_b: Any = None
     unit: str = "Mbit/s"
+    bit_rates: bool = True
 
     def render(self) -> str:
         if self.comparison is None:
             return f"{self.label}: too few trials to compare (A n={self.n_a}, B n={self.n_b}; need {MIN_PER_SIDE} each)"
         c = self.comparison
-        if self.unit != "Mbit/s":  # a rate counted in whole things: frames/s (rfc2544), connections/s (cps)
+        if not self.bit_rates:  # a rate counted in whole things: frames/s (rfc2544), connections/s (cps)
             return (f"{self.label}: A {c.mean_a:,.0f} (n={self.n_a}), B {c.mean_b:,.0f} (n={self.n_b}) {self.unit}; "
                     f"B-A {c.difference:+,.0f} {self.unit} ({c.relative * 100:+.1f}%): {c.verdict()}")
         return (f"{self.label}: A {format_mbps(c.mean_a)} (n={self.n_a}), B {format_mbps(c.mean_b)} (n={self.n_b}) "
@@ -79,7 +84,7 @@ class PairResult:
     def to_dict(self) -> dict[str, Any]:
         """For `compare --json`; every figure in the samples' own unit (bit/s for throughput)."""
         c = self.comparison
-        return {"cell": self.label, "unit": "bit/s" if self.unit == "Mbit/s" else self.unit,
+        return {"cell": self.label, "unit": "bit/s" if self.bit_rates else self.unit,
                 "n_a": self.n_a, "n_b": self.n_b,
                 "a": self.summary_a.to_dict() if self.summary_a else None,
                 "b": self.summary_b.to_dict() if self.summary_b else None,
@@ -104,10 +109,8 @@ class CompareResult:
                 if values(self.a, key) != values(self.b, key)]
 
     def render(self) -> str:
-        what = {"frames/s": "NDR frames/s, mean over repeated searches",
-                "connections/s": "connections/s, mean over repeated searches"}.get(self.a.unit, "Mbit/s, mean")
         lines = [f"A = {plain(self.a.text)}", f"B = {plain(self.b.text)}",
-                 f"cell by cell ({what}; Welch's t-test per cell):"]
+                 f"cell by cell ({self.a.compared_as}; Welch's t-test per cell):"]
         lines += ["  " + pair.render() for pair in self.pairs]
         lines += [f"  {label}: no partner cell on the other side" for label in self.unpaired]
         return "\n".join(lines)
@@ -159,7 +162,8 @@ def compare_selections(store: Store, selector_a: str, selector_b: str) -> Compar
         (cell_a, params), (cell_b, _) = side_a[key], side_b[key]
         values_a, values_b = a.values(cell_a), b.values(cell_b)
         pair = PairResult(_label(params, varying), len(values_a), len(values_b),
-                          summary_a=summarize(values_a), summary_b=summarize(values_b), unit=a.unit)
+                          summary_a=summarize(values_a), summary_b=summarize(values_b), unit=a.unit,
+                          bit_rates=a.bit_rates)
         if len(values_a) >= MIN_PER_SIDE and len(values_b) >= MIN_PER_SIDE:
             pair.comparison = compare(values_a, values_b, "A", "B")
         result.pairs.append(pair)

@@ -9,7 +9,7 @@ from typing import Any
 
 from linerate.diagnose.facts import cell_facts, mean_cpus
 from linerate.diagnose.rules import diagnose
-from linerate.dut.base import detect_family
+from linerate.dut.base import dut_os_family
 from linerate.experiment.ceiling import ceiling_bps
 from linerate.report.layout import row_label
 from linerate.stats import Summary, summarize
@@ -182,12 +182,6 @@ def line_rate(params: dict[str, Any], environment: Any) -> tuple[float | None, s
     if testbed and testbed.get("bps"):
         return ceiling_bps(params, float(testbed["bps"])), f"{testbed['source']}, {shape}"
     return None, None
-
-
-def dut_os_family(environment: Any) -> str | None:
-    hosts = environment.get("hosts") if isinstance(environment, dict) else None
-    dut = (hosts or {}).get("dut") or {}
-    return detect_family(str(dut.get("os", ""))) if dut else None
 
 
 def kind_searches(store: Any, experiment_id: int, test: str, *, trial_figures: bool = False) -> list[dict[str, Any]]:

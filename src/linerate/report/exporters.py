@@ -1,7 +1,7 @@
-"""Reports by (test kind, format): `export` finds a stored experiment's kind (kinds/, its `test`)
-and asks it for the format; a kind renders from report/ modules — one small module per format for
-the throughput table (as hyperfine's exporters: `serializer(fmt)`), report/searches*.py for
-rfc2544. A new kind brings its renderers in its own folder (kinds/<kind>/) and is found the same way."""
+"""Reports by (test kind, format): `export` finds a stored experiment's kind by its `test`
+(experiment/registry.py, never importing kinds/) and asks it for the format. The throughput table
+renders from report/ modules, one small module per format (as hyperfine's exporters:
+`serializer(fmt)`); every other kind brings its renderers in its own folder (kinds/<kind>/)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import importlib
 from collections.abc import Callable
 
 from linerate.errors import ConfigError
-from linerate.kinds import kind_of
+from linerate.experiment.registry import kind_of
 
 MODULES = {"md": "markdown", "csv": "csv_export", "json": "json_export"}
 FORMATS = tuple(MODULES)

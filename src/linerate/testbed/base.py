@@ -23,14 +23,14 @@ from collections.abc import Callable, Iterator
 from typing import Any, ContextManager, Protocol
 
 from linerate import preflight
+from linerate.axes import lab_spec, vm_params
 from linerate.dut.base import DutDriver
 from linerate.errors import ConfigError, LabError, PreflightError
 from linerate.exec import Executor
-from linerate.experiment.axes import lab_spec, vm_params
-from linerate.experiment.environment import fingerprint
 from linerate.lab.registry import LabRecord, Registry
 from linerate.model import FirewallProfile, Trial, TrialParams, validate_lab_name
 from linerate.store.db import Store
+from linerate.testbed.fingerprint import controller_fingerprint
 from linerate.testbed.inventory import Inventory
 from linerate.testbed.knobs import refuse_unsupported
 from linerate.testbed.namespace import NamespaceTestbed
@@ -95,7 +95,7 @@ class Testbeds(Protocol):
     of one set of real hosts."""
 
     kind: str
-    calibrates: bool  # measures the rig's own ceiling first (experiment/calibration.py)
+    calibrates: bool  # measures the rig's own ceiling first (kinds/throughput/calibration.py)
 
     def open(self, lab_params: dict[str, Any]) -> ContextManager[Testbed]: ...
 
@@ -163,7 +163,7 @@ class LabTestbeds:
         return contextlib.nullcontext()  # every combination gets a lab of its own
 
     def record(self) -> dict:
-        return fingerprint()
+        return controller_fingerprint()
 
     def held_params(self) -> dict[str, Any]:
         return {}  # each combination gets a lab built for it
@@ -198,7 +198,7 @@ class KeptLab:
         return contextlib.nullcontext()  # a kept lab has no journal: its knobs are baked in when built
 
     def record(self) -> dict:
-        return fingerprint()
+        return controller_fingerprint()
 
     def held_params(self) -> dict[str, Any]:
         return dict(self.lab.params)

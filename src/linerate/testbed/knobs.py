@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from linerate.axes import AXES, VM_AXES
 from linerate.errors import ConfigError
-from linerate.experiment.axes import AXES, VM_AXES
-# The spec parsers live in topology/link.py (pure; experiment/axes.py imports them from there); these
+# The spec parsers live in topology/link.py (pure; axes.py imports them from there); these
 # names stay importable from here.
 from linerate.topology.link import ANY_SYSCTL_NAME_RE as SYSCTL_NAME_RE
 from linerate.topology.link import ANY_SYSCTL_VALUE_RE as SYSCTL_VALUE_RE

@@ -20,7 +20,6 @@ from linerate.dut.linux import LinuxDriver
 from linerate.errors import LabError
 from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
-from linerate.experiment.ceiling import link_bps
 from linerate.lab.apply import apply_plan, pids_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import TERMINATIONS, raise_interrupted
@@ -28,6 +27,7 @@ from linerate.lab.state import read_lab_state, verify
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef
 from linerate.testbed.lab_path import LabPath, LabStatePath, lab_description
+from linerate.topology.link import link_bps
 from linerate.topology.plan import LabSpec, build_plan, server_address
 from linerate.traffic import iperf3
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server

@@ -38,7 +38,7 @@ from linerate.vm.qemu import VmSpec, qemu_argv
 from linerate.vm.state import read_vm_state, verify_vm
 from linerate.vm.taps import open_tap
 
-MAX_QUEUES = 16  # the virtio_queues axis's limit (experiment/axes.py)
+MAX_QUEUES = 16  # the virtio_queues axis's limit (axes.py)
 
 
 class VmTestbed(NamespaceTestbed):

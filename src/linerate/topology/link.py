@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from linerate.calc import parse_rate
 from linerate.calc.linerate import FCS, IFG, MIN_MAC_FRAME, PREAMBLE_SFD
@@ -87,10 +88,6 @@ class LinkSpec:
     delay_ms: float = 0.0
     jitter_ms: float = 0.0
     loss_pct: float = 0.0
-
-    @property
-    def needs_netem(self) -> bool:
-        return bool(self.delay_ms or self.jitter_ms or self.loss_pct)
 
 
 
@@ -153,6 +150,15 @@ def parse_link_rate(value: str) -> float | None:
     if not MIN_LINK_BPS <= rate <= MAX_LINK_BPS:
         raise ValueError(f"{rate:g} bit/s cannot be emulated; use 100k to 40g")
     return rate
+
+
+def link_bps(params: dict[str, Any]) -> float | None:
+    """A lab's (or a cell's) emulated link rate in bit/s, from its `link_rate` axis value: None for
+    none, for no value, and for one that does not parse (the axis validated it already)."""
+    try:
+        return parse_link_rate(str(params.get("link_rate", "none")))
+    except ValueError:
+        return None
 
 
 def parse_offload_groups(text: str, where_ok: Callable[[str], bool], where_hint: str,

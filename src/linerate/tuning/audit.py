@@ -17,7 +17,8 @@ Codes are stable (scripts may rely on them):
   LR014 a line that is not name=value (the tool reading it rejects it)  error
   LR015 exists on this release; linerate has no advice for it         info
   LR016 linerate cannot confirm the name exists on this release       info
-  LR017 a value the kernel will not take as meant: pages written as bytes, a read-only name   warning
+  LR017 a value the kernel will not take as meant: pages written as bytes, a read-only name, a
+        tcp(4) millisecond timer written in seconds, a value the kernel's handler rejects or cuts   warning
 
 One finding per line and problem: a line that does nothing (LR001, LR002, LR011, LR014) gets only that
 finding; "move it" (LR003) and "change the value" (LR005, LR013) outrank "already the default, the line
@@ -34,7 +35,8 @@ from linerate.tuning.catalog import Catalog, Knob, defaults_over
 from linerate.tuning.names import all_lists, close_names, edit_distance, name_list
 from linerate.tuning.parsers import Setting
 from linerate.tuning.releases import linux_absent, linux_lifecycle
-from linerate.tuning.values import lowers_capacity, rc_service_problem, read_only, unit_problem
+from linerate.tuning.values import (freebsd_ms_fix, freebsd_ms_problem, harmful_value, lowers_capacity,
+                                    rc_service_problem, read_only, unit_problem)
 from linerate.tuning.sources import Presence, describe, source_list, span_text
 from linerate.tuning.syntax import RUNTIME_KINDS, loader_line_problem, sysctl_value_problem
 from linerate.tuning.versions import parse_version, product_release_span, product_releases, product_span
@@ -264,6 +266,9 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
         return [_finding("LR005", "warning", s, harm[0], harm[1])] if harm else []
     if s.kind == "rc_conf" and s.key.startswith("ifconfig_"):
         return []
+    cut = _linux_first_number(s, ctx, catalog)
+    if cut:
+        return [cut]
     problem = syntax_problem(s)
     if problem:
         return [_finding("LR004", "error", s, f"{s.key}: {problem}; sysctl rejects the whole line",
@@ -280,7 +285,9 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
     # the catalog's removal release (from release notes) is more precise than the snapshots' "between"
     gone = [] if knob is not None and knob.removed_in() else _gone(s, ctx, presence, knob)
     if not gone and ctx.family == "linux" and not (knob is not None and knob.removed_in()):
-        judged = linux_lifecycle(s.key, ctx.label(), *ctx.span, ctx.straddle_hint())
+        names = name_list(ctx.family, ctx.version)
+        judged = linux_lifecycle(s.key, ctx.label(), *ctx.span, ctx.straddle_hint(),
+                                 also_known=bool(names and names.lookup(s.key)))
         gone = [_finding(judged[0], judged[1], s, judged[2], judged[3])] if judged else []
     if gone:
         return gone
@@ -303,12 +310,44 @@ def _semantics(s: Setting, ctx: Context) -> list[Finding]:
     if problem:
         return [_finding("LR017", "warning", s, problem, "give the value in pages (bytes / 4096), or delete the "
                          "line: the kernel sizes it from RAM at boot")]
-    listed = read_only(s, ctx.family, ctx.version)
+    listed = read_only(s, ctx.family, ctx.version, ctx.span)
     if listed:
-        return [_finding("LR017", "warning", s, f"{s.key} is read-only (mode 0444 in the {listed}): the kernel "
+        return [_finding("LR017", "warning", s, f"{s.key} is read-only ({listed}): the kernel "
                          "reports it, a write fails with 'permission denied' and sysctl -p exits non-zero",
                          "delete the line")]
+    timer = freebsd_ms_problem(s, ctx.family)
+    if timer:
+        return [_finding("LR017", "warning", s, timer, freebsd_ms_fix(s))]
+    harm = harmful_value(s, ctx.family)
+    if harm:
+        return [_finding(harm[0], "warning", s, harm[1], harm[2])]
     return []
+
+
+# Linux's integer handlers (kernel/sysctl.c, __do_proc_dointvec, 4.4 .. 6.12; proc_douintvec and
+# proc_doulongvec likewise) read one number per slot with proc_get_long, which stops at a space, tab or
+# newline; a one-number sysctl then stops, answers the write with a short count, and the rest (written
+# again at a non-zero offset) is ignored under sysctl_writes_strict=1, the default since 4.4 at least.
+# So `net.core.somaxconn = 16384 12` sets 16384: not an error, but not what the line says either.
+_FIRST_NUMBER = re.compile(r"^(-?\d+)[ \t]+(\S.*)$")
+
+
+def _linux_first_number(s: Setting, ctx: Context, catalog: Catalog) -> Finding | None:
+    if ctx.family != "linux" or s.kind not in RUNTIME_KINDS:
+        return None
+    match = _FIRST_NUMBER.match(s.value.strip())
+    if not match:
+        return None
+    knob = catalog.find(s.key, ctx.family)
+    single = knob is not None and knob.type in ("int", "bool")
+    if not single and all(re.fullmatch(r"-?\d+", token) for token in s.value.split()):
+        return None  # a vector (tcp_rmem = 4096 87380 6291456) or a name linerate cannot size: fine
+    first, rest = match.group(1), match.group(2)
+    what = ("a one-number sysctl" if single else "a one-number sysctl (a vector would instead fail at "
+            f"'{rest.split()[0]}' with EINVAL)")
+    return _finding("LR017", "warning", s, f"{s.key} = {s.value}: for {what} the kernel's integer handler "
+                    f"(kernel/sysctl.c, proc_dointvec) reads {first}, stops at the space and ignores '{rest}'; the "
+                    f"value set is {first}, whatever the rest meant", f"write {s.key} = {first}, remarks after a '#'")
 
 
 def _presence(name: str, ctx: Context) -> Presence | None:
@@ -403,8 +442,10 @@ def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context, presence: Presen
 
 
 # OpenBSD's sysctl tree is static: sysctl(2) and the CTL_*_NAMES tables name every variable. Machine-
-# dependent (machdep.*) and hardware (hw.*: sensors, per-device) names are left to "cannot confirm".
-OPENBSD_OPEN_TOP = ("machdep.", "hw.", "ddb.", "vfs.")
+# dependent (machdep.*) names and hw.sensors.* (made by sensor drivers at run time) are left to "cannot
+# confirm"; the rest of hw.* is CTL_HW_NAMES of sys/sys/sysctl.h (hw_sysctl() in kern_sysctl.c answers
+# only those), which the list holds from rev 1.246, a superset of every release linerate judges.
+OPENBSD_OPEN_TOP = ("machdep.", "hw.sensors.", "ddb.", "vfs.")
 
 
 def _absent_from_lists(s: Setting, ctx: Context, names, other: str | None) -> list[Finding]:
@@ -415,6 +456,14 @@ def _absent_from_lists(s: Setting, ctx: Context, names, other: str | None) -> li
     if ctx.family == "linux":
         judged = linux_absent(s.key, ctx.label(), low, high, also_known=bool(names and names.lookup(s.key)))
         return [_finding(judged[0], judged[1], s, judged[2], judged[3])] if judged else []
+    if ctx.family == "openbsd" and names and low >= names.release and not s.key.startswith(OPENBSD_OPEN_TOP):
+        not_node = _openbsd_missing_node(s.key, names)
+        if not_node:
+            parent, node = not_node
+            return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}: {node} is not a "
+                             f"node of the sysctl tree (the {names.label()}, from sysctl(2) and the sysctl(8) "
+                             f"name tables, lists the names under {parent} and no '{node}' among them)",
+                             "remove it; `sysctl` says 'unknown variable'")]
     if (ctx.family == "openbsd" and names and low >= names.release and not s.key.startswith(OPENBSD_OPEN_TOP)
             and names.covers_parent(s.key)):
         parent = s.key.rsplit(".", 1)[0]
@@ -423,6 +472,24 @@ def _absent_from_lists(s: Setting, ctx: Context, names, other: str | None) -> li
                          f"(sysctl(2) and the sysctl(8) name tables) lists the names under {parent} and not this "
                          "one; names added after it are not checked", "remove it; `sysctl` says 'unknown variable'")]
     return []
+
+
+def _openbsd_missing_node(name: str, names) -> tuple[str, str] | None:
+    """(listed parent, missing node) when the second part of the name is not in the list at all, under a
+    top-level node whose names the list holds (kern.dmesg.restrict: kern is listed, kern.dmesg is not).
+    Deeper levels are left alone: under net.inet the second part is a protocol, looked up by sysctl(8) in
+    in.h's CTL_IPPROTO_NAMES, which linerate's list does not hold in full."""
+    parts = name.split(".")
+    if parts[0] == "net":
+        return None
+    for depth in range(1, min(2, len(parts) - 1)):
+        parent, node = ".".join(parts[:depth]), ".".join(parts[:depth + 1])
+        if node in names.entries or any(entry.startswith(node + ".") for entry in names.entries):
+            continue
+        if any(entry.startswith(parent + ".") for entry in names.entries):
+            return parent, node
+        return None
+    return None
 
 
 def _judged_by_source(catalog: Catalog, s: Setting, ctx: Context, presence: Presence) -> list[Finding]:

@@ -106,14 +106,6 @@ class Knob(BaseModel):
     def introduced_in(self) -> tuple[int, ...] | None:
         return None if self.introduced == "unknown" else parse_version(self.introduced)
 
-    def default_for(self, version: tuple[int, ...] | None) -> str | None:
-        """The newest documented default at or before `version` (None: unknown)."""
-        known = sorted((parse_version(v), value) for v, value in self.defaults.items())
-        if version is None:
-            return known[-1][1] if known else None
-        applicable = [value for v, value in known if v <= version]
-        return applicable[-1] if applicable else None
-
 
 def defaults_over(table: dict[str, str], low: tuple[int, ...], high: tuple[int, ...]) -> set[str]:
     """The documented defaults in force on the releases low..high: the one in force at low and any that

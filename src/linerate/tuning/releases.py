@@ -12,18 +12,31 @@ said, strongest first:
 - no-op: the documentation of the releases judged says the knob does nothing (from its version on);
 - removed / added: the name is listed in some releases and, on every release judged, neither the name
   nor its last part is declared anywhere in the tree (so a path the reader could not place is no excuse);
+- removed (leaf): the name was never placed under a path, but its last part is declared (anywhere in the
+  tree) only by releases older than those judged: no table of the releases judged can hold it. The
+  ip_conntrack compatibility sysctls are the case in point: 4.4.121 declares ip_conntrack_max,
+  ip_conntrack_tcp_timeout_established ... in net/ipv4/netfilter/nf_conntrack_l3proto_ipv4.c and the
+  nf_conntrack_proto_*.c compat tables (CONFIG_NF_CONNTRACK_PROC_COMPAT, registered at run time under
+  net/ipv4/netfilter); no 4.9 tree declares any of them (the netfilter change "remove ip_conntrack* sysctl
+  compat code", merged for 4.9); their replacements are the net.netfilter.nf_conntrack_* names;
 - absent: no release 4.4 .. 6.12 declares its last part anywhere in net/, kernel/, mm/, fs/ and the other
   folders read, nor does /proc/sys of Debian 12's kernel list it: the name exists in no mainline kernel
   of those years (a vendor patch or out-of-tree module could still add one; the message says so).
+
+Read-only: a 'read-only' row lists the releases whose declaration of the name is mode 0444 or a *_RO_ENTRY
+macro (devinet.c: DEVINET_SYSCTL_RO_ENTRY(MC_FORWARDING, "mc_forwarding"): the kernel sets it while a
+multicast routing daemon holds the socket, ip-sysctl.rst mc_forwarding); a write fails with EPERM.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
 from linerate.numbers import is_ascii_int
+from linerate.tuning.names import canonical
 from linerate.tuning.versions import fmt, parse_version
 
 # Branches every name of which comes from the kernel tree itself (no per-device or out-of-tree names):
@@ -42,7 +55,8 @@ class Release:
 @dataclass(frozen=True)
 class Evidence:
     """What the release table says about one name over the kernels judged. state: exists | no-op |
-    no-op-straddles | removed | added | straddles (removed inside the span) | absent | unknown."""
+    no-op-straddles | removed | removed-leaf (only older releases declare its last part) | added |
+    straddles (removed inside the span) | absent | unknown."""
     state: str
     since: str | None = None  # the release it changed in (no-op from, removed in, added in)
     words: str | None = None  # the documentation's own words for a no-op
@@ -54,6 +68,7 @@ class ReleaseTable:
     releases: list[Release]
     names: dict[str, tuple[frozenset[int], tuple[str, str] | None, str]] = field(default_factory=dict)
     leaves: dict[str, frozenset[int]] = field(default_factory=dict)
+    read_only: dict[str, frozenset[int]] = field(default_factory=dict)
 
     def coverage(self) -> str:
         return (f"Linux {fmt(self.releases[0].version)} .. {fmt(self.releases[-1].version)} "
@@ -74,9 +89,15 @@ class ReleaseTable:
         leaf_seen = self.leaves.get(leaf, frozenset())
         entry = self.names.get(name)
         if entry is None:
-            if also_known or leaf_seen or not name.startswith(CLOSED_BRANCHES) or is_ascii_int(leaf):
+            if also_known or not name.startswith(CLOSED_BRANCHES) or is_ascii_int(leaf):
                 return Evidence("unknown")
-            return Evidence("absent")
+            if not leaf_seen:
+                return Evidence("absent")
+            earlier = [i for i in leaf_seen if i < span[0]]
+            if earlier and not any(i in leaf_seen for i in span):
+                last = max(earlier)
+                return Evidence("removed-leaf", fmt(self.releases[last + 1].version), last=self.releases[last].label)
+            return Evidence("unknown")
         seen, no_op, _ = entry
         present = [i for i in span if i in seen]
         if no_op and present:
@@ -106,6 +127,7 @@ def parse_table(text: str) -> ReleaseTable:
     releases: list[Release] = []
     names: dict[str, tuple[frozenset[int], tuple[str, str] | None, str]] = {}
     leaves: dict[str, frozenset[int]] = {}
+    read_only: dict[str, frozenset[int]] = {}
     for line in text.splitlines():
         if line.startswith("# release: "):
             version, label, where = line[len("# release: "):].split("\t")
@@ -117,10 +139,12 @@ def parse_table(text: str) -> ReleaseTable:
         indices = frozenset(int(i) for i in seen.split(","))
         if kind == "leaf":
             leaves[name] = indices
+        elif kind == "read-only":
+            read_only[name] = indices
         else:
             since, _, words = no_op.partition(":")
             names[name] = (indices, (since, words) if no_op else None, origin)
-    return ReleaseTable(releases, names, leaves)
+    return ReleaseTable(releases, names, leaves, read_only)
 
 
 @lru_cache(maxsize=1)
@@ -144,13 +168,37 @@ def coverage_line(family: str, name: str) -> str | None:
     return f"release lists: {table.coverage()} from each release's source tree: {seen}"
 
 
-def linux_lifecycle(name: str, label: str, low: tuple[int, ...], high: tuple[int, ...],
-                    hint: str) -> tuple[str, str, str, str] | None:
-    """(code, severity, message, fix) when the release table shows the name does nothing on the kernels
-    judged (a no-op, removed, not yet added), else None."""
+# Old names whose successors the kernel kept under another path: (pattern, successor template, what
+# happened). The ip_conntrack_* compatibility sysctls (CONFIG_NF_CONNTRACK_PROC_COMPAT) mirrored the
+# nf_conntrack ones: nf_conntrack_l3proto_ipv4.c of 4.4 declares "ip_conntrack_max" with the same .data as
+# nf_conntrack_max; no 4.9 tree declares any ip_conntrack_* name.
+RENAMED = [(re.compile(r"^net\.ipv4\.(?:netfilter\.)?ip_conntrack_(\w+)$"), "net.netfilter.nf_conntrack_{}",
+            "the ip_conntrack* compatibility sysctls (CONFIG_NF_CONNTRACK_PROC_COMPAT) were dropped by the "
+            "netfilter change 'remove ip_conntrack* sysctl compat code'")]
+
+
+def successor(name: str, low: tuple[int, ...], high: tuple[int, ...]) -> tuple[str, str] | None:
+    """(new name, why) for an old name whose successor every release judged declares, else None."""
     table = linux_releases()
-    found = table.judge(name, low, high)
+    span = table.indices(low, high)
+    for pattern, template, why in RENAMED:
+        match = pattern.match(name)
+        new = template.format(match.group(1)) if match else None
+        if new and new in table.names and all(i in table.names[new][0] for i in span):
+            return new, why
+    return None
+
+
+def linux_lifecycle(name: str, label: str, low: tuple[int, ...], high: tuple[int, ...],
+                    hint: str, also_known: bool = False) -> tuple[str, str, str, str] | None:
+    """(code, severity, message, fix) when the release table shows the name does nothing on the kernels
+    judged (a no-op, removed, not yet added), else None. also_known: a real /proc/sys listing has it."""
+    table = linux_releases()
+    found = table.judge(name, low, high, also_known)
     lists = f"linerate's Linux lists: {table.coverage()}"
+    renamed = successor(name, low, high) if found.state in ("removed", "removed-leaf") else None
+    fix = f"delete it; use {renamed[0]} instead" if renamed else "delete the line"
+    why = f"; {renamed[1]}: use {renamed[0]}" if renamed else ""
     if found.state == "no-op":
         return ("LR001", "warning", f"{name} does nothing on {label}: the kernel's own documentation says "
                 f"'{found.words}' (from linux {found.since}; {lists})", "delete the line")
@@ -159,7 +207,13 @@ def linux_lifecycle(name: str, label: str, low: tuple[int, ...], high: tuple[int
                 f"'{found.words}'); {label} straddles that; {hint}", "delete the line if your kernel is newer")
     if found.state == "removed":
         return ("LR001", "warning", f"{name} was removed in linux {found.since} (declared up to {found.last}): "
-                f"sysctl rejects it and the line does nothing on {label} ({lists})", "delete the line")
+                f"sysctl rejects it and the line does nothing on {label}{why} ({lists})", fix)
+    if found.state == "removed-leaf":
+        leaf = name.rsplit(".", 1)[-1]
+        return ("LR001", "warning", f"{name} was removed in linux {found.since}: no ctl_table of linux "
+                f"{found.since} or later declares a sysctl named '{leaf}' anywhere ({found.last} was the last "
+                f"release read that did), so sysctl reports an unknown key and the line does nothing on "
+                f"{label}{why} ({lists})", fix)
     if found.state == "straddles":
         return ("LR001", "info", f"{name} was removed in linux {found.since} (declared up to {found.last}): it "
                 f"does nothing if your box runs {found.since} or later ({label} straddles it; {hint})",
@@ -181,3 +235,19 @@ def linux_absent(name: str, label: str, low: tuple[int, ...], high: tuple[int, .
             f"{table.coverage()} declares a sysctl named '{leaf}', nor does /proc/sys of Debian 12's kernel "
             "list it (only a vendor patch or out-of-tree module could add it)",
             "remove it; `sysctl -p` reports it as an unknown key")
+
+
+def linux_read_only(name: str, low: tuple[int, ...], high: tuple[int, ...]) -> str | None:
+    """Where the source declares the name read-only on every release judged that has it (mode 0444, or
+    devinet.c's DEVINET_SYSCTL_RO_ENTRY for net.ipv4.conf.*.mc_forwarding), else None."""
+    table = linux_releases()
+    key = canonical("linux", name)
+    entry, fixed = table.names.get(key), table.read_only.get(key, frozenset())
+    if entry is None or not fixed:
+        return None
+    declared = [i for i in table.indices(low, high) if i in entry[0]]
+    if not declared or not all(i in fixed for i in declared):
+        return None
+    first, last = table.releases[declared[0]].label, table.releases[declared[-1]].label
+    span = first if first == last else f"{first} .. {last}"
+    return f"{entry[2]} of linux {span} declares it read-only (mode 0444 or a *_RO_ENTRY macro)"

@@ -9,6 +9,22 @@ Sources:
 - read-only: mode 0444 in the kernel's ctl_table (net.netfilter.nf_conntrack_count, nf_conntrack_buckets
   before it became writable in 5.x are 0444); writes fail with EACCES/EPERM ("sysctl: permission denied
   on key"). The names come from the mode column of /proc/sys of Debian 12's kernel (linux-6.1.tsv).
+- read-only per interface and per release: tuning/names/linux-releases.tsv 'read-only' rows, from each
+  release's declarations (mode 0444, devinet.c's DEVINET_SYSCTL_RO_ENTRY(MC_FORWARDING, "mc_forwarding"),
+  addrconf.c's mc_forwarding entry with .mode 0444): net.ipv{4,6}.conf.{all,default,IF}.mc_forwarding.
+- FreeBSD TCP timers in milliseconds: tcp(4) (12.2 and 14.x), "keepidle: Amount of time, in milliseconds,
+  that the connection must be idle before keepalive probes (if enabled) are sent. The default is 7200000
+  msec (2 hours)"; keepintvl "The interval, in milliseconds, between keepalive probes ... The default is
+  75000 msec"; keepinit "Timeout, in milliseconds, for new, non-established TCP connections. The default
+  is 75000 msec"; msl "The Maximum Segment Lifetime, in milliseconds ... Default is 30000 msec". A value
+  that as milliseconds is under 10 s and under 5% of the default, and as seconds within 100x of the
+  default, was written in seconds (keepidle=3600, keepintvl=150); keepidle=60000 (60 s) is left alone.
+- net.inet.tcp.minmss: tcp(4) "Minimum TCP Maximum Segment Size; used to prevent a denial of service
+  attack ... The default is 216 bytes"; RFC 1122 4.2.2.6: a host that receives no MSS option MUST assume
+  536, and a peer may announce any MSS it can take. A floor above 536 makes FreeBSD send segments larger
+  than a peer (PPPoE 1452, tunnels, RFC 879 hosts) asked for: they are dropped or fragmented.
+- OpenBSD kern.stackgap_random: sys/kern/kern_sysctl.c, KERN_STACKGAPRANDOM "Safety harness": EINVAL
+  unless the value is 0 or a power of two >= ALIGNBYTES (7 on amd64/arm64, 3 on i386) and < MAXSSIZ.
 - natd_enable: natd(8) "the natd daemon ... uses divert(4) sockets": every packet NATed crosses to user
   space and back; the FreeBSD Handbook, chapter "Firewalls", section "In-kernel NAT" (ipfw nat) and pf's
   nat-to / rdr rules do the same in the kernel.
@@ -21,6 +37,7 @@ import re
 from linerate.numbers import is_ascii_int
 from linerate.tuning.names import name_list
 from linerate.tuning.parsers import Setting
+from linerate.tuning.releases import linux_read_only
 
 PAGE_BYTES = 4096
 # 64 GiB worth of 4 KiB pages: a max of that size is almost always a byte count written where the kernel
@@ -39,24 +56,79 @@ def unit_problem(s: Setting, family: str) -> str | None:
     if len(numbers) != 3 or not all(is_ascii_int(n) for n in numbers):
         return f"{s.key} takes three whole numbers (min pressure max, in pages); '{s.value}' is not that"
     low, pressure, high = map(int, numbers)
-    if high >= PAGES_ABSURD:
-        gib = high * PAGE_BYTES / 2**30
+    disorder = ("" if low <= pressure <= high else f"; and the three are out of order: ip-sysctl.rst reads them as "
+                f"min {low}, pressure {pressure}, max {high}, which must rise (min <= pressure <= max)")
+    top = max(low, pressure, high)
+    if top >= PAGES_ABSURD:
+        gib = top * PAGE_BYTES / 2**30
         return (f"{s.key} counts pages, not bytes (ip-sysctl.rst: 'vector of 3 INTEGERs: min, pressure, max', "
-                f"in pages of {PAGE_BYTES} bytes): a max of {high} pages lets sockets pin {gib:,.0f} GiB; a byte "
-                "count written here (as for rmem_max) removes the memory limit")
-    if not low <= pressure <= high:
-        return f"{s.key} must rise: min {low} <= pressure {pressure} <= max {high} (ip-sysctl.rst)"
+                f"in pages of {PAGE_BYTES} bytes): {top} pages lets sockets pin {gib:,.0f} GiB; a byte "
+                f"count written here (as for rmem_max) removes the memory limit{disorder}")
+    if disorder:
+        return f"{s.key}: {disorder[2:]}"
     return None
 
 
-def read_only(s: Setting, family: str, version) -> str | None:
-    """The list that says the name is read-only, or None."""
+# FreeBSD TCP timers tcp(4) gives in milliseconds: name -> default in ms
+FREEBSD_MS_TIMERS = {"net.inet.tcp.keepidle": 7_200_000, "net.inet.tcp.keepintvl": 75_000,
+                     "net.inet.tcp.keepinit": 75_000, "net.inet.tcp.msl": 30_000}
+
+
+def freebsd_ms_problem(s: Setting, family: str) -> str | None:
+    """A tcp(4) millisecond timer written in seconds: tiny as milliseconds, plausible as seconds."""
+    default_ms = FREEBSD_MS_TIMERS.get(s.key) if family == "freebsd" else None
+    if default_ms is None or not is_ascii_int(s.value.strip()):
+        return None
+    value = int(s.value.strip())
+    tiny_ms = min(10_000, default_ms // 20)  # under 10 s and under 5% of the default: nobody means that
+    if not 0 < value < tiny_ms or not default_ms // 100 <= value * 1000 <= default_ms * 100:
+        return None
+    return (f"{s.key} is in milliseconds (tcp(4): default {default_ms} ms = {default_ms / 1000:g} s): {value} "
+            f"means {value} ms = {value / 1000:g} s, while {value} s (= {value * 1000} ms) is a usual setting; "
+            "it was almost surely written in seconds")
+
+
+def freebsd_ms_fix(s: Setting) -> str:
+    return f"write it in milliseconds: {s.key}={int(s.value.strip()) * 1000} if you meant {s.value.strip()} s"
+
+
+RFC1122_DEFAULT_MSS = 536
+
+
+def harmful_value(s: Setting, family: str) -> tuple[str, str, str] | None:
+    """(code, message, fix) for a value that hurts any role, with its source: FreeBSD's minmss above the MSS
+    every host may use (RFC 1122 4.2.2.6); OpenBSD's kern.stackgap_random that the kernel rejects."""
+    value = s.value.strip()
+    if not is_ascii_int(value):
+        return None
+    number = int(value)
+    if family == "freebsd" and s.key == "net.inet.tcp.minmss" and number > RFC1122_DEFAULT_MSS:
+        return ("LR005", f"net.inet.tcp.minmss={number} raises the floor FreeBSD applies to every peer's MSS above "
+                f"{RFC1122_DEFAULT_MSS}, the MSS RFC 1122 (4.2.2.6) lets any host use: to a peer that announced "
+                "less (PPPoE 1452, VPN and other tunnels, small-MTU paths) FreeBSD sends segments larger than it "
+                "asked for, which are dropped or fragmented; tcp(4): minmss only guards against absurdly small "
+                "MSS (default 216)", "delete the line (default 216), or keep it <= 536")
+    if family == "openbsd" and s.key == "kern.stackgap_random" and number != 0 and (
+            number & (number - 1) or number < 8):
+        why = "not a power of two" if number & (number - 1) else "below ALIGNBYTES (7 on amd64/arm64)"
+        return ("LR017", f"kern.stackgap_random={number} is {why}: sys/kern/kern_sysctl.c (KERN_STACKGAPRANDOM, 'safety "
+                "harness') returns EINVAL unless the value is 0 or a power of two >= ALIGNBYTES and < MAXSSIZ, "
+                "so sysctl fails and the default stays", "delete the line, or use 0 or a power of two such as 262144")
+    return None
+
+
+def read_only(s: Setting, family: str, version, span=None) -> str | None:
+    """Where the name is shown read-only (the release declarations over the span, else the mode column
+    of the 6.1 /proc/sys listing), or None."""
     if family != "linux" or s.kind not in ("sysctl", "config_xml"):
         return None
+    declared = linux_read_only(s.key, *span) if span else None
+    if declared:
+        return declared
     names = name_list(family, version)
     listed = names.lookup(s.key) if names else None
     if listed and listed[0] == "read-only":
-        return names.label()
+        return f"mode 0444 in the {names.label()}"
     return None
 
 

@@ -41,3 +41,43 @@
 	{ "drops", CTLTYPE_INT }, \
 	{ "congestion", CTLTYPE_INT }, \
 }
+/* sys/sys/sysctl.h rev 1.246 (2025-07-31; a superset of 7.3's and 7.4's: names added since are kept, so a
+ * name missing here is missing from every release up to it), CTL_HW_NAMES and CTL_HW_BATTERY_NAMES,
+ * verbatim. "gap" slots are numbers no longer used. hw.sensors is filled in at run time by sensor drivers. */
+#define	CTL_HW_NAMES { \
+	{ 0, 0 }, \
+	{ "machine", CTLTYPE_STRING }, \
+	{ "model", CTLTYPE_STRING }, \
+	{ "ncpu", CTLTYPE_INT }, \
+	{ "byteorder", CTLTYPE_INT }, \
+	{ "gap", 0 }, \
+	{ "gap", 0 }, \
+	{ "pagesize", CTLTYPE_INT }, \
+	{ "disknames", CTLTYPE_STRING }, \
+	{ "diskstats", CTLTYPE_STRUCT }, \
+	{ "diskcount", CTLTYPE_INT }, \
+	{ "sensors", CTLTYPE_NODE}, \
+	{ "cpuspeed", CTLTYPE_INT }, \
+	{ "setperf", CTLTYPE_INT }, \
+	{ "vendor", CTLTYPE_STRING }, \
+	{ "product", CTLTYPE_STRING }, \
+	{ "version", CTLTYPE_STRING }, \
+	{ "serialno", CTLTYPE_STRING }, \
+	{ "uuid", CTLTYPE_STRING }, \
+	{ "physmem", CTLTYPE_QUAD }, \
+	{ "usermem", CTLTYPE_QUAD }, \
+	{ "ncpufound", CTLTYPE_INT }, \
+	{ "allowpowerdown", CTLTYPE_INT }, \
+	{ "perfpolicy", CTLTYPE_STRING }, \
+	{ "smt", CTLTYPE_INT }, \
+	{ "ncpuonline", CTLTYPE_INT }, \
+	{ "power", CTLTYPE_INT }, \
+	{ "battery", CTLTYPE_NODE }, \
+	{ "ucomnames", CTLTYPE_STRING }, \
+}
+#define CTL_HW_BATTERY_NAMES { \
+	{ 0, 0 }, \
+	{ "chargemode", CTLTYPE_INT }, \
+	{ "chargestart", CTLTYPE_INT }, \
+	{ "chargestop", CTLTYPE_INT }, \
+}

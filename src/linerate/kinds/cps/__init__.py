@@ -27,7 +27,8 @@ from typing import Any
 
 from linerate.errors import ConfigError
 from linerate.experiment.config import Experiment
-from linerate.kinds.base import RunContext, plan_lines, refuse_throughput_keys
+from linerate.experiment.plugins import RunContext
+from linerate.kinds.base import plan_lines, refuse_throughput_keys
 from linerate.kinds.cps import report
 from linerate.kinds.cps.limits import DEFAULT_PORT_RANGE, TIME_WAIT_S
 from linerate.kinds.cps.options import OPTION_KEYS, CpsOptions, parse_options
@@ -54,6 +55,9 @@ def stored_options(experiment: ExperimentRow) -> CpsOptions:
 class Cps:
     name = "cps"
     formats = ("md", "json", "csv")
+    experiment_fields: tuple[str, ...] = ()
+    compared_as = "connections/s, mean over repeated searches"
+    bit_rate_samples = False
 
     def required_features(self, experiment: Experiment) -> set[str]:
         return {"binary h2load", "binary nginx"}
@@ -66,6 +70,9 @@ class Cps:
         if first.per_period < options.threads:
             raise ValueError(f"threads = {options.threads}: h2load needs at least one new connection per thread "
                              f"and rate period; start_rate = {options.start_rate:g} gives {first.per_period}")
+
+    def cell_settings(self, experiment: Experiment) -> dict[str, Any]:
+        return {}  # what every cell carries beyond the file's: nothing
 
     def cells(self, experiment: Experiment) -> list[dict[str, Any]]:
         """Every cell it may run (what the testbeds check before anything runs)."""

@@ -17,8 +17,9 @@ from typing import Any
 
 from linerate import schema
 from linerate.diagnose.state_rules import state_verdicts
+from linerate.dut.base import dut_os_family
 from linerate.report.csv_export import safe
-from linerate.report.data import by_configuration, dut_os_family, kind_searches, line_rate
+from linerate.report.data import by_configuration, kind_searches, line_rate
 from linerate.report.layout import markdown_table, md_cell, md_name
 from linerate.stats import Summary, summarize
 from linerate.store.db import ExperimentRow, Store

@@ -26,12 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from linerate.diagnose.state_rules import linger_seconds
+from linerate.axes import lab_key
+from linerate.dut.state_table import linger_seconds
 from linerate.errors import LinerateError
-from linerate.experiment.axes import lab_key
 from linerate.experiment.config import Experiment
-from linerate.experiment.scheduler import Event
-from linerate.kinds.base import RunContext, read_or_empty, search_pairs
+from linerate.experiment.plugins import Event, RunContext
+from linerate.kinds.base import read_or_empty, search_pairs
 from linerate.kinds.cps.options import CpsOptions
 from linerate.kinds.cps.report import dut_os
 from linerate.kinds.cps.search import CLIENT, PASS, RateSearch

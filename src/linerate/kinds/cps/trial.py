@@ -67,10 +67,6 @@ class CpsTrial:
     started_at: float | None = None
     ended_at: float | None = None
 
-    @property
-    def failure_ratio(self) -> float:
-        return self.failed / self.connections if self.connections else 0.0
-
     def to_record(self) -> dict[str, Any]:
         """The search_trials row (store/db.py add_search_trial's columns)."""
         return {"intended_duration_s": self.duration_s, "intended_load_fps": self.rate,

@@ -1,6 +1,6 @@
 """RFC 2544 throughput per frame size (test = "rfc2544", and `linerate rfc2544`): every combination of
 the lab's axes x family x frame size searched `repetitions` times, each repetition a whole,
-independent MLRsearch (search/rfc2544.py) through the testbed's packet path, so NDR and PDR get a
+independent MLRsearch (search.py here) through the testbed's packet path, so NDR and PDR get a
 mean and a 95% interval and two configurations can be compared with Welch's test.
 
 Rounds, as the throughput scheduler runs them: repetition r of every search before repetition r+1
@@ -9,6 +9,10 @@ for the whole run — drift of the machine spreads over the configurations inste
 one. A resumed run finds the same order again; a finished search is replayed from the store
 (MLRsearch is deterministic given the same trial results), a half-finished one continues where it
 stopped.
+
+The kind's home: its search (search.py, over search/'s shared measurer), its reports (report.py:
+summaries, md/csv/json; table.py: `linerate rfc2544`'s table; html.py; plot.py). Found by name
+through experiment/registry.py; only cli/ imports these modules directly.
 """
 
 from __future__ import annotations
@@ -20,25 +24,34 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from linerate.axes import lab_key
 from linerate.errors import ConfigError
-from linerate.experiment.axes import lab_key
 from linerate.experiment.config import Experiment
-from linerate.experiment.scheduler import Event
-from linerate.kinds.base import RunContext, plan_lines, refuse_throughput_keys, search_pairs
+from linerate.experiment.plugins import Event, RunContext
+from linerate.kinds.base import plan_lines, refuse_throughput_keys, search_pairs
+from linerate.kinds.rfc2544.html import render_search_report
+from linerate.kinds.rfc2544.report import SERIALIZERS, ndr_values, search_groups, summarize_searches
+from linerate.kinds.rfc2544.search import SearchSettings, search_frame_size
 from linerate.report.layout import format_fps
-from linerate.report.searches import SERIALIZERS, ndr_values, search_groups, summarize_searches
-from linerate.report.searches_html import render_search_report
 from linerate.search.frame_path import check_frame_for
-from linerate.search.rfc2544 import SearchSettings, search_frame_size
 from linerate.store.db import ExperimentRow, Store
+from linerate.traffic import iperf3_udp
 from linerate.traffic.frames import label as frame_label
+from linerate.traffic.trafgen import default_frame_sizes
 
+
+def frame_sizes_for(experiment: Experiment, family: int) -> list[int | str]:
+    """The file's frame sizes for one family (RFC 2544's seven by default; IPv6's smallest is 66, the
+    least that carries its headers)."""
+    if experiment.frame_sizes is not None:
+        return list(experiment.frame_sizes)
+    return default_frame_sizes(family, iperf3_udp.min_frame(family) if experiment.generator == "iperf3" else None)
 
 
 def search_plan(experiment: Experiment, sizes_for=None) -> list[tuple[dict[str, Any], int, int | str]]:
     """(lab params, family, frame size) of every search in one repetition, in declaration order.
     sizes_for(params, family): the sizes of one combination (default: the file's, else RFC 2544's)."""
-    sizes_for = sizes_for or (lambda params, family: experiment.sizes_for(family))
+    sizes_for = sizes_for or (lambda params, family: frame_sizes_for(experiment, family))
     return [(params, family, size) for params, family in search_pairs(experiment)
             for size in sizes_for(params, family)]
 
@@ -63,11 +76,17 @@ class SearchRun:
 class Rfc2544:
     name = "rfc2544"
     formats = ("md", "csv", "json", "html")
+    experiment_fields = ("frame_sizes", "pdr_loss", "generator")  # shared Experiment fields only it reads
+    compared_as = "NDR frames/s, mean over repeated searches"
+    bit_rate_samples = False
 
     def required_features(self, experiment: Experiment) -> set[str]:
         """trafgen when the file asks for it; with auto the client falls back to iperf3 UDP."""
         return {"binary trafgen"} if experiment.generator == "trafgen" else set()
     option_keys: tuple[str, ...] = ()  # top-level keys of its own (beyond Experiment's fields)
+
+    def cell_settings(self, experiment: Experiment) -> dict[str, Any]:
+        return {}  # what every cell carries beyond the file's: nothing
 
     def cells(self, experiment: Experiment) -> list[dict[str, Any]]:
         """Every cell it may run (what the testbeds check before anything runs)."""
@@ -85,7 +104,7 @@ class Rfc2544:
     def check(self, experiment: Experiment) -> None:
         refuse_throughput_keys(experiment, "rfc2544", "family, frame_sizes")
         for family in {cell["family"] for cell in experiment.cells()}:
-            for size in experiment.sizes_for(family):
+            for size in frame_sizes_for(experiment, family):
                 try:
                     check_frame_for(size, family, experiment.generator, "frame_sizes")
                 except ConfigError as exc:
@@ -150,7 +169,7 @@ class Rfc2544:
         return [(key, json.loads(key)) for key in groups], (lambda key: ndr_values(groups[key])), "frames/s"
 
     def plot(self, store: Store, experiment: ExperimentRow, path: str) -> None:
-        from linerate.report.searches_plot import write_frame_size_png  # matplotlib: off the start-up path
+        from linerate.kinds.rfc2544.plot import write_frame_size_png  # matplotlib: off the start-up path
 
         write_frame_size_png(experiment, summarize_searches(store, experiment.id), path)
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from linerate.errors import ConfigError
 from linerate.experiment.config import Experiment
-from linerate.kinds.base import RunContext, plan_lines, refuse_throughput_keys, search_pairs
+from linerate.experiment.plugins import RunContext
+from linerate.kinds.base import plan_lines, refuse_throughput_keys, search_pairs
 from linerate.kinds.rfc9693 import report
 from linerate.kinds.rfc9693.options import OPTION_KEYS, Rfc9693Options, parse_options
 from linerate.kinds.rfc9693.run import Rfc9693Run, run_rfc9693
@@ -32,6 +33,9 @@ def options_of(experiment: Experiment) -> Rfc9693Options:
 class Rfc9693:
     name = "rfc9693"
     formats = ("md", "json", "csv", "html")
+    experiment_fields: tuple[str, ...] = ()
+    compared_as = "state-table capacity in connections, mean over repeated searches"
+    bit_rate_samples = False
     option_keys = OPTION_KEYS
 
     def required_features(self, experiment: Experiment) -> set[str]:
@@ -44,6 +48,9 @@ class Rfc9693:
             if options.frame_bytes is not None and options.frame_bytes < trafgen.min_frame(family):
                 raise ValueError(f"frame_bytes = {options.frame_bytes}: IPv{family} needs at least "
                                  f"{trafgen.min_frame(family)} bytes")
+
+    def cell_settings(self, experiment: Experiment) -> dict[str, Any]:
+        return {}  # what every cell carries beyond the file's: nothing
 
     def cells(self, experiment: Experiment) -> list[dict[str, Any]]:
         return experiment.cells()

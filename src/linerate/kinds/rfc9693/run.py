@@ -22,16 +22,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from linerate.axes import lab_key
 from linerate.calc.linerate import frame_rate
-from linerate.diagnose.state_rules import linger_seconds, littles_law_bound
+from linerate.dut.base import dut_os_family
+from linerate.dut.state_table import linger_seconds, littles_law_bound
 from linerate.errors import LinerateError
-from linerate.experiment.axes import lab_key
-from linerate.experiment.scheduler import Event
-from linerate.kinds.base import RunContext, read_or_empty, search_pairs
+from linerate.experiment.plugins import Event, RunContext
+from linerate.kinds.base import read_or_empty, search_pairs
 from linerate.kinds.rfc9693.options import Rfc9693Options
 from linerate.kinds.rfc9693.search import (CapacityResult, capacity_limit, rate_bounds, search_capacity, search_rate,
                                            table_evidence, udp_timeout)
-from linerate.report.data import dut_os_family
 from linerate.search.state_path import StateTrial
 from linerate.store.db import Store
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from linerate.diagnose.state_rules import FULL_SHARE, firewall, state_deltas
+from linerate.dut.state_table import FULL_SHARE, firewall, state_deltas
 from linerate.search.state_path import StateTrial
 
 NOMINAL_DURATION_S = 1.0  # what MLRsearch is told a trial lasts (a trial is C connections, whatever its rate)

@@ -1,6 +1,9 @@
 """Throughput (and latency): iperf3 trials per cell of the matrix, in shuffled rounds
-(experiment/scheduler.py), after the rig's own ceiling is calibrated where the testbed can measure
-it (experiment/calibration.py). Reports: the mean ± 95% CI table (report/)."""
+(scheduler.py here), after the rig's own ceiling is calibrated where the testbed can measure it
+(calibration.py here). One trial is the top-level trial.py's (testbeds run it: Testbed.run_trial);
+the link-ceiling flags are experiment/ceiling.py's (report/ and tune use them too). Reports: the
+mean ± 95% CI table (report/: the throughput table is report/'s own, shared with tune). Found by
+name through experiment/registry.py; only cli/ imports it directly."""
 
 from __future__ import annotations
 
@@ -9,12 +12,12 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from linerate.experiment.calibration import calibrate, flags_for, shape_key
 from linerate.experiment.ceiling import ceiling_flags
 from linerate.experiment.config import Experiment
-from linerate.experiment.scheduler import (Event, RunResult, Scheduler, cell_states, estimate_seconds, first_round,
-                                           learned_overhead_s, missing_trials, planned_trials)
-from linerate.kinds.base import RunContext
+from linerate.experiment.plugins import Event, RunContext
+from linerate.kinds.throughput.calibration import calibrate, flags_for, shape_key
+from linerate.kinds.throughput.scheduler import (RunResult, Scheduler, cell_states, estimate_seconds,
+                                                 first_round, learned_overhead_s, missing_trials, planned_trials)
 from linerate.model import Trial
 from linerate.report.data import build_report
 from linerate.report.exporters import serializer
@@ -25,6 +28,9 @@ from linerate.store.db import ExperimentRow, Store
 class Throughput:
     name = "throughput"
     formats = ("md", "csv", "json", "html")
+    experiment_fields: tuple[str, ...] = ()
+    compared_as = "Mbit/s, mean"
+    bit_rate_samples = True
 
     def required_features(self, experiment: Experiment) -> set[str]:
         return set()  # preflight checks beyond what the cells ask for: none
@@ -33,6 +39,10 @@ class Throughput:
     def cells(self, experiment: Experiment) -> list[dict[str, Any]]:
         """Every cell it may run (what the testbeds check before anything runs)."""
         return experiment.cells()
+
+    def cell_settings(self, experiment: Experiment) -> dict[str, Any]:
+        """test = "latency" is throughput with RTT probes in every cell."""
+        return {"latency": True} if experiment.test == "latency" else {}
 
     def describe_plan(self, experiment: Experiment, text: str, seed: int | None, store: Store | None, *,
                       resume: bool = False, seed_given: bool = False) -> list[str]:

@@ -19,14 +19,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from linerate.axes import AXES, lab_key, trial_params
 from linerate.diagnose.facts import cell_facts
 from linerate.diagnose.rules import diagnose
-from linerate.experiment.axes import AXES, lab_key, trial_params
 from linerate.experiment.ceiling import ceiling_flags
 from linerate.experiment.config import Experiment, experiment_from_dict, parse_experiment
 from linerate.errors import ConfigError
-from linerate.experiment.scheduler import Event
-from linerate.kinds.base import RunContext
+from linerate.experiment.plugins import Event, RunContext
 from linerate.kinds.tune.engine import FINAL, LEVERS, OutOfTrials, Outcome, Step, Tuner, TuneOutcome
 from linerate.kinds.tune.options import OPTION_KEYS, Candidate, TuneOptions, parse_options
 from linerate.kinds.tune.proposals import propose
@@ -127,6 +126,9 @@ def levers(trials: Trials, environment: Callable[[], dict]) -> Callable[[dict[st
 class Tune:
     name = "tune"
     formats = ("md", "json", "html")
+    experiment_fields: tuple[str, ...] = ()
+    compared_as = "Mbit/s, mean"
+    bit_rate_samples = True
 
     def required_features(self, experiment: Experiment) -> set[str]:
         return set()
@@ -138,6 +140,9 @@ class Tune:
         if experiment.precision is not None:
             raise ValueError("precision applies to throughput tests; a tune decides each knob by its own test")
         options_of(experiment)
+
+    def cell_settings(self, experiment: Experiment) -> dict[str, Any]:
+        return {}  # what every cell carries beyond the file's: nothing
 
     def cells(self, experiment: Experiment) -> list[dict[str, Any]]:
         """The start and every candidate on it (proposed candidates are knobs the testbed offers)."""

@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from linerate.experiment.axes import AXES
+from linerate.axes import AXES
 from linerate.experiment.config import axis_value
-from linerate.experiment.scheduler import TRIAL_OVERHEAD_S
 from linerate.kinds.tune.decide import MIN_EFFECT, MIN_PAIRS
+from linerate.trial import TRIAL_OVERHEAD_S
 
 OPTION_KEYS = ("objective", "budget_trials", "budget_minutes", "start", "candidates", "min_effect")
 OBJECTIVES = ("throughput",)

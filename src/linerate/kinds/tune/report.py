@@ -8,12 +8,12 @@ from html import escape
 from typing import Any
 
 from linerate import schema
+from linerate.dut.base import dut_os_family
 from linerate.kinds.tune.decide import ALPHA, CORRECTION
 from linerate.kinds.tune.engine import Step, TuneOutcome
 from linerate.kinds.tune.snippet import changed, snippet
 from linerate.report.layout import markdown_table, plain
 from linerate.topology.link import parse_any_sysctls, parse_dut_offloads
-from linerate.report.data import dut_os_family
 from linerate.store.db import ExperimentRow
 
 COLUMNS = ["knob", "value", "best Mbit/s", "candidate Mbit/s", "effect % (95% CI)", "p", "trials", "decision",

@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from linerate.kinds.rfc2544.report import search_groups, summarize_searches, trial_settings, varying
 from linerate.report.evidence import environment_sections
 from linerate.report.html import templates
-from linerate.report.searches import search_groups, summarize_searches, trial_settings, varying
 from linerate.store.db import ExperimentRow, Store
 from linerate.traffic import frames
 
@@ -47,8 +47,8 @@ def search_views(store: Store, experiment_id: int, columns: list[str]) -> list[S
 
 
 def render_search_report(store: Store, experiment: ExperimentRow) -> str:
+    from linerate.kinds.rfc2544.plot import frame_size_figure  # matplotlib
     from linerate.report.plot import svg_text  # matplotlib: only when a page is rendered
-    from linerate.report.searches_plot import frame_size_figure  # matplotlib
     summaries = summarize_searches(store, experiment.id)
     families = []
     for family in sorted({s.family for s in summaries}):

@@ -27,14 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ContextManager, Protocol
 
-from linerate.experiment.axes import lab_key, trial_params
+from linerate.axes import lab_key, trial_params
 from linerate.experiment.config import Experiment
+from linerate.experiment.plugins import Event
 from linerate.model import Trial, TrialParams
 from linerate.stats import relative_half_width
 from linerate.store.db import Store, cell_key
-from linerate.trial import window_problem
-
-TRIAL_OVERHEAD_S = 1.5  # fallback before any trial was stored; measured ~1-1.5 s here in 2025
+from linerate.trial import TRIAL_OVERHEAD_S, window_problem
 
 
 class TrialRunner(Protocol):
@@ -47,19 +46,6 @@ class TrialRunner(Protocol):
 
 
 LabFactory = Callable[[dict[str, Any]], ContextManager[TrialRunner]]
-
-
-@dataclass(frozen=True)
-class Event:
-    kind: str  # start | trial | retry | cell_done | done | calibrate | telemetry | message (a kind's own line)
-    cell: dict[str, Any] | None = None
-    trial: Trial | None = None
-    repetition: int = 0
-    attempt: int = 0
-    done: int = 0
-    planned: int = 0
-    message: str = ""
-    eta_s: float | None = None
 
 
 @dataclass

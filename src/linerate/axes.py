@@ -4,6 +4,12 @@ scope, default and validator. Later features add axes with register(); nothing e
 scope "trial": changes only the iperf3 run (family, streams ...);
 scope "lab":   needs a differently built lab (firewall, MTU ...): the scheduler keeps one live lab
                per distinct combination of lab-scoped values.
+
+The axes are the words an experiment file and a testbed share: experiment/ validates files and
+expands matrices with them, testbed/ opens a lab for a combination of lab-scoped values (lab_spec,
+vm_params) and refuses what it cannot honour, kinds/ and cli/ read them. So the registry sits
+below all of those, at the package root; it imports only the pure specs it validates through
+(model, topology/, vm/'s plan and qemu argv).
 """
 
 from __future__ import annotations

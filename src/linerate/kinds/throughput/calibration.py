@@ -21,8 +21,8 @@ import platform
 from collections.abc import Callable
 from typing import Any
 
-from linerate.experiment.axes import AXES, trial_params
-from linerate.experiment.scheduler import LabFactory
+from linerate.axes import AXES, trial_params
+from linerate.kinds.throughput.scheduler import LabFactory
 from linerate.model import Trial
 from linerate.store.db import Store
 
