@@ -126,7 +126,7 @@ def test_a_poisoned_older_journal_is_never_written_back_and_blocks_nothing(tmp_p
     """An older linerate journaled 30 MB (or terminal escapes) as the original value in the results
     database: restore moves it out as needs-hand with the command to run, restores the rest, and
     the journal stays small; --resolve closes it."""
-    from linerate.testbed.ssh import restore_journal
+    from linerate.testbed.ssh_restore import restore_journal
 
     store = Store(tmp_path / "old.db")
     store.journal_add(KEY, "dut", "sysctl", "net.ipv4.ip_default_ttl", "7" * 3_000_000, "50")

@@ -15,7 +15,8 @@ from linerate.search.frame_path import COUNT_TABLE
 from linerate.store import Store
 from linerate.testbed.inventory import parse_inventory
 from linerate.testbed.journal import Journal
-from linerate.testbed.ssh import SshView, restore_journal
+from linerate.testbed.ssh import SshView
+from linerate.testbed.ssh_restore import restore_journal
 from linerate.testbed.ssh_path import JOURNAL_KIND, TestbedPath, parse_neighbour, parse_route
 from tests.conftest import DATA, capture
 

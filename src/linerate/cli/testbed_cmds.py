@@ -58,7 +58,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from linerate.errors import ConfigError
     from linerate.testbed.inventory import load_inventory
     from linerate.testbed.journal import Journal
-    from linerate.testbed.ssh import close_hosts, connect_hosts, detect_driver, restore_journal
+    from linerate.testbed.ssh import close_hosts, connect_hosts, detect_driver
+    from linerate.testbed.ssh_restore import restore_journal
 
     inventory = load_inventory(args.inventory)
     key = inventory.identity_key()

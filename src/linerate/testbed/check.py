@@ -20,8 +20,8 @@ from linerate.model import TrialParams
 from linerate.numbers import is_ascii_int
 from linerate.testbed.fingerprint import host_fingerprint
 from linerate.testbed.inventory import Inventory
-from linerate.testbed.ssh import (SERVER_PORT, close_hosts, connect_host, detect_driver, start_server,
-                                  stop_server)
+from linerate.testbed.ssh import SERVER_PORT, close_hosts, connect_host, detect_driver
+from linerate.testbed.ssh_restore import start_server, stop_server
 from linerate.traffic import iperf3
 
 BURST_PACKETS = 2000
