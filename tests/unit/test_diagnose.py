@@ -46,6 +46,13 @@ CASES = {  # code: (facts where it must fire, facts where it must not)
     "irq-storm": (Facts(os_family="linux", cpu_total={"busy_pct": 25.7, "interrupt_pct": 24.8, "idle_pct": 74.3},
                         threads=[{"name": "ksoftirqd/0", "pct": 100.0, "cpu": 0}]),  # tobiasBora/MT7630E_3.16#1
                   Facts(os_family="freebsd", cpus=cpus(100, 100, 100, 100, interrupt=True))),  # BSD: the stack itself
+    "irq-time-accounting-only": (Facts(os_family="linux", cpu_total={"busy_pct": 50.0, "interrupt_pct": 49.8,
+                                                                      "idle_pct": 50.0}),  # MIPS/CI20_linux#35
+                                 Facts(os_family="linux", cpu_total={"busy_pct": 25.7, "interrupt_pct": 24.8,
+                                                                     "idle_pct": 74.3},
+                                       threads=[{"name": "ksoftirqd/0", "pct": 100.0, "cpu": 0}])),
+    "rx-dropped-not-nic": (Facts(rx_dropped={"enp3s0": 11723}, rx_packets={"enp3s0": 22328419}),  # netdata#4536
+                           Facts(nic_drops={"eth2 rx_missed_errors": 7142467})),
     "irq-one-queue": (Facts(interrupts={"igb0:rxq0": 90000, "igb0:rxq1": 12, "igb0:rxq2": 9, "igb0:aq": 2}),
                       Facts(interrupts={"igb0:rxq0": 25000, "igb0:rxq1": 24000, "igb0:rxq2": 26000})),
     "nic-drops": (Facts(nic_drops={"igb0 rx errors": 797962}),

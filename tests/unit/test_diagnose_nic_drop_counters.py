@@ -37,7 +37,9 @@ def test_nic_statistics_after_an_ifconfig_block_is_read_and_tiny_drops_are_only_
     assert limits(doc) == []
     note = next(v for v in doc["verdicts"] if v["code"] == "nic-drops-negligible")
     assert "rx_missed_errors 4,954" in note["evidence"] and "rx_no_buffer_count 527" in note["evidence"]
-    assert doc["read"] == ["ethtool -S the NIC (5 NIC-wide drop counters)"]
+    assert doc["read"] == ["ifconfig eth0 (RX/TX counters)", "ethtool -S the NIC (5 NIC-wide drop counters)"]
+    # ifconfig's dropped 7,183 is rx_dropped + rx_missed_errors (/proc/net/dev): 2,229 are the kernel's
+    assert "eth0 rx_dropped 2,229" in next(v for v in doc["verdicts"] if v["code"] == "rx-dropped-not-nic")["evidence"]
 
 
 def test_the_same_ethtool_counters_with_a_prompt_and_many_drops_are_a_limit(tmp_path, capsys):

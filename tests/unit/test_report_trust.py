@@ -93,3 +93,23 @@ def test_above_ceiling_flag():
     above = Trial("ok", TrialParams(), (), throughput_bps=ceiling * 1.02)
     assert ceiling_flags(cell, at) == [] and ceiling_flags(cell, above) == [ABOVE_CEILING]
     assert ceiling_flags({**cell, "link_rate": "none"}, above) == []
+
+
+def test_a_real_testbeds_csv_leaves_out_the_axes_its_hosts_decide(tmp_path):
+    from linerate.report.data import build_report
+    from linerate.report.exporters import serializer
+    from linerate.store import Store
+    from linerate.store.db import cell_key
+    from linerate.testbed.knobs import NAMESPACE_ONLY
+    from linerate.testbed.ssh import SshTestbeds
+    from types import SimpleNamespace
+
+    record = SshTestbeds.record(SimpleNamespace(inventory=SimpleNamespace(name="bed")))
+    store = Store(tmp_path / "s.db")
+    exp = store.create_experiment("ssh", "run", {"axes": {}}, environment=record)
+    params = {"family": 4, "streams": 1, "firewall": "none", "mtu": 1500, "dut_sysctls": "default"}
+    cell = store.ensure_cells(exp, [params])[cell_key(params)]
+    store.add_trial(cell, 1, 1, Trial("ok", TrialParams(), ("iperf3",), throughput_bps=9e8), final=True)
+    header = serializer("csv")(build_report(store, exp)).splitlines()[0].split(",")
+    assert "dut_sysctls" in header and "streams" in header
+    assert not set(header) & set(NAMESPACE_ONLY), header

@@ -32,7 +32,10 @@ def audit_file(path: Path, os_name: str, version: str, kind: str | None = None):
     return settings, audit(load_catalog(), settings, Context(os_name, family, base, "router", False, version))
 
 
-LABEL = re.compile(r"^(?:#@|<!--@) expect (LR\d{3})(?: ([^\s-]\S*))?(?: -->)?$")
+LABEL = re.compile(r"^(?:#@|<!--@) (expect|missed) (LR\d{3})(?: ([^\s-]\S*))?(?: -->)?$")
+# '#@ missed CODE': a line truly wrong (the label's source says so) that linerate does not flag yet; the
+# recall test counts it as a miss, the per-file test only checks nothing else is said loudly about it
+MISSED = "missed"
 
 
 def audit_line(path: Path) -> tuple[str, str | None]:
@@ -50,7 +53,7 @@ def labelled(path: Path) -> dict[int, tuple[str, str | None]]:
     for number, line in enumerate(path.read_text().splitlines(), 1):
         match = LABEL.match(line.strip())
         if match:
-            pending = (match.group(1), match.group(2))
+            pending = (match.group(2), MISSED if match.group(1) == MISSED else match.group(3))
         elif pending and setting.match(line):
             out[number], pending = pending, None
     return out
@@ -85,6 +88,9 @@ def test_precision_corpus_matches_the_hand_labels(path):
             assert not loud, f"false positive on a real knob: {path.name}:{s.line} {s.raw} -> {on_line}"
             continue
         code, hint = expected[s.line]
+        if hint == MISSED:
+            assert loud <= {code}, f"{path.name}:{s.line}: {on_line}"
+            continue
         assert code in {f.code for f in on_line}, f"{path.name}:{s.line} wanted {code}, got {on_line}"
         assert loud <= {code}, f"{path.name}:{s.line}: {on_line}"
         if hint:

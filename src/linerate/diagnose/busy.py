@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from linerate.diagnose.facts import Facts
+from linerate.diagnose.verdict import SATURATED_PCT
 
 IRQ_STORM_CPUS = 0.7  # hardware-interrupt time worth this many CPUs (or one CPU this much of its time)
 IRQ_STORM_MIN_TOTAL_PCT = 10.0  # top's all-CPUs hi, CPU count unknown: at least a CPU's worth on <= 10 CPUs
@@ -29,7 +30,32 @@ KERNEL_THREAD = re.compile(r"^\[?(ksoftirqd|kworker|irq/|napi/|migration|rcu|int
 LINUX_FAMILIES = ("linux", "openwrt")
 
 
+def total_saturated(facts: Facts) -> bool:
+    """Only top's all-CPUs line was pasted and it leaves (nearly) nothing idle: every CPU is busy."""
+    return not facts.cpus and facts.cpu_total is not None and facts.cpu_total["busy_pct"] >= SATURATED_PCT
+
+
 def irq_storm(facts: Facts) -> str | None:
+    """Evidence that hardware-interrupt time alone is about a CPU's worth (Linux) and that something really
+    interrupts: interrupt counts pasted, or a thread pegged beside it; else None (irq_time_only says it)."""
+    evidence = _irq_time(facts)
+    return evidence if evidence is not None and corroborated(facts) else None
+
+
+def irq_time_only(facts: Facts) -> str | None:
+    """The same hardware-interrupt time with nothing else to show it: CPU accounting alone, which kernels have
+    got wrong (MIPS/CI20_linux#35: on 3.18 an idle second CPU's time was charged to irq, 49.8% `hi`)."""
+    evidence = _irq_time(facts)
+    return evidence if evidence is not None and not corroborated(facts) else None
+
+
+def corroborated(facts: Facts) -> bool:
+    """Something besides the CPU time accounting shows interrupt work: interrupt counts, or a busy thread."""
+    thread = facts.threads[0] if facts.threads else None
+    return bool(facts.interrupts or facts.irq_cpu) or (thread is not None and thread["pct"] >= 90.0)
+
+
+def _irq_time(facts: Facts) -> str | None:
     """Evidence that hardware-interrupt time alone is about a CPU's worth (Linux), else None."""
     if facts.os_family not in LINUX_FAMILIES or facts.shared_kernel:
         return None
@@ -62,6 +88,14 @@ def storm_advice() -> str:
             "its driver (a driver bug, firmware, a shared level-triggered line nobody acknowledges): update or replace the "
             "driver/firmware and test with the module unloaded (modprobe -r) to confirm; "
             "spreading queues or IRQ affinity only moves the storm to another CPU")
+
+
+def accounting_advice() -> str:
+    return ("check that the interrupts are real before chasing a device: `grep . /proc/interrupts; sleep 1; grep . "
+            "/proc/interrupts` - a storm is a line growing by tens of thousands a second - and whether that CPU "
+            "runs anything (`top -H`, a pegged ksoftirqd or irq/ thread); if nothing interrupts that often, the time "
+            "is mis-accounted: kernels have charged an idle CPU's time to irq (MIPS/CI20_linux#35, Linux 3.18, fixed "
+            "by later patches) - update the kernel, and judge the load from /proc/interrupts and throughput instead")
 
 
 def program(facts: Facts, hot: dict[str, float] | None) -> str | None:

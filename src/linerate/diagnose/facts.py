@@ -63,6 +63,13 @@ class Facts:
     queue_packets: dict[str, dict[str, int]] = field(default_factory=dict)
     queue_packets_source: str = ""
     nic_packets: int = 0  # packets of the NICs whose ethtool -S drop counters were read (same window)
+    # ethtool -g: NIC -> (RX ring entries now, the most the NIC allows)
+    rx_rings: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # rtnl rx_dropped (sysfs, or ifconfig's drop column less rx_missed_errors): packets the kernel discarded after
+    # the NIC delivered them; "unclear" when only ifconfig's column (rx_dropped + rx_missed_errors) was read
+    rx_dropped: dict[str, int] = field(default_factory=dict)
+    rx_dropped_unclear: dict[str, int] = field(default_factory=dict)
+    rx_packets: dict[str, int] = field(default_factory=dict)  # the same NICs' received packets (same window)
     usb_nic_driver: str = ""  # a USB NIC driver named in the paste: its host controller's IRQ is network
     interrupts_source: str = ""  # where facts.interrupts came from, for the verdict text
     # the measurement itself (experiment cells): DUT window telemetry per trial, a VM DUT seen from the host

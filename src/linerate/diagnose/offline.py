@@ -23,7 +23,8 @@ from linerate.dut.sections import FORMAT_HELP, command_line, family_of, outside,
 from linerate.errors import ConfigError, ParseError
 
 RAW_HELP = ("or raw output of /proc/interrupts, /proc/net/softnet_stat, /proc/softirqs, top, mpstat -P ALL, "
-            "ethtool -S IF (per-queue packet counters, NIC-wide drop counters), FreeBSD top -P / vmstat -i / sysctl hw.intrs / netstat -Q / "
+            "ethtool -S IF (per-queue packet counters, NIC-wide drop counters), ethtool -g IF, ifconfig (Linux), "
+            "/sys/class/net/IF/statistics/*, FreeBSD top -P / vmstat -i / sysctl hw.intrs / netstat -Q / "
             "netstat -i, pfctl -si / -sm, conntrack -S / -C, nf_conntrack_count / nf_conntrack_max")
 BOM = "\ufeff"
 PER_CPU_SECTIONS = ("cat /proc/interrupts", "cat /proc/net/softnet_stat")  # also read per CPU
@@ -250,6 +251,58 @@ def _nic_counters(facts: Facts, before: Reading | None, after: Reading) -> bool:
     return windowed
 
 
+# rtnl_link_stats64 counters of drops at the NIC itself (include/uapi/linux/if_link.h: rx_missed_errors "the
+# device ran out of buffers", rx_fifo_errors / rx_over_errors its FIFO or ring overflowing)
+LINK_NIC_DROPS = ("rx_missed_errors", "rx_fifo_errors", "rx_over_errors")
+
+
+def _link_stats(facts: Facts, before: Reading | None, after: Reading) -> None:
+    """ifconfig and /sys/class/net/IF/statistics: NIC drops (rx_missed_errors, rx_fifo_errors) into the NIC
+    drops, rx_dropped apart (the kernel's, not the NIC's). ifconfig's drop column is rx_dropped +
+    rx_missed_errors (/proc/net/dev, net/core/net-procfs.c): split when either is read, else unclear. A
+    window when two readings of a NIC are there, else totals since boot; ethtool -g's ring sizes as read."""
+    for nic, rings in after.rings.items():
+        if "rx" in rings and rings.get("rx_max"):
+            facts.rx_rings[nic] = (rings["rx"], rings["rx_max"])
+    nics: dict[str, list[dict[str, int]]] = {}
+    earlier: dict[str, list[dict[str, int]]] = {}
+    for target, displays in ((nics, after.link_stats), (earlier, before.link_stats if before else [])):
+        for display in displays:
+            for nic, values in display.items():
+                if target.get(nic) and not set(values) & set(target[nic][-1]):
+                    target[nic][-1] = {**target[nic][-1], **values}  # another counter of the same reading
+                else:
+                    target.setdefault(nic, []).append(dict(values))
+    ethtool = {nic: values for display in after.nic_counters for nic, values in display.items()}
+    for nic, displays in nics.items():
+        old, new = _window(earlier.get(nic, []), displays)
+        values = new
+        if old is not None:
+            delta = {name: value - old[name] for name, value in new.items() if name in old}
+            values = delta if delta and all(v >= 0 for v in delta.values()) else new
+        facts.drops_known = True
+        for name in LINK_NIC_DROPS:
+            if values.get(name, 0) > 0:
+                label = f"{nic} {name}"
+                facts.nic_drops[label] = max(facts.nic_drops.get(label, 0), values[name])
+        missed = values.get("rx_missed_errors")
+        if missed is None:  # ethtool -S of the same NIC (unnamed when no command line was pasted above it)
+            shown = ethtool.get(nic) or (ethtool.get("the NIC") if len(nics) == 1 else None) or {}
+            missed = shown.get("rx_missed_errors", shown.get("rx_missed"))
+        combined = values.get("rx_dropped_missed")
+        dropped = values.get("rx_dropped")
+        if dropped is None and combined is not None and missed is not None:
+            dropped = max(combined - missed, 0)
+        if dropped:
+            facts.rx_dropped[nic] = dropped
+        elif dropped is None and combined:
+            facts.rx_dropped_unclear[nic] = combined
+        if values.get("rx_packets"):
+            facts.rx_packets[nic] = values["rx_packets"]
+            if any(label.startswith(f"{nic} ") for label in facts.nic_drops) and not after.nic_counters:
+                facts.nic_packets += values["rx_packets"] + values.get("tx_packets", 0)
+
+
 def _interval_counters(facts: Facts, after: Reading) -> bool:
     """netstat -w tables: each row is already a difference over one interval, so their sums are a
     window. The named interfaces' tables are used; the all-interfaces '(Total)' table only when no
@@ -328,6 +381,7 @@ def snapshot_facts(before: Pasted | None, after: Pasted, os_name: str) -> Facts:
     _softnet(facts, reading_b, after.reading)
     _queue_packets(facts, reading_b, after.reading)
     windowed = _nic_counters(facts, reading_b, after.reading)
+    _link_stats(facts, reading_b, after.reading)
     intervals = _interval_counters(facts, after.reading)
     if (windowed or intervals) and not counters_a:
         facts.since_boot = False

@@ -5,7 +5,9 @@ drops the CPU header row), `/proc/net/softnet_stat`, `/proc/softirqs`, Linux `to
 `mpstat -P ALL`, FreeBSD `top -P`/`top -aSH`, `vmstat -i` (or `vmstat -i | grep igb`),
 `sysctl hw.intrs`, `netstat -Q`, `netstat -i`, `netstat -w 1 [-I IF] -bdh` (per-interval drops), Linux `ethtool -S IF` (per-queue packet counters,
 often grepped: `ethtool -S eth0 | grep rx_queue`, and NIC-wide drop counters such as
-rx_missed_errors under its `NIC statistics:` header), and the connection-state table's outputs — pf's
+rx_missed_errors under its `NIC statistics:` header), interface statistics — net-tools `ifconfig` (either
+style, or a `grep RX` of it), `/sys/class/net/IF/statistics/*` (a number under its `cat`, or `grep .` lines),
+`ethtool -g IF` ring sizes, `ethtool -i IF` — and the connection-state table's outputs — pf's
 `pfctl -si` (or `| grep memory`) and `pfctl -sm`, `conntrack -S`, the conntrack sysctls, a bare number under
 `cat .../nf_conntrack_count` / `nf_conntrack_max` / `conntrack -C`, kernel log 'nf_conntrack: table full'
 lines — read by dut/state_parsers.py, the same parsers as snapshot sections; often several concatenated, with or without the
@@ -16,7 +18,8 @@ cut into blocks by the lines that can only start one kind of output (a CPU heade
 softnet row, 'last pid:', '%Cpu0 :', 'interrupt  total  rate', 'WSID CPU' ...) and by prompt
 lines; each block goes to the parser of its kind. A block no recogniser claims is reported as
 "section present but not understood: <its first line>", never dropped, with a hint when the screen
-is one linerate can name (htop). A `> ` quote prefix (markdown, e-mail) is stripped from every line.
+is one linerate can name (htop). A `> ` quote prefix (markdown, e-mail), a markdown list marker and
+`**emphasis**` are stripped from every line; a `# remark` between a command and its output is skipped.
 
 When one kind of counter table appears twice, the first is read as the before and the last as
 the after, so the figures are a window; a single table is a total since boot and says so.
@@ -28,16 +31,18 @@ import re
 from dataclasses import dataclass, field
 
 from linerate.diagnose import screens
-from linerate.dut import parsers, state_parsers
+from linerate.dut import nic_statistics, parsers, state_parsers
 from linerate.errors import ParseError
 from linerate.numbers import ascii_int, is_ascii_int
 
 FAMILY = {"interrupts": "linux", "softirqs": "linux", "softnet": "linux", "linux-top": "linux",
           "mpstat": "linux", "proc-stat": "linux", "freebsd-top": "freebsd", "vmstat": "bsd",
           "intrs": "freebsd", "netstat-Q": "freebsd", "netstat-i": "bsd", "netstat-w": "bsd", "ethtool-S": "linux",
-          "pf-info": "bsd", "pf-memory": "bsd", "conntrack-S": "linux", "conntrack-sysctl": "linux", "conntrack-log": "linux"}
+          "pf-info": "bsd", "pf-memory": "bsd", "conntrack-S": "linux", "conntrack-sysctl": "linux",
+          "conntrack-log": "linux",
+          "ifconfig": "linux", "sysfs-stat": "linux", "ethtool-g": "linux", "ethtool-i": "linux"}
 STRICT = {"cpu-table", "softnet", "vmstat", "intrs", "proc-stat", "ethtool-S", "pf-memory", "conntrack-S",
-          "conntrack-sysctl"}  # end at the first line not of their grammar
+          "conntrack-sysctl", "sysfs-stat", "ethtool-g", "ethtool-i"}  # end at the first line not of their grammar
 
 _COMMANDS = (r"(?:sudo\s+)?(?:cat|grep|egrep|top|htop|vmstat|netstat|mpstat|sar|sysctl|ethtool|head|tail|watch|ps|"
              r"ifconfig|ip|for|while|sh|busybox|awk|sed|sleep|pfctl|conntrack)\b")
@@ -92,6 +97,14 @@ def _start(line: str) -> str | None:
         return "netstat-w"
     if re.match(r"^\s*NIC statistics:\s*$", text) or _ethtool_queue_line(text):
         return "ethtool-S"
+    if nic_statistics.IFCONFIG_HEADER.match(text) or nic_statistics.IFCONFIG_STATS.match(text):
+        return "ifconfig"
+    if nic_statistics.SYSFS_STAT_LINE.match(text):
+        return "sysfs-stat"
+    if nic_statistics.ETHTOOL_RING_HEADER.match(text.strip()):
+        return "ethtool-g"
+    if re.match(r"^driver: [\w.-]+\s*$", text):
+        return "ethtool-i"
     if words[:1] == ["PID"] and words[-1:] == ["COMMAND"]:
         return "freebsd-top" if ("WCPU" in words or "PRI" in words) else "linux-top"
     for kind, pattern in (("pf-info", _PF_INFO), ("pf-memory", _PF_MEMORY), ("conntrack-S", _CT_STATS),
@@ -107,8 +120,11 @@ def _ethtool_queue_line(text: str) -> bool:
                             or parsers.is_ethtool_nic_counter(match.group(1)))
 
 
-# A quote prefix on pasted lines (markdown/e-mail '> ', nested '> > '): stripped before recognition.
+# A quote prefix on pasted lines (markdown/e-mail '> ', nested '> > '), a markdown list marker ('- ', '* ')
+# and emphasis around a counter ('**tx_dropped: 0**', netdata/netdata#3579): stripped before recognition.
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
+_LIST_MARKER = re.compile(r"^ {0,3}[-*+] (?=\S)")
+_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 # Screens linerate does not read but can name, with the paste that would do instead. htop's CPU meters
 # ("  0[||||||   41.8%]", openwrt/openwrt#15820) show a bar, not the user/system/irq/softirq split.
 CPU_HINT = "paste `top -b -n 2 -d 1` with per-CPU lines (press 1) or `mpstat -P ALL 1 1`"
@@ -120,7 +136,10 @@ USB_NIC_DRIVER = re.compile(r"(?<![\w-])(r8152|r8153\w*|ax88179_178a|ax88179|cdc
 
 
 def strip_quote(line: str) -> str:
-    return _QUOTE.sub("", line, count=1) if line.lstrip().startswith(">") else line
+    """The line without a quote prefix, a list marker or markdown emphasis (the text inside is kept)."""
+    line = _QUOTE.sub("", line, count=1) if line.lstrip().startswith(">") else line
+    line = _LIST_MARKER.sub("", line, count=1)
+    return _EMPHASIS.sub(r"\2", line) if "**" in line or "__" in line else line
 
 
 def _hint(block_lines: list[str]) -> str:
@@ -141,6 +160,9 @@ def _fits(kind: str, line: str) -> bool:
             "pf-memory": bool(_PF_MEMORY.match(text)),
             "conntrack-S": bool(re.match(r"^(cpu=[0-9]+\s|[a-z_]+\s+[0-9]+\s*$|[0-9a-f]{8}(\s+[0-9a-f]{8})+\s*$)", text)),
             "conntrack-sysctl": bool(_CT_SYSCTL.match(text)),
+            "sysfs-stat": bool(nic_statistics.SYSFS_STAT_LINE.match(text)),
+            "ethtool-g": bool(nic_statistics.ETHTOOL_RING_LINE.match(text.strip())),
+            "ethtool-i": bool(re.match(r"^[a-z][a-z-]*:( .*)?$", text)),
             }.get(kind, False)
 
 
@@ -163,11 +185,15 @@ def blocks(text: str) -> list[Block]:
     out: list[Block] = []
     current: Block | None = None
     for line in (strip_quote(raw) for raw in text.splitlines()):
-        if line.startswith(("# source:", "### linerate")) or re.match(r"^\s*(```|~~~)\S*\s*$", line):
+        if line.lower().startswith(("# source:", "### linerate")) or re.match(r"^\s*(```|~~~)\S*\s*$", line):
             continue  # the corpus' source line, snapshot headers, markdown code fences around a paste
         if CAPTION.match(line) and len(line.split()) <= 3 and _start(line) is None and \
-                (current is None or current.kind is not None):
+                (current is None or current.kind is not None) and \
+                not (current is not None and current.kind in STRICT and _fits(current.kind, line)):
             continue  # outside an unread block: a caption says nothing the block after it does not
+        if line.startswith("# ") and not PROMPT.match(line.strip()) and current is not None and current.command \
+                and current.kind is None and not any(text.strip() for text in current.lines):
+            continue  # a remark between a command and its output ('#    user   nice   system', CI20_linux#35)
         if PROMPT.match(line.strip()) or (_start(line) is None and ECHOED.match(line.strip())):
             current = Block(None, [], line.strip())
             out.append(current)
@@ -210,6 +236,10 @@ class Reading:
     queue_packets: list[dict[str, dict[tuple[str, int], int]]] = field(default_factory=list)
     # ethtool -S NIC-wide drop and packet counters, one dict per display: "eth0" -> {"rx_missed_errors": n}
     nic_counters: list[dict[str, dict[str, int]]] = field(default_factory=list)
+    # interface statistics named as rtnl_link_stats64 (ifconfig, /sys/class/net/IF/statistics), one dict per
+    # display: "eth2" -> {"rx_missed_errors": n, "rx_dropped_missed": n (ifconfig's drop column) ...}
+    link_stats: list[dict[str, dict[str, int]]] = field(default_factory=list)
+    rings: dict[str, dict[str, int]] = field(default_factory=dict)  # ethtool -g: "eth2" -> {"rx": 512, "rx_max": 4096}
     # netstat -w tables: (interface or "(Total)", one dict of counters per interval row)
     interval_counters: list[tuple[str, list[dict[str, int]]]] = field(default_factory=list)
     usb_nic_driver: str = ""  # a USB NIC driver the paste names (r8152, ax88179_178a, cdc_ether ...)
@@ -231,10 +261,11 @@ class Reading:
     def merge(self, other: Reading) -> None:
         """Add another reading's outputs after this one's (displays keep their order)."""
         for name in ("irq_tables", "net_rx", "softnet", "vmstat", "proc_stat", "queue_packets", "nic_counters",
-                     "interval_counters", "read",
+                     "interval_counters", "link_stats", "read",
                      "not_understood"):
             getattr(self, name).extend(getattr(other, name))
         self.intr_bindings.update(other.intr_bindings)
+        self.rings.update(other.rings)
         self.counters.update(other.counters)
         self.families |= other.families
         self.usb_nic_driver = self.usb_nic_driver or other.usb_nic_driver
@@ -310,6 +341,8 @@ def _parse_block(block: Block, reading: Reading) -> None:
         interface, rows = parsers.parse_netstat_w(text)
         reading.interval_counters.append((interface, rows))
         reading.read.append(f"netstat -w ({interface}, {_count(len(rows), 'interval')})")
+    elif kind in ("ifconfig", "sysfs-stat", "ethtool-g", "ethtool-i"):
+        _parse_link_block(block, reading)
     elif kind == "ethtool-S":
         nic = _ethtool_interface(block.command)
         try:
@@ -332,6 +365,28 @@ def _parse_block(block: Block, reading: Reading) -> None:
     else:
         raise ParseError("not a kind linerate reads")
     reading.families.add(FAMILY[kind])
+
+
+def _parse_link_block(block: Block, reading: Reading) -> None:
+    """ifconfig's counters, `grep . /sys/class/net/IF/statistics/*`, ethtool -g ring sizes, ethtool -i's driver."""
+    text = "\n".join(block.lines)
+    if block.kind == "ifconfig":
+        named = re.search(r"ifconfig\s+([\w.:@-]+)", block.command or "")
+        stats = nic_statistics.parse_ifconfig(text, named.group(1) if named else "the NIC")
+        reading.link_stats.append(stats)
+        reading.read.append(f"ifconfig {', '.join(stats)} (RX/TX counters)")
+    elif block.kind == "sysfs-stat":
+        stats = nic_statistics.parse_sysfs_stat_lines(text)
+        reading.link_stats.append(stats)
+        reading.read.append(f"/sys/class/net/{'|'.join(stats)}/statistics ({sum(map(len, stats.values()))} counters)")
+    elif block.kind == "ethtool-g":
+        rings = nic_statistics.parse_ethtool_rings(text)
+        reading.rings.update(rings)
+        reading.read.append("; ".join(f"ethtool -g {nic} (RX ring {r['rx']} of {r['rx_max']})"
+                                      for nic, r in rings.items() if "rx" in r and "rx_max" in r))
+    else:
+        driver = re.match(r"^driver: ([\w.-]+)", block.lines[0]).group(1)
+        reading.read.append(f"ethtool -i (driver {driver})")
 
 
 def _ethtool_interface(command: str | None) -> str:
@@ -365,8 +420,19 @@ _COUNT_COMMAND = re.compile(r"(?:nf|ip)_conntrack_(count|max)\b|conntrack\s+(?:-
 
 def _bare_numbers(block: Block, reading: Reading) -> bool:
     """A prompt line reading conntrack's count/max and only integers below it: read, True."""
-    names = [m.group(1) or "count" for m in _COUNT_COMMAND.finditer(block.command or "")]
     values = [line.strip() for line in block.lines if line.strip()]
+    stats = list(nic_statistics.SYSFS_STAT.finditer(block.command or ""))
+    if stats and len(values) == len(stats) and all(is_ascii_int(v) for v in values):
+        read: dict[str, dict[str, int]] = {}
+        for match, value in zip(stats, values):
+            read.setdefault(match.group("nic"), {})[match.group("name")] = ascii_int(value)
+        reading.link_stats.append(read)
+        reading.families.add("linux")
+        prompt = PROMPT.match(block.command or "")
+        command = prompt.group("command") if prompt else block.command
+        reading.read.append(f"{command[:70]} ({', '.join(f'{k} {v:,}' for s in read.values() for k, v in s.items())})")
+        return True
+    names = [m.group(1) or "count" for m in _COUNT_COMMAND.finditer(block.command or "")]
     if not names or len(values) != len(names) or not all(is_ascii_int(v) for v in values):
         return False
     got = {("state_count" if name == "count" else "state_max"): ascii_int(v) for name, v in zip(names, values)}

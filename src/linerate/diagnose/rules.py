@@ -11,29 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from linerate.diagnose import busy, coverage
+from linerate.diagnose import busy, coverage, receive
 from linerate.diagnose.facts import Facts
-from linerate.diagnose.queues import is_network, is_usb_host, rx_groups
-from linerate.diagnose.state_rules import state_verdicts
-from linerate.diagnose.verdict import NEGLIGIBLE_DROP_SHARE, SINCE_BOOT, Verdict
+from linerate.diagnose.queues import is_usb_host
+from linerate.diagnose.state_rules import NEARLY_FULL_SHARE, failures_since_boot, state_verdicts
+from linerate.diagnose.verdict import NEGLIGIBLE_DROP_SHARE, SATURATED_PCT, SINCE_BOOT, Verdict
 from linerate.dut.state_table import firewall
 
 AT_LINE_RATE = 0.97  # of the calculated goodput for the link, MTU and family
-SATURATED_PCT = 90.0  # a CPU (or one thread) this busy has nothing left (top's all-CPUs line: every CPU)
 ALL_BUSY_MIN_PCT = 80.0  # every CPU at least this busy, and on average SATURATED_PCT
-QUEUE_SHARE = 0.80  # one queue of a multi-queue NIC (or one CPU of the network interrupts) took this share
-QUEUE_SKEW = 3.0  # ... or one queue took this many times the median of its NIC's other queues
-QUEUE_SKEW_MIN_SHARE = 0.40  # ... and at least this share (a skew, not noise on idle queues)
 PARTIAL_GAP_PCT = 20.0  # single-/partial-cpu-bound: the other CPUs average at least this many points below the saturated ones
-NEARLY_FULL_SHARE = 0.80  # a connection-state table this full (but under dut/state_table.FULL_SHARE) is noted
 ONE_CPU_MAX_PCT = 105.0  # top's %CPU is per CPU: a process above this (top rounding aside) runs on several CPUs
-MIN_QUEUE_INTERRUPTS = 100
-MIN_SOFTNET_PACKETS = 1000  # softnet_stat / NET_RX totals below this say nothing
-MIN_TIME_SQUEEZE = 100
-# a skew since boot with no harm shown: fewer packets or interrupts than this since boot say the box
-# barely carried traffic (netdata/netdata#1076: 46k packets, 6 time_squeeze, no drops — nothing wrong)
-MIN_SINCE_BOOT_RECEIVE = 1_000_000
 QUEUE_DELAY_MS = 5.0  # median RTT rising this much under load: a standing queue (bufferbloat)
+ETHTOOL_MAN = "ethtool(8) (https://man7.org/linux/man-pages/man8/ethtool.8.html)"
 PATHOLOGICAL = 0.05  # under 5% of line rate (Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' (https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated): ~5 Mbit/s through a virtio pfSense)
 
 
@@ -145,11 +135,6 @@ def _all_busy(busy: list[float]) -> bool:
     return min(busy) >= ALL_BUSY_MIN_PCT and sum(busy) / len(busy) >= SATURATED_PCT
 
 
-def _total_saturated(facts: Facts) -> bool:
-    """Only top's all-CPUs line was pasted and it leaves (nearly) nothing idle: every CPU is busy."""
-    return not facts.cpus and facts.cpu_total is not None and facts.cpu_total["busy_pct"] >= SATURATED_PCT
-
-
 @rule("irq-storm")
 def irq_storm(facts: Facts) -> Verdict | None:
     """Hardware-interrupt time alone about a CPU's worth (Linux `hi`): a device or driver interrupting
@@ -159,6 +144,18 @@ def irq_storm(facts: Facts) -> Verdict | None:
         return None
     return Verdict("irq-storm", "limit", "interrupt storm: hardware-interrupt time alone is about one CPU (a driver "
                    "or device fault)", evidence, busy.storm_advice())
+
+
+@rule("irq-time-accounting-only")
+def irq_time_accounting_only(facts: Facts) -> Verdict | None:
+    """Hardware-interrupt time of about a CPU that nothing else in the paste shows (no interrupt counts, no
+    busy thread): not called a storm (busy.irq_time_only)."""
+    evidence = busy.irq_time_only(facts)
+    if evidence is None:
+        return None
+    return Verdict("irq-time-accounting-only", "note", "hardware-interrupt time of about one CPU, shown by CPU "
+                   "accounting alone", f"{evidence}; no interrupt counts or busy thread pasted to confirm it: the "
+                   "evidence is the kernel's time accounting alone", busy.accounting_advice())
 
 
 @rule("single-core-bound")
@@ -182,7 +179,7 @@ def single_core_bound(facts: Facts) -> Verdict | None:
         evidence = (f"{name} {hot['busy_pct']:.0f}% busy{f' ({split})' if split else ''}; the other "
                     f"{len(others)} CPU{'s' if len(others) > 1 else ''} average {sum(others) / len(others):.0f}% "
                     f"[{facts.cpu_source}]")
-    elif not facts.cpus and one_cpu_thread and not _total_saturated(facts):
+    elif not facts.cpus and one_cpu_thread and not busy.total_saturated(facts):
         total = facts.cpu_total
         evidence = (f"all CPUs together {total['busy_pct']:.0f}% busy (top's all-CPUs line), per-CPU load not "
                     "captured" if total else "CPU count and per-CPU load not captured")
@@ -202,7 +199,7 @@ def single_core_bound(facts: Facts) -> Verdict | None:
 def cpu_bound(facts: Facts) -> Verdict | None:
     if facts.shared_kernel:
         return None
-    if _total_saturated(facts):
+    if busy.total_saturated(facts):
         total = facts.cpu_total
         split = ", ".join(f"{total[k]:.0f}% {k[:-4]}" for k in ("softirq_pct", "interrupt_pct", "system_pct",
                                                                   "user_pct") if total.get(k))
@@ -212,11 +209,11 @@ def cpu_bound(facts: Facts) -> Verdict | None:
         if thread is not None:
             evidence += f"; busiest thread {_thread_text(thread)}"
     elif facts.cpus:
-        busy = [c["busy_pct"] for c in facts.cpus]
-        if not _all_busy(busy):
+        loads = [c["busy_pct"] for c in facts.cpus]
+        if not _all_busy(loads):
             return None
-        evidence = (f"{len(busy)} CPU{'s' if len(busy) > 1 else ''} {min(busy):.0f}-{max(busy):.0f}% busy, "
-                    f"{sum(busy) / len(busy):.0f}% on average [{facts.cpu_source}]")
+        evidence = (f"{len(loads)} CPU{'s' if len(loads) > 1 else ''} {min(loads):.0f}-{max(loads):.0f}% busy, "
+                    f"{sum(loads) / len(loads):.0f}% on average [{facts.cpu_source}]")
     else:
         return None
     return Verdict("cpu-bound", "limit", "all DUT CPUs busy: CPU-bound", evidence,
@@ -263,42 +260,8 @@ def partial_cpu_bound(facts: Facts) -> Verdict | None:
                    evidence, f"{how}; more streams only help once the flows spread over more queues")
 
 
-def _shares(values: list[int]) -> tuple[int, float, int]:
-    """(index of the largest, its share, total)."""
-    total = sum(values)
-    top = max(range(len(values)), key=lambda i: values[i])
-    return top, (values[top] / total if total else 0.0), total
-
-
-def _not_spread(nics: dict[str, dict[str, int]], minimum: int) -> list[tuple[str, str, dict[str, int]]]:
-    """[(nic, hottest queue, queues)] for every NIC with at least `minimum` counts whose hottest queue
-    took QUEUE_SHARE of them, or QUEUE_SKEW_MIN_SHARE and QUEUE_SKEW times the median of the others."""
-    out = []
-    for nic, queues in sorted(nics.items()):
-        total = sum(queues.values())
-        top = max(queues, key=queues.get)
-        others = sorted(v for k, v in queues.items() if k != top)
-        median = others[len(others) // 2]
-        share = queues[top] / total if total else 0.0
-        skewed = share >= QUEUE_SKEW_MIN_SHARE and queues[top] >= QUEUE_SKEW * max(median, 1)
-        if total >= minimum and (share >= QUEUE_SHARE or skewed):
-            out.append((nic, top, queues))
-    return out
-
-
-def _skewed_queues(interrupts: dict[str, int]) -> list[tuple[str, str, dict[str, int]]]:
-    """[(nic, hottest queue, queues)] for every NIC whose receive queues' interrupts are not spread."""
-    return _not_spread(rx_groups(interrupts), MIN_QUEUE_INTERRUPTS)
-
-
 def _when_irq(facts: Facts) -> str:
     return f" {SINCE_BOOT}" if facts.irq_since_boot else ""
-
-
-def _network(facts: Facts, name: str) -> bool:
-    """A network interrupt source; a USB host controller (xhci-hcd:usbN) only when the paste names a
-    USB NIC driver (a USB NIC's interrupts are its host controller's)."""
-    return is_network(name) or (bool(facts.usb_nic_driver) and is_usb_host(name))
 
 
 @rule("no-network-irq")
@@ -306,7 +269,7 @@ def no_network_irq(facts: Facts) -> Verdict | None:
     """Interrupts were read but none of them is recognisably a NIC's: say so and list what was seen,
     rather than 'no interrupts piled on one CPU'."""
     seen = [name for name, counts in facts.irq_cpu.items() if any(counts)]
-    if not seen or any(_network(facts, name) for name in facts.irq_cpu):
+    if not seen or any(receive.network(facts, name) for name in facts.irq_cpu):
         return None
     busiest = sorted(seen, key=lambda n: -sum(facts.irq_cpu[n]))[:6]
     usb = any(is_usb_host(name) for name in seen)
@@ -323,70 +286,16 @@ def _count_sources(n: int) -> str:
     return f"{n} interrupt source{'' if n == 1 else 's'}"
 
 
-def _receive_skew(facts: Facts) -> tuple[list[str], int | None, int]:
-    """(evidence, hot CPU, volume) of the network's receive work landing on one CPU of several: every
-    NIC interrupt on CPU0 (the Linux default without irqbalance; OpenWrt routers), or softnet_stat/NET_RX
-    counting nearly all packets (and time_squeeze) on one CPU (a vmxnet3 VM, coreos/bugs#2135)."""
-    found, volume = [], 0
-    net = {name: counts for name, counts in facts.irq_cpu.items() if _network(facts, name) and counts}
-    width = max((len(c) for c in net.values()), default=0)
-    hot_cpu = None
-    if width >= 2:
-        per_cpu = [sum(c[i] for c in net.values() if i < len(c)) for i in range(width)]
-        cpu, share, total = _shares(per_cpu)
-        volume = total
-        explained = _skewed_queues({name: sum(counts) for name, counts in net.items()})
-        from_hot_queue = sum(net[top][cpu] for _, top, _ in explained)
-        if total >= MIN_QUEUE_INTERRUPTS and share >= QUEUE_SHARE and from_hot_queue < QUEUE_SHARE * per_cpu[cpu]:
-            hot_cpu = cpu
-            names = [n for n in sorted(net, key=lambda n: -net[n][cpu]) if net[n][cpu]][:4]
-            found.append(f"CPU {cpu} took {share * 100:.0f}% of the {total:,} network interrupts on {width} CPUs "
-                         f"({', '.join(f'{n} {net[n][cpu]:,}' for n in names)}) [{facts.irq_source}]")
-    rows = facts.softnet_cpu
-    if len(rows) >= 2:
-        cpu, share, total = _shares([r["processed"] for r in rows])
-        volume = max(volume, total)
-        squeezed, squeeze_share, squeezes = _shares([r["time_squeeze"] for r in rows])
-        parts = []
-        if total >= MIN_SOFTNET_PACKETS and share >= QUEUE_SHARE:
-            parts.append(f"CPU {rows[cpu]['cpu']} processed {share * 100:.0f}% of {total:,} packets on "
-                         f"{len(rows)} CPUs")
-        if squeezes >= MIN_TIME_SQUEEZE and squeeze_share >= QUEUE_SHARE:
-            own = rows[squeezed]["time_squeeze"]
-            parts.append(f"CPU {rows[squeezed]['cpu']} ran out of budget (time_squeeze) {own:,} times against "
-                         f"{squeezes - own:,} "
-                         f"on the other {len(rows) - 1} CPUs")
-        if parts:
-            hot_cpu = rows[cpu if share >= QUEUE_SHARE else squeezed]["cpu"] if hot_cpu is None else hot_cpu
-            found.append("softnet_stat: " + ", and ".join(parts))
-    if len(facts.net_rx_cpu) >= 2:
-        cpu, share, total = _shares(facts.net_rx_cpu)
-        volume = max(volume, total)
-        if total >= MIN_SOFTNET_PACKETS and share >= QUEUE_SHARE:
-            hot_cpu = cpu if hot_cpu is None else hot_cpu
-            found.append(f"/proc/softirqs: CPU {cpu} ran {share * 100:.0f}% of {total:,} NET_RX softirqs")
-    return found, hot_cpu, volume
-
-
-def _harmless(facts: Facts, volume: int) -> str | None:
-    """Why a skew since boot is not a limit: harm counters were pasted and show none, or so little
-    traffic passed that it cannot have limited anything; None when it may be one."""
-    harm, clean = _receive_harm(facts)
-    if not facts.irq_since_boot or harm or not (clean or volume < MIN_SINCE_BOOT_RECEIVE):
-        return None
-    return ", ".join(clean) if clean else f"only {volume:,} since boot: the box has barely carried traffic"
-
-
 @rule("irq-one-cpu")
 def irq_one_cpu(facts: Facts) -> Verdict | None:
-    """Receive work on one CPU (_receive_skew) over a window, or since boot with harm shown (drops,
+    """Receive work on one CPU (receive.skew) over a window, or since boot with harm shown (drops,
     time_squeeze, a saturated CPU) or with a volume and no harm counters pasted to judge it by."""
-    found, hot_cpu, volume = _receive_skew(facts)
-    if not found or _harmless(facts, volume) is not None:
+    found, hot_cpu, volume = receive.skew(facts)
+    if not found or receive.harmless(facts, volume) is not None:
         return None
     when = _when_irq(facts)
     if facts.irq_since_boot:
-        harm = _receive_harm(facts)[0]
+        harm = receive.harm_shown(facts)[0]
         when += (f"; harm: {', '.join(harm)}" if harm else
                  "; whether it hurt is not in the paste (no drop, time_squeeze or CPU load figures)")
     if facts.os_family == "freebsd":
@@ -407,8 +316,8 @@ def irq_one_cpu(facts: Facts) -> Verdict | None:
 def irq_one_cpu_no_harm(facts: Facts) -> Verdict | None:
     """The same skew since boot with no harm shown (netdata/netdata#1076: 46k packets, 95% on one CPU,
     6 time_squeeze, no drops): a note, not a limit."""
-    found, hot_cpu, volume = _receive_skew(facts)
-    shown = _harmless(facts, volume) if found else None
+    found, hot_cpu, volume = receive.skew(facts)
+    shown = receive.harmless(facts, volume) if found else None
     if shown is None:
         return None
     return Verdict("irq-one-cpu-no-harm", "note", f"receive work mostly on one CPU (CPU {hot_cpu}), no harm shown",
@@ -418,43 +327,12 @@ def irq_one_cpu_no_harm(facts: Facts) -> Verdict | None:
                    "/proc/interrupts) a few seconds apart, with top's per-CPU lines")
 
 
-def _receive_harm(facts: Facts) -> tuple[list[str], list[str]]:
-    """(harm shown, harm checked and absent) for receive work piled on one CPU: drops (softnet_stat,
-    NIC, stack), time_squeeze of MIN_TIME_SQUEEZE or more on one CPU, a saturated CPU or thread."""
-    harm, clean = [], []
-    rows = facts.softnet_cpu
-    dropped = sum(facts.stack_drops.values()) + sum(facts.nic_drops.values())
-    if dropped and not (facts.nic_packets and dropped < NEGLIGIBLE_DROP_SHARE * facts.nic_packets):
-        harm.append(f"{dropped:,} packets dropped ({_listed({**facts.stack_drops, **facts.nic_drops})})")
-    elif facts.drops_known or rows:
-        clean.append("no drops")
-    if rows:
-        squeezed = max(rows, key=lambda r: r["time_squeeze"])
-        if squeezed["time_squeeze"] >= MIN_TIME_SQUEEZE:
-            harm.append(f"time_squeeze {squeezed['time_squeeze']:,} on CPU {squeezed['cpu']}")
-        else:
-            clean.append(f"time_squeeze at most {squeezed['time_squeeze']:,} per CPU (under {MIN_TIME_SQUEEZE})")
-    busiest = max((c["busy_pct"] for c in facts.cpus), default=None)
-    thread = facts.threads[0]["pct"] if facts.threads else None
-    if (busiest or 0) >= SATURATED_PCT or (thread or 0) >= SATURATED_PCT or _total_saturated(facts):
-        harm.append("a CPU saturated")
-    elif busiest is not None or thread is not None or facts.cpu_total is not None:
-        clean.append("no CPU saturated")
-    return harm, clean
-
-
-def _skewed_packets(nics: dict[str, dict[str, int]]) -> list[tuple[str, str, dict[str, int]]]:
-    """[(nic, hottest queue, queues)] for every NIC whose per-queue receive packet counters (ethtool -S)
-    are not spread: the same shares and skew as the interrupts, on packets."""
-    return _not_spread(nics, MIN_SOFTNET_PACKETS)
-
-
 @rule("irq-one-queue")
 def irq_one_queue(facts: Facts) -> Verdict | None:
     """One receive queue of a multi-queue NIC takes the traffic: from the queues' interrupt counts, or
     from the driver's per-queue packet counters (ethtool -S: rx_queue_0_packets, rx-0.packets ...)."""
-    skewed = _skewed_queues(facts.interrupts)
-    by_packets = _skewed_packets(facts.queue_packets)
+    skewed = receive.skewed_queues(facts.interrupts)
+    by_packets = receive.skewed_packets(facts.queue_packets)
     if not skewed and not by_packets:
         return None
     parts = []
@@ -477,10 +355,6 @@ def irq_one_queue(facts: Facts) -> Verdict | None:
                    _spread_advice(facts))
 
 
-def _listed(values: dict[str, int]) -> str:
-    return ", ".join(f"{name} {count:,}" for name, count in sorted(values.items(), key=lambda kv: -kv[1])[:4])
-
-
 @rule("nic-drops")
 def nic_drops(facts: Facts) -> Verdict | None:
     if not facts.nic_drops:
@@ -495,7 +369,54 @@ def nic_drops(facts: Facts) -> Verdict | None:
     else:
         advice = ("larger rings (ethtool -G IF rx 4096), see ethtool -S IF for rx_missed/fifo errors, "
                   "interrupt coalescing (ethtool -C); a saturated CPU also drops at the ring")
-    return Verdict("nic-drops", "limit", "drops or errors at the NIC", f"{_listed(facts.nic_drops)} {when}", advice)
+    evidence = f"{receive.listed(facts.nic_drops)} {when}"
+    if facts.nic_packets:
+        evidence += f" = {total / facts.nic_packets * 100:.2f}% of {facts.nic_packets:,} packets"
+    rings = {nic: ring for nic, ring in facts.rx_rings.items() if any(k.startswith(f"{nic} ") for k in facts.nic_drops)}
+    small = {nic: ring for nic, ring in rings.items() if ring[0] < ring[1]}
+    if small:
+        evidence += "; " + ", ".join(f"{nic} RX ring {now:,} of a possible {most:,} entries (ethtool -g)"
+                                     for nic, (now, most) in small.items())
+        advice = ("the NIC ran out of receive descriptors: give it its largest ring, "
+                  + ", ".join(f"`ethtool -G {nic} rx {most}`" for nic, (_, most) in small.items())
+                  + f" ({ETHTOOL_MAN}: -G/--set-ring rx N sets the RX ring's entries; the link flaps while the "
+                  "driver resets); then watch the counter under load; if it still grows, a CPU is not emptying the "
+                  "ring fast enough: interrupt coalescing (ethtool -C), more queues (ethtool -L) on more CPUs")
+    elif rings:
+        evidence += "; " + ", ".join(f"{nic} RX ring already at its maximum {most:,}"
+                                     for nic, (_, most) in rings.items())
+        advice = ("the ring is as large as the NIC allows: the CPUs do not empty it fast enough — spread the queues "
+                  "over more CPUs (ethtool -L IF combined N, irqbalance), interrupt coalescing (ethtool -C); a saturated "
+                  "CPU also drops at the ring")
+    return Verdict("nic-drops", "limit", "drops or errors at the NIC", evidence, advice)
+
+
+@rule("rx-dropped-not-nic")
+def rx_dropped_not_nic(facts: Facts) -> Verdict | None:
+    """rtnl rx_dropped (ifconfig's drop column, /sys/class/net/IF/statistics/rx_dropped) counts packets the
+    kernel discarded after the NIC delivered them - "due to lack of resources or unsupported protocol ... should
+    not include packets dropped by the device due to buffer exhaustion which are counted separately in
+    rx_missed_errors" (include/uapi/linux/if_link.h); netdata/netdata#4536: 11,723 dropped, NIC clean."""
+    if not facts.rx_dropped and not facts.rx_dropped_unclear:
+        return None
+    parts = [f"{nic} rx_dropped {count:,}" + (f" of {facts.rx_packets[nic]:,} received" if facts.rx_packets.get(nic)
+                                              else "") for nic, count in facts.rx_dropped.items()]
+    parts += [f"{nic} ifconfig dropped {count:,} (rx_dropped + rx_missed_errors together: /proc/net/dev adds them)"
+              for nic, count in facts.rx_dropped_unclear.items()]
+    when = SINCE_BOOT if facts.since_boot else "during the window"
+    nic_clean = facts.drops_known and not facts.nic_drops
+    evidence = "; ".join(parts) + f" {when}" + ("; the NIC's own drop counters are 0" if nic_clean else "")
+    if facts.rx_dropped_unclear and not facts.rx_dropped:
+        title = "packets dropped on receive: the NIC or the kernel (ifconfig does not say which)"
+        advice = ("tell them apart: `cat /sys/class/net/IF/statistics/rx_missed_errors` (the NIC ran out of buffers) "
+                  "and `.../rx_dropped` (the kernel discarded them), or `ip -s -s link show IF`")
+    else:
+        title = "packets dropped by the kernel after the NIC (rx_dropped), not by the NIC"
+        advice = ("not NIC or ring drops: frames nothing on the host accepted (a protocol with no handler - LLDP, STP, "
+                  "IPv6 where it is off, an unconfigured VLAN - or L2 filtering), or no memory / a full input backlog "
+                  "(compare /proc/net/softnet_stat's dropped column); `tcpdump -e -i IF` shows foreign frames; "
+                  "harmless to throughput unless softnet_stat drops grow with them")
+    return Verdict("rx-dropped-not-nic", "note", title, evidence, advice)
 
 
 @rule("nic-drops-negligible")
@@ -507,7 +428,7 @@ def nic_drops_negligible(facts: Facts) -> Verdict | None:
         return None
     when = "since boot (one snapshot)" if facts.since_boot else "during the test"
     return Verdict("nic-drops-negligible", "note", "NIC drops too few to limit throughput",
-                   f"{_listed(facts.nic_drops)}: {total:,} of {facts.nic_packets:,} packets "
+                   f"{receive.listed(facts.nic_drops)}: {total:,} of {facts.nic_packets:,} packets "
                    f"({100 * total / facts.nic_packets:.5f}%) {when}",
                    "under 1 in 10,000 packets: not what holds the rate back; watch whether the counters grow "
                    "under load (two readings of ethtool -S IF)")
@@ -526,7 +447,7 @@ def stack_queue_drops(facts: Facts) -> Verdict | None:
         advice = ("the input backlog overflowed: raise net.core.netdev_max_backlog (and netdev_budget if "
                   "time_squeeze grows); see linerate explain net.core.netdev_max_backlog")
     return Verdict("stack-queue-drops", "limit", "drops in a network stack queue",
-                   f"{_listed(facts.stack_drops)} {when}", advice)
+                   f"{receive.listed(facts.stack_drops)} {when}", advice)
 
 
 @rule("retransmits-path-loss")
@@ -601,6 +522,8 @@ def _state_verdicts(facts: Facts) -> list[Verdict]:
         return []
     os_name = facts.os_family or ""
     found = state_verdicts(facts.state_before, facts.state, os_name, None)
+    if not found and facts.state_before is None:
+        found = [v for v in (failures_since_boot(facts.state, os_name),) if v is not None]
     if found:
         return found
     count, size = facts.state.get("state_count"), facts.state.get("state_max")
@@ -610,10 +533,13 @@ def _state_verdicts(facts: Facts) -> list[Verdict]:
     failures = ("insert_failed", "drop", "early_drop") if firewall(os_name, facts.state) == "conntrack" else \
         ("memory_failures", "state_limit_hits", "state_insert_failures")
     read = [f"{name} {facts.state[name]:,}" for name in failures if name in facts.state]
+    counted = sum(max(facts.state.get(name, 0), 0) for name in failures)
     when = "since boot (one reading)" if facts.state_before is None else "during the window"
     evidence = fill + (f"; {', '.join(read)} {when}" if read else "; no failure counter pasted")
     if share is None:
-        title = "connection-state table read, its fill unknown" + (": no failures counted" if read else "")
+        # a non-zero failure counter is never "no failures": here only a window's negligible rise reaches this
+        title = "connection-state table read, its fill unknown" + (
+            ": no failures counted" if read and not counted else f": {counted:,} failures counted" if counted else "")
         advice = ("paste the table's size and count together (pfctl -si and pfctl -sm; conntrack -C and "
                   "/proc/sys/net/netfilter/nf_conntrack_max) and its failure counters (pfctl -si, conntrack -S) to "
                   "judge it")

@@ -48,6 +48,11 @@ PF_CONF = "pf.conf(5) (https://man.openbsd.org/pf.conf.5, https://man.freebsd.or
 PFCTL = "pfctl(8) (https://man.openbsd.org/pfctl.8)"
 IPFW = "ipfw(8) SYSCTL VARIABLES (https://man.freebsd.org/cgi/man.cgi?query=ipfw&sektion=8)"
 PFSENSE_DOC = "https://docs.netgate.com/pfsense/en/latest/config/advanced-firewall-nat.html"
+RACE_ADVICE = ("clashes come from packets of one new flow racing on two CPUs through NAT (UDP DNS sending A and AAAA "
+               "from one socket is the classic case): `--random-fully` on MASQUERADE/SNAT rules "
+               "(iptables-extensions(8)), fewer parallel same-tuple sends (resolv.conf single-request-reopen) or a "
+               "node-local DNS cache")
+NEARLY_FULL_SHARE = 0.80  # a table this full (but under dut/state_table.FULL_SHARE) is noted as nearly full
 
 
 class _Reading:
@@ -203,10 +208,7 @@ def insert_failures(r: _Reading) -> Verdict | None:
             parts.append(f"{key} {_n(r.d[key])} ({why})")
     advice = []
     if failed:
-        advice.append("clashes come from packets of one new flow racing on two CPUs through NAT (UDP DNS sending A "
-                      "and AAAA from one socket is the classic case): `--random-fully` on MASQUERADE/SNAT rules "
-                      "(iptables-extensions(8)), fewer parallel same-tuple sends (resolv.conf single-request-reopen) "
-                      "or a node-local DNS cache")
+        advice.append(RACE_ADVICE)
     else:
         advice.append("drops without clashes or evictions: check kernel memory for conntrack (the nf_conntrack slab "
                       "in /proc/slabinfo, dmesg for allocation failures) and read the kernel log for 'table full'")
@@ -243,6 +245,59 @@ def evictions(r: _Reading) -> Verdict | None:
 
 
 STATE_RULES = (table_full, insert_failures, evictions)
+
+# What one failure event of each counter is, for the since-boot note (sources as in the module docstring)
+FAILURE_MEANING = {
+    "conntrack": {
+        "insert_failed": ("a packet conntrack dropped because its new entry clashed with one another CPU had just "
+                          "inserted for the same tuple (__nf_conntrack_confirm() returns NF_DROP on a clash it "
+                          "cannot resolve): the known insertion race of parallel UDP sends from one socket through "
+                          "NAT - DNS A and AAAA queries the classic case (weaveworks/weave#3287)"),
+        "drop": "a packet dropped because its state could not be created or inserted",
+        "early_drop": "an entry evicted because the table was at nf_conntrack_max",
+    },
+    "pf": {
+        "memory_failures": "a state refused because the pool was at `set limit states`",
+        "state_limit_hits": "a state refused at a rule's `max`",
+        "state_insert_failures": "a state refused because one with the same key existed (PFRES_STATEINS)",
+    },
+}
+
+
+def failures_since_boot(after: dict, os_name: str) -> Verdict | None:
+    """One reading since boot whose failure counters are not zero but too few (MIN_SINCE_BOOT, or under
+    NEGLIGIBLE_DROP_SHARE of the states created) for the rules above: a note that names the count and
+    what each event is, never "no failures". A table at (nearly) its limit points at a full table."""
+    reading = _Reading(None, after, os_name, None)
+    meaning = FAILURE_MEANING.get(reading.fw, {})
+    counted = {key: after[key] for key in meaning if after.get(key)}
+    if not counted:
+        return None
+    parts = [f"{key} {_n(value)}{reading.share(value)}: each is {meaning[key]}" for key, value in counted.items()]
+    quiet = [f"{key} 0" for key in meaning if key in after and key not in counted]
+    nearly_full = reading.count is not None and reading.size and reading.count >= NEARLY_FULL_SHARE * reading.size
+    if nearly_full:
+        cause = f"the table is {reading.fill()}: a full table is the likelier cause"
+    elif reading.fw == "conntrack" and "insert_failed" in counted and not after.get("early_drop"):
+        cause = "no sign of a full table (early_drop 0): the insertion race"
+        cause += "" if reading.size else "; table fill not read"
+    else:
+        cause = reading.fill()
+    evidence = "; ".join(parts) + (f"; {', '.join(quiet)}" if quiet else "") + f" - {SINCE_BOOT}; {cause}"
+    total = sum(counted.values())
+    title = (f"{_n(total)} packets dropped by conntrack since boot (insert_failed: the insertion race)"
+             if reading.fw == "conntrack" and "insert_failed" in counted and not nearly_full else
+             f"{_n(total)} state failures counted since boot, too few to call a limit")
+    command = "conntrack -S" if reading.fw == "conntrack" else "pfctl -si"
+    advice = ("one reading since boot cannot say whether they happen under your load: read the counters before and "
+              f"after a test (`{command}` twice) - any rise then is a limit")
+    if "insert_failed" in counted and not nearly_full:
+        advice = (RACE_ADVICE + "; " + advice)
+    elif nearly_full:
+        advice = _knob(reading) + "; " + advice
+    if reading.fw == "conntrack" and (reading.count is None or not reading.size):
+        advice += "; read nf_conntrack_count and nf_conntrack_max with them to tell a clash from a full table"
+    return Verdict("state-failures-since-boot", "note", title, evidence, advice)
 
 
 def state_verdicts(before: dict | None, after: dict, os_name: str, timeouts_s: dict | None) -> list[Verdict]:

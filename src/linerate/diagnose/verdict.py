@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+SATURATED_PCT = 90.0  # a CPU (or one thread) this busy has nothing left (top's all-CPUs line: every CPU)
 NEGLIGIBLE_DROP_SHARE = 1e-4  # NIC drops under 1 in 10,000 of its packets: a note, not a limit
 SINCE_BOOT = "since boot (one snapshot of cumulative counters)"
 

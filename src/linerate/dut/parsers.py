@@ -498,11 +498,12 @@ def is_ethtool_counter_line(line: str) -> bool:
 # mlx5 "rx_out_of_buffer" (commit 593cf33829ad "net/mlx5e: Allocate set of queue counters per netdev":
 # "RX packet drops due to lack of receive buffers") and "rx_discards_phy" (dropped at the port).
 # Solarflare "rx_nodesc_drop_cnt" (Solarflare Server Adapter User Guide, Table 26 'Ethtool -S Output'),
-# AMD/Xilinx X3522 "rx_drops"/"tx_drops" (UG1523, 'Linux ethtool Statistics').
+# AMD/Xilinx X3522 "rx_drops"/"tx_drops" (UG1523, 'Linux ethtool Statistics'); Realtek r8169 "rx_missed"
+# (rtl8169_gstrings, drivers/net/ethernet/realtek/r8169_main.c; netdata/netdata#4536).
 ETHTOOL_DROP_COUNTERS = frozenset({
     "rx_missed_errors", "rx_no_buffer_count", "rx_dropped", "tx_dropped", "rx_fifo_errors", "rx_over_errors",
     "tx_fifo_errors", "rx_out_of_buffer", "rx_discards_phy", "tx_discards_phy", "rx_nodesc_drop_cnt",
-    "rx_drops", "tx_drops"})
+    "rx_drops", "tx_drops", "rx_missed"})
 ETHTOOL_PACKET_COUNTERS = frozenset({"rx_packets", "tx_packets"})
 
 
@@ -533,3 +534,10 @@ def parse_ethtool_queue_packets(text: str) -> dict[tuple[str, int], int]:
     if not out:
         raise ParseError("ethtool -S: no per-queue packet counter")
     return out
+
+
+# --- interface statistics: net-tools ifconfig, /sys/class/net/IF/statistics, ethtool -g / -i ---------------
+# net-tools lib/interface.c ife_print_long prints, old style (1.60): "RX packets:%llu errors:%lu dropped:%lu
+# overruns:%lu frame:%lu", new style (2.x): "RX packets %llu  bytes %llu (...)" then "RX errors %lu  dropped %lu
+# overruns %lu  frame %lu". It reads /proc/net/dev, whose drop column is rx_dropped + rx_missed_errors and whose
+# fifo column (ifconfig's "overruns") is rx_fifo_errors (net/core/net-procfs.c dev_seq_printf_stats).

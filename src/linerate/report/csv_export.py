@@ -26,7 +26,9 @@ def safe(value: object) -> object:
 
 
 def serialize(report: Report) -> str:
-    params = sorted({k for c in report.cells for k in c.params})
+    env = report.experiment.environment if isinstance(report.experiment.environment, dict) else {}
+    not_applied = set(env.get("axes_not_applied") or ())  # a real testbed's hosts decide these, not the file
+    params = sorted({k for c in report.cells for k in c.params} - not_applied)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([safe(h) for h in ["experiment", "cell_id", *params,

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from linerate import __version__
+from linerate.axes import VM_AXES
 from linerate.calc.linerate import parse_rate
 from linerate.dut.base import OS_FAMILY, DutDriver, detect_family
 from linerate.dut.drivers import driver_for
@@ -34,7 +35,7 @@ from linerate.store.db import Store
 from linerate.testbed.fingerprint import host_fingerprint
 from linerate.testbed.inventory import Inventory
 from linerate.testbed.journal import HostValueError, Journal, value_problem
-from linerate.testbed.knobs import parse_any_sysctls, parse_dut_offloads, refuse_unsupported
+from linerate.testbed.knobs import NAMESPACE_ONLY, parse_any_sysctls, parse_dut_offloads, refuse_unsupported
 from linerate.testbed.ssh_path import TestbedPath
 from linerate.testbed.ssh_restore import NGINX_KIND, SCRATCH_KIND, held_journal, restore_journal, start_server
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
@@ -463,7 +464,10 @@ class SshTestbeds:
         return self.testbed.reserve()
 
     def record(self) -> dict:
-        return {"linerate_version": __version__, "testbed": self.inventory.name, "kind": "ssh"}
+        """What the experiment row starts with; `axes_not_applied`: the lab axes real hosts cannot
+        vary (their own configuration decides them), left out of the parameters reports list."""
+        return {"linerate_version": __version__, "testbed": self.inventory.name, "kind": "ssh",
+                "axes_not_applied": sorted({*NAMESPACE_ONLY, *VM_AXES})}
 
     def held_params(self) -> dict[str, Any]:
         return {}  # the DUT's knobs are switched per combination

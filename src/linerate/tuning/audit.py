@@ -32,7 +32,8 @@ from dataclasses import asdict, dataclass
 
 from linerate.tuning.advice import ARTICLES, check_advice, cites, is_loader_directive
 from linerate.tuning.catalog import Catalog, Knob, defaults_over
-from linerate.tuning.names import all_lists, close_names, edit_distance, name_list
+from linerate.tuning.harm import below_lists, ipv6_forwarding_scope
+from linerate.tuning.names import all_lists, close_names, edit_distance, missing_node, name_list
 from linerate.tuning.parsers import Setting
 from linerate.tuning.releases import linux_absent, linux_lifecycle
 from linerate.tuning.values import (freebsd_ms_fix, freebsd_ms_problem, harmful_value, lowers_capacity,
@@ -318,9 +319,9 @@ def _semantics(s: Setting, ctx: Context) -> list[Finding]:
     timer = freebsd_ms_problem(s, ctx.family)
     if timer:
         return [_finding("LR017", "warning", s, timer, freebsd_ms_fix(s))]
-    harm = harmful_value(s, ctx.family)
+    harm = harmful_value(s, ctx.family, ctx.span)
     if harm:
-        return [_finding(harm[0], "warning", s, harm[1], harm[2])]
+        return [_finding(harm[0], harm[1], s, harm[2], harm[3])]
     return []
 
 
@@ -419,7 +420,7 @@ def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context, presence: Presen
     where_list = f"the {names.label()}" if names else "no name list"
     if listed and listed[0] != "unnamed":
         return [_finding("LR015", "info", s, f"{s.key} exists on {ctx.family} (listed in {where_list}, from "
-                         f"{listed[1]}); linerate has no advice for it", "none needed")]
+                         f"{listed[1]}){below_lists(ctx.family, ctx.span[0])}; linerate has no advice for it", "none needed")]
     if listed:
         return [_unnamed(s, ctx, listed[1], names.label())]
     hints = _hints(catalog, s.key, ctx.family, ctx.version)
@@ -437,7 +438,8 @@ def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context, presence: Presen
     if absent:
         return absent
     return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: it is in "
-                     f"neither {where_list} nor the catalog" + (f" (it is a {other} name)" if other else ""),
+                     f"neither {where_list} nor the catalog" + (f" (it is a {other} name)" if other else "")
+                     + below_lists(ctx.family, ctx.span[0]),
                      check_advice(ctx.family, s.kind, s.key))]
 
 
@@ -457,7 +459,7 @@ def _absent_from_lists(s: Setting, ctx: Context, names, other: str | None) -> li
         judged = linux_absent(s.key, ctx.label(), low, high, also_known=bool(names and names.lookup(s.key)))
         return [_finding(judged[0], judged[1], s, judged[2], judged[3])] if judged else []
     if ctx.family == "openbsd" and names and low >= names.release and not s.key.startswith(OPENBSD_OPEN_TOP):
-        not_node = _openbsd_missing_node(s.key, names)
+        not_node = missing_node(s.key, names)
         if not_node:
             parent, node = not_node
             return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}: {node} is not a "
@@ -472,24 +474,6 @@ def _absent_from_lists(s: Setting, ctx: Context, names, other: str | None) -> li
                          f"(sysctl(2) and the sysctl(8) name tables) lists the names under {parent} and not this "
                          "one; names added after it are not checked", "remove it; `sysctl` says 'unknown variable'")]
     return []
-
-
-def _openbsd_missing_node(name: str, names) -> tuple[str, str] | None:
-    """(listed parent, missing node) when the second part of the name is not in the list at all, under a
-    top-level node whose names the list holds (kern.dmesg.restrict: kern is listed, kern.dmesg is not).
-    Deeper levels are left alone: under net.inet the second part is a protocol, looked up by sysctl(8) in
-    in.h's CTL_IPPROTO_NAMES, which linerate's list does not hold in full."""
-    parts = name.split(".")
-    if parts[0] == "net":
-        return None
-    for depth in range(1, min(2, len(parts) - 1)):
-        parent, node = ".".join(parts[:depth]), ".".join(parts[:depth + 1])
-        if node in names.entries or any(entry.startswith(node + ".") for entry in names.entries):
-            continue
-        if any(entry.startswith(parent + ".") for entry in names.entries):
-            return parent, node
-        return None
-    return None
 
 
 def _judged_by_source(catalog: Catalog, s: Setting, ctx: Context, presence: Presence) -> list[Finding]:
@@ -616,7 +600,11 @@ def _virtio_checks(settings: list[Setting], ctx: Context) -> list[Finding]:
 
 def audit(catalog: Catalog, settings: list[Setting], ctx: Context) -> list[Finding]:
     findings = [f for s in settings for f in audit_setting(catalog, s, ctx)]
-    findings += _duplicates(settings) + _virtio_checks(settings, ctx)
+    scope = ipv6_forwarding_scope(settings, ctx.roles) if ctx.family == "linux" else []
+    scoped = {(s.file, s.line) for s, _, _ in scope}  # "no advice, none needed" would contradict the fix
+    findings = [f for f in findings if f.code != "LR015" or (f.file, f.line) not in scoped]
+    findings += _duplicates(settings) + _virtio_checks(settings, ctx) + [
+        _finding("LR005", "warning", s, message, fix) for s, message, fix in scope]
     return sorted(findings, key=lambda f: (f.file, f.line, -SEVERITY_RANK[f.severity], f.code))
 
 

@@ -119,3 +119,21 @@ def close_names(name: str, candidates: set[str], family: str) -> list[str]:
         if distance <= limit:
             out.append((distance, candidate))
     return [c for _, c in sorted(out)][:2]
+
+
+def missing_node(name: str, names) -> tuple[str, str] | None:
+    """(listed parent, missing node) when the second part of the name is not in the list at all, under a
+    top-level node whose names the list holds (kern.dmesg.restrict: kern is listed, kern.dmesg is not).
+    Deeper levels are left alone: under net.inet the second part is a protocol, looked up by sysctl(8) in
+    in.h's CTL_IPPROTO_NAMES, which linerate's list does not hold in full."""
+    parts = name.split(".")
+    if parts[0] == "net":
+        return None
+    for depth in range(1, min(2, len(parts) - 1)):
+        parent, node = ".".join(parts[:depth]), ".".join(parts[:depth + 1])
+        if node in names.entries or any(entry.startswith(node + ".") for entry in names.entries):
+            continue
+        if any(entry.startswith(parent + ".") for entry in names.entries):
+            return parent, node
+        return None
+    return None

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 
 from linerate.numbers import is_ascii_int
+from linerate.tuning.harm import freebsd_zero_default, linux_harm
 from linerate.tuning.names import name_list
 from linerate.tuning.parsers import Setting
 from linerate.tuning.releases import linux_read_only
@@ -95,15 +96,21 @@ def freebsd_ms_fix(s: Setting) -> str:
 RFC1122_DEFAULT_MSS = 536
 
 
-def harmful_value(s: Setting, family: str) -> tuple[str, str, str] | None:
-    """(code, message, fix) for a value that hurts any role, with its source: FreeBSD's minmss above the MSS
-    every host may use (RFC 1122 4.2.2.6); OpenBSD's kern.stackgap_random that the kernel rejects."""
+def harmful_value(s: Setting, family: str, span=None) -> tuple[str, str, str, str] | None:
+    """(code, severity, message, fix) for a value that hurts any role, with its source: the documented harm
+    and hard limits of tuning/harm.py (Linux, FreeBSD's autosized 0); FreeBSD's minmss above the MSS every
+    host may use (RFC 1122 4.2.2.6); OpenBSD's kern.stackgap_random that the kernel rejects."""
+    table = (linux_harm(s.key, s.value.strip(), span) if family == "linux" and span else
+             freebsd_zero_default(s.key, s.value, s.kind, s.product) if family == "freebsd" else None)
+    if table:
+        return table
     value = s.value.strip()
     if not is_ascii_int(value):
         return None
     number = int(value)
     if family == "freebsd" and s.key == "net.inet.tcp.minmss" and number > RFC1122_DEFAULT_MSS:
-        return ("LR005", f"net.inet.tcp.minmss={number} raises the floor FreeBSD applies to every peer's MSS above "
+        return ("LR005", "warning", f"net.inet.tcp.minmss={number} raises the floor FreeBSD applies to every "
+                f"peer's MSS above "
                 f"{RFC1122_DEFAULT_MSS}, the MSS RFC 1122 (4.2.2.6) lets any host use: to a peer that announced "
                 "less (PPPoE 1452, VPN and other tunnels, small-MTU paths) FreeBSD sends segments larger than it "
                 "asked for, which are dropped or fragmented; tcp(4): minmss only guards against absurdly small "
@@ -111,7 +118,8 @@ def harmful_value(s: Setting, family: str) -> tuple[str, str, str] | None:
     if family == "openbsd" and s.key == "kern.stackgap_random" and number != 0 and (
             number & (number - 1) or number < 8):
         why = "not a power of two" if number & (number - 1) else "below ALIGNBYTES (7 on amd64/arm64)"
-        return ("LR017", f"kern.stackgap_random={number} is {why}: sys/kern/kern_sysctl.c (KERN_STACKGAPRANDOM, 'safety "
+        return ("LR017", "warning", f"kern.stackgap_random={number} is {why}: sys/kern/kern_sysctl.c "
+                "(KERN_STACKGAPRANDOM, 'safety "
                 "harness') returns EINVAL unless the value is 0 or a power of two >= ALIGNBYTES and < MAXSSIZ, "
                 "so sysctl fails and the default stays", "delete the line, or use 0 or a power of two such as 262144")
     return None
