@@ -52,6 +52,12 @@ class ExecError(LinerateError):
         super().__init__(f"on {host}: {command} {what}: {detail}")
 
 
+class ExecBroken(ExecError):
+    """A command whose answer broke off for a reason of its own, not of the host's: it printed more
+    than linerate reads, or the shell it ran in died under it. Commands batched with it (one round
+    trip) are worth running again one by one: each of the others still has its answer."""
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 

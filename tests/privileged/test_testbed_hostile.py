@@ -39,9 +39,13 @@ fi
 exec {real} "$@"
 """
 FAKE_IP = """#!/bin/sh
-if [ "$(cat {mode} 2>/dev/null)" = "overflow" ] && [ "$1" = "-j" ] && [ "$2" = "-s" ] && [ "$3" = "link" ]; then
-  echo '[{{"ifname":"lan0","stats64":{{"rx":{{"packets":1e400,"bytes":1}},"tx":{{"packets":1,"bytes":1}}}}}}]'
-  exit 0
+if [ "$1" = "-j" ] && [ "$2" = "-s" ] && [ "$3" = "link" ]; then
+  case "$(cat {mode} 2>/dev/null)" in
+    overflow) echo '[{{"ifname":"lan0","stats64":{{"rx":{{"packets":1e400,"bytes":1}},"tx":{{"packets":1,"bytes":1}}}}}}]'
+              exit 0;;
+    flood) exec yes 9;;
+    hang) sleep 900 & exec sleep 901;;
+  esac
 fi
 exec {real} "$@"
 """
@@ -313,3 +317,35 @@ def test_a_vm_lab_killed_while_booting_is_removed_by_lab_clean():
         time.sleep(0.1)
     assert not any(pid_alive(pid) for pid in qemu)
     assert netns_names() == before and not (Registry().state_dir / "vmk1.vm").exists()
+
+
+@pytest.mark.parametrize("mode", ["flood", "hang"])
+def test_one_telemetry_command_that_floods_or_hangs_loses_only_its_own_figures(bed, tmp_path, mode):
+    """`ip -j -s link` on the DUT prints forever, or never ends (with a child of its own): the trial is
+    stored with the other probes' counters, its telemetry names the one that failed, and nothing of
+    it is left running on the DUT."""
+    import sqlite3
+
+    exp = tmp_path / "exp.toml"
+    exp.write_text(EXPERIMENT.format(repetitions=1).replace('dut_sysctls = ["net.ipv4.ip_default_ttl=50"]',
+                                                            'streams = [1]'))
+    db = tmp_path / "t.db"
+    bed.mode.write_text(mode)
+    try:
+        run = linerate("run", str(exp), "--testbed", str(bed.inventory()), "--db", str(db), check=False, timeout=300)
+    finally:
+        bed.mode.write_text("normal")
+    no_escapes_no_traceback(run)
+    assert run.returncode == 0, run.stderr[-2000:]
+    status, counters, telemetry = sqlite3.connect(db).execute(
+        "SELECT status, dut_counters, telemetry FROM trials").fetchone()
+    assert status == "ok"
+    dut = json.loads(telemetry)["dut"]
+    said = json.dumps(dut)
+    assert "ip -j -s link" in said, dut  # the culprit is named ...
+    assert any(key.startswith("softnet") or key.startswith("forwarded") for key in json.loads(counters)), counters
+    deadline = time.monotonic() + 5  # ... and the hung one was killed on the DUT with its child
+    while time.monotonic() < deadline and any(
+            bed.comm(pid) in ("sleep", "yes") for pid in bed.pids_in("dut")):
+        time.sleep(0.2)
+    assert not [pid for pid in bed.pids_in("dut") if bed.comm(pid) in ("sleep", "yes")]

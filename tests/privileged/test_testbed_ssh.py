@@ -353,14 +353,16 @@ def test_a_remote_command_past_its_deadline_is_killed_on_the_host(bed):
     try:
         with pytest.raises(ExecError, match="no answer within 1 s"):
             dut.run(["sleep", "41.5"], timeout_s=1)
-        with pytest.raises(ExecError):
-            dut.run_many([["sleep", "42.5"], ["cat", "/proc/loadavg"]], timeout_s=1)
+        hung, loadavg = dut.run_many([["sleep", "42.5"], ["cat", "/proc/loadavg"]], timeout_s=2)
+        assert hung.returncode != 0 and loadavg.returncode == 0 and loadavg.stdout  # only the hung one lost
+        with pytest.raises(ExecError, match="no answer within 1 s"):  # a child of it is killed with it
+            dut.run(["sh", "-c", "sleep 43.5 & sleep 44.5"], timeout_s=1)
         def hung() -> list[int]:
             found = []
             for pid in bed.pids_in("dut"):
                 try:
-                    if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] in ([b"sleep", b"41.5"],
-                                                                                      [b"sleep", b"42.5"]):
+                    if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] in (
+                            [b"sleep", b"41.5"], [b"sleep", b"42.5"], [b"sleep", b"43.5"], [b"sleep", b"44.5"]):
                         found.append(pid)
                 except OSError:
                     continue

@@ -303,3 +303,21 @@ def test_ethtool_counters_that_are_not_queue_packets_are_left_out():
     assert parsers.ethtool_queue_counter("rx_queue_1_packets") == ("rx", 1)
     with pytest.raises(ParseError):
         parsers.parse_ethtool_queue_packets("NIC statistics:\n     rx_packets: 5\n     tx_packets: 7\n")
+
+
+def test_one_probe_that_breaks_the_batch_loses_only_its_own_figures():
+    """A probe printing megabytes (or killing the shell) breaks the one-round-trip answer: the probes
+    run again one by one and only the culprit is missing, named with why."""
+    from linerate.dut.base import run_probes
+    from linerate.errors import ExecBroken
+
+    class Host(FakeExecutor):
+        def run_many(self, argvs, *, timeout_s=None):
+            if ["yes"] in [list(a) for a in argvs]:
+                raise ExecBroken(["batch"], self.host, None, "printed more than 4,194,304 bytes")
+            return super().run_many(argvs, timeout_s=timeout_s)
+
+    host = Host("dut").respond(["cat", "/proc/loadavg"], "0.1 0.2 0.3 1/100 42\n")
+    first, culprit, last = run_probes(host, [["cat", "/proc/loadavg"], ["yes"], ["cat", "/proc/loadavg"]], 5)
+    assert first.returncode == 0 and last.stdout.startswith("0.1")
+    assert culprit.returncode != 0 and "4,194,304 bytes" in culprit.stderr

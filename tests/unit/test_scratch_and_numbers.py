@@ -64,14 +64,30 @@ def test_nginx_never_starts_in_a_directory_it_did_not_just_make():
     assert host.calls == []
 
 
+def alive(pid: int, wait_s: float = 2.0) -> bool:
+    """Still running after wait_s (a killed process is a zombie until its new parent reaps it)."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        if state == "Z":
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def test_a_remote_command_with_a_deadline_is_killed_on_the_host(tmp_path):
     """DEADLINE_SCRIPT, run here by sh as the host would: the command is gone once it is over time,
     its stdin still reaches it, and its exit status comes back."""
     marker = tmp_path / "alive"
-    script = f"echo $$ > {marker}; exec sleep 30"
+    script = f"sleep 31 & echo $! > {marker}; exec sleep 30"  # a child of its own, killed with it
     done = subprocess.run(["sh", "-c", DEADLINE_SCRIPT, "d", "1", "sh", "-c", script], timeout=10)
     pid = int(marker.read_text())
-    assert done.returncode == 137 and not os.path.exists(f"/proc/{pid}")
+    assert done.returncode == 137 and not alive(pid)
     echoed = subprocess.run(["sh", "-c", DEADLINE_SCRIPT, "d", "5", "cat"], input="hello", capture_output=True,
                             text=True, timeout=10)
     assert echoed.stdout == "hello" and echoed.returncode == 0
@@ -82,7 +98,7 @@ def test_ssh_commands_with_a_timeout_carry_the_deadline():
     executor = SshExecutor.__new__(SshExecutor)
     executor.become = ("sudo", "-n")
     line = executor.command(["cat", "/proc/stat"], timeout_s=15)
-    assert line.startswith("sudo -n sh -c ") and line.endswith(" linerate-deadline 17 cat /proc/stat")
+    assert line.startswith("sudo -n sh -c ") and line.endswith(" linerate-deadline 15 cat /proc/stat")
     assert executor.command(["cat", "/proc/stat"]) == "sudo -n cat /proc/stat"
 
 

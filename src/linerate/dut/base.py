@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 from linerate.dut import sections
 from linerate.dut.parsers import CPU_FIELDS
-from linerate.errors import ExecError, ParseError
-from linerate.exec import Executor
+from linerate.errors import ExecBroken, ExecError, ParseError
+from linerate.exec import CommandResult, Executor
 
 FAMILIES = ("linux", "freebsd", "openbsd")
 OS_FAMILY = {"linux": "linux", "openwrt": "linux", "freebsd": "freebsd", "pfsense": "freebsd",
@@ -150,16 +150,6 @@ def dut_os_family(environment: Any) -> str | None:
     return detect_family(str(dut.get("os", ""))) if dut else None
 
 
-def run_all(host: Executor, argvs: list[list[str]], timeout_s: float, optional: int = 0) -> list:
-    """Run fixed telemetry commands, in one round trip where the executor can (Executor.run_many).
-    The last `optional` commands may fail; any other failure raises ExecError."""
-    results = host.run_many(argvs, timeout_s=timeout_s)
-    for argv, result in list(zip(argvs, results))[:len(argvs) - optional]:
-        if result.returncode != 0:
-            raise ExecError(argv, host.host, result.returncode, result.stderr)
-    return results
-
-
 def read_parsed(host: Executor, reads: dict[tuple[str, ...], Callable[[str], dict[str, int]]],
                 timeout_s: float) -> dict[str, int]:
     """Optional reads in one round trip, merged: a command that fails or prints what its parser does
@@ -174,13 +164,31 @@ def read_parsed(host: Executor, reads: dict[tuple[str, ...], Callable[[str], dic
     return out
 
 
+def run_probes(host: Executor, argvs: list[list[str]], timeout_s: float) -> list[CommandResult]:
+    """The probes in one round trip; when that answer broke off because of one of them (it printed
+    megabytes, or killed the shell they ran in: errors.ExecBroken), each again on its own, so that
+    only the culprit's figures are lost and the others keep theirs."""
+    try:
+        return host.run_many(argvs, timeout_s=timeout_s)
+    except ExecBroken:
+        if len(argvs) == 1:
+            raise
+    results = []
+    for argv in argvs:
+        try:
+            results += host.run_many([argv], timeout_s=timeout_s)
+        except ExecBroken as exc:
+            results.append(CommandResult(tuple(argv), 255, "", str(exc), host.host))
+    return results
+
+
 def take_snapshot(host: Executor, probes: list[Probe], family: str, timeout_s: float) -> Snapshot:
     """Run the probes on host (one round trip over SSH), keep their outputs as snapshot text and
     parse it. One probe that fails or prints what its parser cannot read (binary, a number past
     any counter, a cut line) loses only its own figures: a problem line names it and why. Only a
     read in which every required probe failed raises (the host gave nothing to measure with)."""
     ordered = [p for p in probes if p.required] + [p for p in probes if not p.required]
-    results = host.run_many([list(p.argv) for p in ordered], timeout_s=timeout_s)
+    results = run_probes(host, [list(p.argv) for p in ordered], timeout_s)
     text = sections.render([(list(p.argv), r.returncode, r.stdout) for p, r in zip(ordered, results)], family)
     shot, failed = _parse_sections(text, ordered)
     required = [(p, r) for p, r in zip(ordered, results) if p.required]

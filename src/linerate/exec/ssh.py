@@ -15,6 +15,7 @@ refused, naming both fingerprints (HostKeyError, exit 2).
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import secrets
 import shlex
@@ -23,21 +24,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from linerate.errors import ConfigError, ExecError, LinerateError
+from linerate.errors import ConfigError, ExecBroken, ExecError, LinerateError
 from linerate.exec.base import Batch, CommandResult, SpawnedProcess
 from linerate.inputs import read_text
 
 CONNECT_TIMEOUT_S = 10.0
-DEADLINE_GRACE_S = 2  # the host's own kill comes this long after linerate stops waiting
 # A command with a timeout runs under this fixed script on the host ($1 = seconds, then the argv):
 # dropping an SSH channel does not end what runs in it (a hung `sysctl` or `cat` of a stuck device
 # would stay, with its shell, after every trial), so the host kills it at the deadline itself.
-# Portable sh (dash, FreeBSD and OpenBSD sh, busybox ash): no setsid(1), no timeout(1), no job
-# control. The command keeps linerate's stdin (an asynchronous list would get /dev/null); the
-# watchdog polls once a second, so it ends within a second of the command and holds no output.
-DEADLINE_SCRIPT = ('t=$1; shift; exec 3<&0; "$@" <&3 3<&- & c=$!; exec 3<&-; '
+# The command runs in a process group of its own (setsid(1): util-linux, busybox), so the kill takes
+# its children too. A command that ended is left alone with whatever it started: a daemon linerate
+# starts (iperf3 -D, nginx) forks and only then leaves the group by its own setsid(), and a kill at
+# its parent's exit could catch it in between. Where the host has no setsid(1) (FreeBSD, OpenBSD)
+# only the command itself is killed. Portable sh (dash, FreeBSD and OpenBSD sh, busybox ash): no timeout(1), no job control.
+# The command keeps linerate's stdin (an asynchronous list would get /dev/null); the watchdog polls
+# once a second, so it ends within a second of the command and holds no output.
+DEADLINE_SCRIPT = ('t=$1; shift; exec 3<&0; '
+                   'if command -v setsid >/dev/null 2>&1; then setsid "$@" <&3 3<&- & c=$!; g=-$c; '
+                   'else "$@" <&3 3<&- & c=$!; g=$c; fi; exec 3<&-; '
                    '( i=0; while [ "$i" -lt "$t" ]; do sleep 1; kill -0 "$c" 2>/dev/null || exit 0; i=$((i+1)); '
-                   'done; kill -KILL "$c" ) </dev/null >/dev/null 2>&1 & wait "$c"')
+                   'done; kill -s KILL -- "$g" 2>/dev/null || kill -s KILL "$c" ) </dev/null >/dev/null 2>&1 & '
+                   'wait "$c"')
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024  # per stream of one command: the largest telemetry read is ~100 KB
 
 
@@ -45,7 +52,7 @@ class OutputTooLarge(Exception):
     """A remote command printed more than MAX_OUTPUT_BYTES on one stream (the read stopped there)."""
 
 
-class OutputLimitError(ExecError):
+class OutputLimitError(ExecBroken):
     """The ExecError of a command whose output passed MAX_OUTPUT_BYTES: the host answered (unlike a
     timeout or a lost connection), with more than any command linerate runs prints."""
 
@@ -341,8 +348,8 @@ class SshExecutor:
         """The remote command line: every element quoted; with a timeout, run under DEADLINE_SCRIPT
         so that the host kills it when linerate has stopped waiting."""
         words = [str(a) for a in argv]
-        if timeout_s is not None:
-            limit = max(1, int(timeout_s + 0.999)) + DEADLINE_GRACE_S
+        if timeout_s is not None:  # the host's kill comes as linerate stops waiting
+            limit = max(1, math.ceil(timeout_s))
             words = ["sh", "-c", DEADLINE_SCRIPT, "linerate-deadline", str(limit), *words]
         return shlex.join([*self.become, *words])
 
@@ -379,16 +386,20 @@ class SshExecutor:
         failed command is told by its status. See exec.base.Batch."""
         import asyncssh
 
-        batch = Batch(argvs, lambda argv: f"{self.command(argv, timeout_s)} </dev/null 2>/dev/null")
+        # each command gets half the batch's time: one that hangs is killed on the host and fails alone
+        each_s = None if timeout_s is None else max(1.0, timeout_s / 2)
+        batch = Batch(argvs, lambda argv: f"{self.command(argv, each_s)} </dev/null 2>/dev/null")
+        key = (f"{len(argvs)} batched commands ({' '.join(batch.keys[0][:3])} ...)",) if len(argvs) > 1 \
+            else batch.keys[0]
         try:
             out = self.session.run_in_shell(batch.script, timeout_s=timeout_s)
         except (asyncssh.TimeoutError, TimeoutError):
-            raise ExecError(batch.keys[0], self.host, None, f"no answer within {timeout_s:.0f} s") from None
+            raise ExecError(key, self.host, None, f"no answer within {timeout_s:.0f} s") from None
         except OutputTooLarge:
-            raise OutputLimitError(batch.keys[0], self.host, None, f"printed more than {MAX_OUTPUT_BYTES:,} bytes; "
+            raise OutputLimitError(key, self.host, None, f"printed more than {MAX_OUTPUT_BYTES:,} bytes; "
                                    "linerate stops reading there and uses none of it") from None
         except (OSError, asyncssh.Error) as exc:
-            raise ExecError(batch.keys[0], self.host, None, f"connection lost: {exc or type(exc).__name__}") from None
+            raise ExecBroken(key, self.host, None, f"connection lost: {exc or type(exc).__name__}") from None
         results = batch.split(self.host, 0, out.decode(errors="replace"), "")
         return [r if r.returncode == 0 else CommandResult(r.argv, r.returncode, r.stdout, "(stderr not kept in a "
                                                           "batched read)", r.host) for r in results]
