@@ -4,7 +4,6 @@ import subprocess
 
 import pytest
 
-from linerate.dut.base import run_all
 from linerate.errors import ExecError
 from linerate.exec import Executor, FakeExecutor, LocalExecutor, NetnsExecutor
 from linerate.exec.ssh import SshExecutor
@@ -69,10 +68,3 @@ def test_fake_run_many_replays_each_argv_in_order():
     assert fake.calls == [("uname", "-s"), ("cat", "/nope"), ("missing",)]
     assert uname.stdout == "Linux\n" and cat.returncode == 1 and cat.stderr == "no such file"
     assert unknown.returncode == 127  # failures are results, never raised
-
-
-def test_run_all_raises_for_required_commands_only():
-    fake = FakeExecutor().respond(["ok"], "fine").respond(["bad"], returncode=4, stderr="broken")
-    assert [r.returncode for r in run_all(fake, [["ok"], ["bad"]], 5, optional=1)] == [0, 4]
-    with pytest.raises(ExecError, match="broken"):
-        run_all(fake, [["bad"], ["ok"]], 5, optional=1)
