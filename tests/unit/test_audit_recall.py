@@ -9,7 +9,7 @@ from linerate.tuning.versions import OS_FAMILIES
 from tests.unit.test_tuning_knowledge import WARNING_OR_ERROR, audit_line, corpus_audit, corpus_files, labelled
 
 # codes whose finding is only ever a note: a label with one of them marks a line that is not wrong
-NOTE_CODES = {"LR009", "LR010", "LR012", "LR013", "LR015", "LR016"}
+NOTE_CODES = {"LR006", "LR009", "LR010", "LR012", "LR013", "LR015", "LR016"}  # LR006: a valid trade-off, advice
 
 
 def measure() -> dict[str, dict[str, int]]:

@@ -91,7 +91,7 @@ def test_misspelling_wrong_place_duplicates_and_foreign_knobs(tmp_path):
     assert "did you mean net.inet.tcp.sendbuf_max" in by_code["LR002"][0].message
     assert by_code["LR001"][0].key == "hw.igb.num_queues" and "LR003" not in by_code  # obsolete beats misplaced
     assert {f.key for f in by_code["LR004"]} == {"net.inet.tcp.sendbuf_max", "dev.igb.0.fc"}
-    assert by_code["LR007"][0].line == 5
+    assert by_code["LR007"][0].line == 4  # the overridden line: the later one wins
     assert by_code["LR011"][0].key == "net.ipv4.ip_forward"
     assert exit_code(found) == 1
 

@@ -69,3 +69,17 @@ def test_natd_on_a_nat_gateway_warns_and_a_raised_table_is_not_halved(tmp_path):
 def test_explain_names_the_releases_covered():
     line = coverage_line("linux", "net.ipv4.tcp_tw_recycle")
     assert "4.4 .. 6.12" in line and "listed in 4.4, 4.9" in line and "4.14" not in line.split("listed in")[1]
+
+
+def test_a_fraction_where_the_kernel_reads_whole_numbers_warns(tmp_path):
+    found = audit_text(tmp_path, "net.ipv4.tcp_probe_interval = 0.1\nnet.ipv4.tcp_congestion_control = bbr\n",
+                       version=(6, 1))
+    assert [(f.line, f.code, f.severity) for f in found if f.severity != "info"] == [(1, "LR017", "warning")]
+    assert "whole numbers" in found[0].message
+
+
+def test_the_overridden_line_of_a_duplicate_is_the_one_that_does_nothing(tmp_path):
+    found = audit_text(tmp_path, "net.core.somaxconn = 1024\nnet.core.somaxconn = 4096\nnet.core.somaxconn = 4096\n",
+                       version=(6, 1))
+    assert [(f.line, f.code) for f in found if f.code in ("LR007", "LR012")] == [(1, "LR007"), (3, "LR012")]
+    assert "sysctl.conf:3" in next(f for f in found if f.code == "LR007").message  # names the line that wins

@@ -6,7 +6,7 @@ Codes are stable (scripts may rely on them):
   LR003 wrong place: loader-only in sysctl.conf, or runtime-only in loader.conf   warning
   LR004 value of the wrong type or out of range                        error
   LR005 harmful for the role                                           warning
-  LR006 security trade-off                                             warning
+  LR006 security trade-off (advice: the value is valid)                 info
   LR007 conflicting duplicate                                          warning
   LR008 not yet available in this version                              warning
   LR009 superseded by a newer knob (still works)                       info
@@ -36,7 +36,7 @@ from linerate.tuning.harm import below_lists, ipv6_forwarding_scope
 from linerate.tuning.names import all_lists, close_names, edit_distance, missing_node, name_list
 from linerate.tuning.parsers import Setting
 from linerate.tuning.releases import linux_absent, linux_lifecycle
-from linerate.tuning.values import (freebsd_ms_fix, freebsd_ms_problem, harmful_value, lowers_capacity,
+from linerate.tuning.values import (fraction_problem, freebsd_ms_fix, freebsd_ms_problem, harmful_value, lowers_capacity,
                                     rc_service_problem, read_only, unit_problem)
 from linerate.tuning.sources import Presence, describe, source_list, span_text
 from linerate.tuning.syntax import RUNTIME_KINDS, loader_line_problem, sysctl_value_problem
@@ -223,7 +223,7 @@ def _values(knob: Knob, s: Setting, ctx: Context) -> list[Finding]:
                                 "change or remove it"))
     trade_off = bool(knob.security and s.value in knob.security.values)
     if trade_off and defaults != {s.value}:
-        out.append(_finding("LR006", "warning", s, f"security trade-off: {cites(knob.security.why)}",
+        out.append(_finding("LR006", "info", s, f"security trade-off: {cites(knob.security.why)}",
                             "keep the default unless you accept the risk"))
     if defaults == {s.value} and (ctx.version or trade_off):
         stock = (f"; the trade-off it is known for ({cites(knob.security.why)}) is the stock setting there, "
@@ -319,6 +319,9 @@ def _semantics(s: Setting, ctx: Context) -> list[Finding]:
     timer = freebsd_ms_problem(s, ctx.family)
     if timer:
         return [_finding("LR017", "warning", s, timer, freebsd_ms_fix(s))]
+    fraction = fraction_problem(s, ctx.family)
+    if fraction:
+        return [_finding("LR017", "warning", s, fraction, "write a whole number in the unit the name takes")]
     harm = harmful_value(s, ctx.family, ctx.span)
     if harm:
         return [_finding(harm[0], harm[1], s, harm[2], harm[3])]
@@ -562,7 +565,15 @@ def _other_os(catalog: Catalog, name: str, family: str) -> str | None:
 
 
 def _duplicates(settings: list[Setting]) -> list[Finding]:
+    """A name set more than once: with different values every line but the last does nothing (the
+    last one read wins: sysctl(8) -p and the loader read top to bottom), so LR007 marks the lines
+    that are overridden; the same value again is a harmless repeat (LR012, on the repeat)."""
     out, seen = [], {}
+    last: dict[tuple, Setting] = {}
+    for s in settings:
+        if s.kind != "malformed" and not (s.kind == "config_xml" and s.value in ("present", "absent")) \
+                and not syntax_problem(s) and not (s.kind == "loader" and loader_line_problem(s.raw)):
+            last[(s.key, s.interface, s.kind == "loader")] = s
     for s in settings:
         if s.kind == "malformed":
             continue
@@ -571,16 +582,16 @@ def _duplicates(settings: list[Setting]) -> list[Finding]:
             continue
         if syntax_problem(s) or (s.kind == "loader" and loader_line_problem(s.raw)):
             continue  # sysctl/the loader rejects that line (its own LR004/LR014 says so): it overrides nothing
-        if key in seen:
-            first = seen[key]
-            if first.value != s.value:
-                out.append(_finding("LR007", "warning", s, f"{s.key} is set twice with different values: "
-                                    f"{first.value!r} at {first.file}:{first.line}, {s.value!r} here; the later line wins",
-                                    "keep one line"))
-            else:
-                out.append(_finding("LR012", "info", s, f"{s.key} repeats {first.file}:{first.line}", "keep one line"))
-        else:
-            seen[key] = s
+        winner = last[key]
+        if winner is not s and winner.value != s.value:
+            out.append(_finding("LR007", "warning", s, f"{s.key} is set again with another value at {winner.file}:"
+                                f"{winner.line} ({winner.value!r}), which is read later and wins: this line does "
+                                "nothing", "keep one line"))
+        elif (key, s.value) in seen:
+            earlier = seen[(key, s.value)]
+            out.append(_finding("LR012", "info", s, f"{s.key} repeats {earlier.file}:{earlier.line}",
+                                "keep one line"))
+        seen.setdefault((key, s.value), s)
     return out
 
 

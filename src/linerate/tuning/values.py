@@ -165,3 +165,20 @@ def rc_service_problem(s: Setting, roles: set[str]) -> tuple[str, str] | None:
         if s.key == variable and s.value.strip().lower() == value and role:
             return f"{s.key}={s.value} on a {role}: {message}", fix
     return None
+
+
+# A number with a decimal point where the kernels read whole numbers: Linux's numeric handlers
+# (kernel/sysctl.c proc_dointvec/proc_douintvec/proc_doulongvec: proc_get_long parses digits, and a
+# '.' after them is neither a separator nor the end, so the write fails with EINVAL) and FreeBSD's
+# sysctl(8) (strtol/strtoimax must consume the whole value: "invalid integer"). String-valued names
+# (a congestion control's name, a hostname) never hold a bare decimal number.
+_FRACTION = re.compile(r"[0-9]+\.[0-9]+")
+
+
+def fraction_problem(s: Setting, family: str) -> str | None:
+    if family not in ("linux", "freebsd") or s.kind not in ("sysctl", "config_xml") or not _FRACTION.fullmatch(s.value):
+        return None
+    how = ("Linux's numeric sysctl handlers (kernel/sysctl.c) read whole numbers and refuse the write"
+           if family == "linux" else "sysctl(8) reads integers whole and refuses it ('invalid integer')")
+    return f"{s.key} = {s.value}: a fraction, but {how}; the value stays what it was"
+
