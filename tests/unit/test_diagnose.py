@@ -39,6 +39,8 @@ CASES = {  # code: (facts where it must fire, facts where it must not)
                           Facts(cpus=cpus(91, 76, 95, 78))),  # evenly spread (redis/redis#5825): no k-of-n split
     "irq-one-cpu": (Facts(irq_cpu={"eth0": [900000, 0], "mwlwifi": [3792826, 0]}, irq_since_boot=True),
                     Facts(irq_cpu={"eth0": [58130886, 0], "eth3": [0, 54094149]})),
+    "irq-one-cpu-per-nic": (Facts(irq_cpu={"eth0": [58130886, 0], "eth3": [0, 54094149]}),  # coolsnowwolf/lede#10394
+                            Facts(irq_cpu={"eth0": [29065443, 29065443], "eth3": [0, 54094149]})),
     "irq-one-cpu-no-harm": (Facts(softnet_cpu=[{"cpu": 0, "processed": 2245, "dropped": 0, "time_squeeze": 6},
                                                {"cpu": 1, "processed": 44242, "dropped": 0, "time_squeeze": 6}],
                                   irq_since_boot=True),  # netdata/netdata#1076

@@ -107,3 +107,23 @@ def test_a_byte_order_mark_is_skipped_or_named(tmp_path, capsys):
     unreadable.write_text("\ufeffhello\n", encoding="utf-8")
     assert main(["diagnose", "--after", str(unreadable), "--os", "openbsd"]) != 0
     assert "UTF-8 byte order mark" in capsys.readouterr().err
+
+
+def test_indented_top_with_decimal_commas_is_read(capsys):
+    # ntop/PF_RING#24: top in a comma-decimal locale, indented: "system interrupts still in first core"
+    doc = run(capsys, DATA / "diagnose" / "pfring24_top_comma_decimals_si_on_cpu0.txt", "linux")
+    assert limits(doc) == ["single-core-bound"]
+    evidence = doc["verdicts"][0]["evidence"]
+    assert "CPU 0 100% busy (53% softirq" in evidence
+
+
+@pytest.mark.parametrize("line, softirq, idle", [
+    ("    %Cpu0  : 46,3 us,  0,3 sy,  0,0 ni,  0,0 id,  0,0 wa,  0,0 hi, 53,3 si,  0,0 st", 53.3, 0.0),
+    ("%Cpu0  : 46.3 us,  0.3 sy,  0.0 ni,  0.0 id,  0.0 wa,  0.0 hi, 53.3 si,  0.0 st", 53.3, 0.0),
+    ("%Cpu(s):  1,5 us,  0,5 sy,  0,0 ni, 97,9 id,  0,0 wa,  0,0 hi,  0,1 si,  0,0 st", 0.1, 97.9),
+    ("%Cpu1  :  1.0 us,2.0 sy,0.0 ni,97.0 id,0.0 wa,0.0 hi,0.0 si,0.0 st", 0.0, 97.0),  # squeezed English list
+])
+def test_top_cpu_lines_take_a_decimal_comma_and_keep_the_field_list(line, softirq, idle):
+    row = screens.parse_procps_cpu_line(line)
+    assert row is not None and row["softirq_pct"] == softirq and row["idle_pct"] == idle
+    assert raw.recognise(line).top_cpu or raw.recognise(line).cpu_total

@@ -4,6 +4,8 @@ driver (diagnose/queues.py). Each test runs on a real output whose first line na
 
 import json
 
+import pytest
+
 from linerate.cli import main
 from linerate.diagnose.offline import read_snapshot, snapshot_facts
 from linerate.diagnose.queues import is_network
@@ -78,3 +80,35 @@ def test_parser_and_reader_agree_on_every_ethtool_capture():
         assert reading.not_understood == [] and len(reading.queue_packets) == 1, path.name
         (queues,) = reading.queue_packets[0].values()
         assert queues == parsers.parse_ethtool_queue_packets(path.read_text()), path.name
+
+
+def test_renamed_interfaces_count_as_network_interrupts(capsys):
+    # rigacci.org "ksoftirqd": net0's IRQ 125 on CPU1 keeps ksoftirqd/1 busy; lan0 on CPU2
+    doc = _verdicts(capsys, DATA / "diagnose" / "rigacci_renamed_net0_irq_on_cpu1.txt")
+    verdict = next(v for v in doc["verdicts"] if v["code"] == "irq-one-cpu-per-nic")
+    assert "net0 on CPU 1" in verdict["title"] and "lan0 on CPU 2" in verdict["title"]
+    assert "net0: 4,289,304 interrupts, 100% on CPU 1" in verdict["evidence"]
+    assert not any(v["code"] == "irq-one-cpu" for v in doc["verdicts"])  # no single CPU takes them all
+
+
+def test_single_space_interrupts_keep_every_name_of_a_shared_line():
+    rows = parsers.parse_interrupt_displays(
+        (DATA / "diagnose" / "rigacci_renamed_net0_irq_on_cpu1.txt").read_text())[-1][2]
+    names = {label: name for label, name, _ in rows}
+    assert names["125"] == "net0" and names["127"] == "ahci[0000:00:17.0]"
+    assert names["16"] == "mmc0, idma64.0, i801_smbus, ttyS0"
+
+
+@pytest.mark.parametrize("name", ["net0", "lan0", "wan1", "uplink0", "eth0", "enp3s0", "net0-rx-0", "net0-TxRx-3"])
+def test_interface_shaped_action_names_are_network(name):
+    assert is_network(name)
+
+
+@pytest.mark.parametrize("name", ["rtc0", "mmc0", "dmar0", "hpet2", "ahci0", "dwc3", "virtio0", "ttyS0", "i915",
+                                  "nvme0q1", "mmc0, idma64.0, i801_smbus, ttyS0", "snd_hda_intel:card0"])
+def test_numbered_devices_of_other_kinds_are_not_network(name):
+    assert not is_network(name)
+
+
+def test_a_name_the_paste_shows_as_an_interface_is_network():
+    assert is_network("dmz", interfaces={"dmz"}) and not is_network("dmz")

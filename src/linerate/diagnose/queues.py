@@ -14,6 +14,7 @@ not a queue.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # (pattern, direction, where the format comes from). Tried in order; the first match wins.
@@ -73,6 +74,33 @@ NETWORK_DEVICE = re.compile(
 NETWORK_WORDS = {"net", "eth", "ethernet", "enet", "emac", "gmac", "xgmac", "wlan", "wifi"}
 
 
+# A network interface renamed by udev/systemd or the admin (systemd.link(5) Name=, NamePolicy=) is free-form:
+# "net0", "lan0", "wan1", "uplink0". Its driver names a single-vector interrupt after the interface
+# (netdev->name: e1000e, r8169, tg3, alx), so an action name that is one lowercase word and an index is
+# read as an interface, unless the stem is one the kernel numbers other devices with: the RTC ("rtc0",
+# drivers/rtc/class.c), SD/MMC hosts ("mmc0", mmc_hostname()), IOMMUs ("dmar0", intel/iommu),
+# HPET timers ("hpet2", arch/x86/kernel/hpet.c), AHCI per-port vectors ("ahci0", ata/libahci.c),
+# TPM ("tpm0"), DesignWare USB ("dwc3"), legacy virtio ("virtio0": a disk or a NIC), USB gadget/bus
+# names ("usb1"), PHYs, DMA engines, I2C/SPI/UART controllers.
+INTERFACE_SHAPE = re.compile(r"^(?P<stem>[a-z]{2,})[0-9]+$")
+NUMBERED_NON_NETWORK = frozenset({
+    "rtc", "mmc", "dmar", "hpet", "ahci", "tpm", "dwc", "virtio", "usb", "phy", "dma", "dmac", "edma", "i2c",
+    "spi", "uart", "serial", "ttys", "card", "hd", "sd", "sr", "nvme", "ata", "ipmi", "mei", "gpio", "timer",
+    "pmu", "cpu", "vpu", "gpu", "npu", "ipu", "mdss", "dsi", "hdmi", "sdhci", "ehci", "ohci", "xhci", "musb",
+})
+
+
+def is_interface_name(name: str, interfaces: Iterable[str] = ()) -> bool:
+    """An interrupt action name that is a network interface's own name: one named elsewhere in the
+    paste (ifconfig, ethtool -S IF, ...), or one lowercase word and an index ("net0", "lan0") whose
+    stem the kernel does not give other devices."""
+    text = name.strip()
+    if text in set(interfaces):
+        return True
+    match = INTERFACE_SHAPE.match(text)
+    return match is not None and match.group("stem") not in NUMBERED_NON_NETWORK
+
+
 def _has_network_word(name: str) -> bool:
     return any(part in NETWORK_WORDS for part in re.split(r"[_\-.:,@\s\[\]()]+", name.lower()))
 
@@ -97,10 +125,13 @@ def queue_of(name: str) -> Queue | None:
     return None
 
 
-def is_network(name: str) -> bool:
-    """A NIC queue, or an interrupt source of a network device (a shared line counts: 'ehci_hcd:usb1, eth0')."""
+def is_network(name: str, interfaces: Iterable[str] = ()) -> bool:
+    """A NIC queue, or an interrupt source of a network device (a shared line counts: 'ehci_hcd:usb1, eth0');
+    `interfaces`: the interface names the paste shows elsewhere."""
+    known = set(interfaces)
     return (queue_of(name) is not None or NETWORK_DEVICE.search(name.strip()) is not None
-            or _has_network_word(name))
+            or _has_network_word(name) or is_interface_name(name, known)
+            or any(part.strip() in known for part in name.split(",")))
 
 
 USB_HOST = re.compile(r"^(?:[xeo]hci[-_]hcd|dwc_otg|dwc[23])\b", re.IGNORECASE)  # xhci-hcd:usb5, ehci_hcd:usb1

@@ -84,7 +84,8 @@ def _start(line: str) -> str | None:
     if re.match(r"^last pid:", text) or re.match(r"^CPU\s*[0-9]*:\s+[0-9.]+% user", text):
         return "freebsd-top"
     if re.match(r"^(top - |%Cpu|Cpu\(s\)|Tasks:|Threads:|Load average:)", text) or \
-            re.match(r"^Mem: .* used,", text) or screens.parse_busybox_cpu_line(text):
+            re.match(r"^Mem: .* used,", text) or screens.parse_busybox_cpu_line(text) or \
+            screens.parse_procps_cpu_line(text):  # an indented paste of top's CPU lines (ntop/PF_RING#24)
         return "linux-top"
     if "CPU" in words and "%idle" in words:
         return "mpstat"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from linerate.diagnose import busy
 from linerate.diagnose.facts import Facts
-from linerate.diagnose.queues import is_network, is_usb_host, rx_groups
+from linerate.diagnose.queues import is_network, is_usb_host, queue_of, rx_groups
 from linerate.diagnose.verdict import NEGLIGIBLE_DROP_SHARE, SATURATED_PCT
 
 QUEUE_SHARE = 0.80  # one queue of a multi-queue NIC (or one CPU of the network interrupts) took this share
@@ -57,7 +57,12 @@ def skewed_queues(interrupts: dict[str, int]) -> list[tuple[str, str, dict[str, 
 def network(facts: Facts, name: str) -> bool:
     """A network interrupt source; a USB host controller (xhci-hcd:usbN) only when the paste names a
     USB NIC driver (a USB NIC's interrupts are its host controller's)."""
-    return is_network(name) or (bool(facts.usb_nic_driver) and is_usb_host(name))
+    return is_network(name, interfaces(facts)) or (bool(facts.usb_nic_driver) and is_usb_host(name))
+
+
+def interfaces(facts: Facts) -> set[str]:
+    """The interface names the paste shows besides the interrupts (ifconfig, ethtool -S/-g, sysfs)."""
+    return {*facts.nic_names, *facts.rx_rings, *facts.queue_packets, *facts.rx_packets, *facts.rx_dropped}
 
 
 def skew(facts: Facts) -> tuple[list[str], int | None, int]:
@@ -103,6 +108,25 @@ def skew(facts: Facts) -> tuple[list[str], int | None, int]:
             hot_cpu = cpu if hot_cpu is None else hot_cpu
             found.append(f"/proc/softirqs: CPU {cpu} ran {share * 100:.0f}% of {total:,} NET_RX softirqs")
     return found, hot_cpu, volume
+
+
+def pinned_nics(facts: Facts) -> list[tuple[str, int, float, int]]:
+    """[(interface, its CPU, its share there, interrupts)], busiest first, when the network interrupts come from
+    single-vector NICs each served by one CPU (QUEUE_SHARE of its interrupts there) and those carry
+    QUEUE_SHARE of them all: the work is spread over NICs but never within one, so one busy NIC is one
+    busy CPU (rigacci.org "ksoftirqd": net0's IRQ on CPU1 kept ksoftirqd/1 at 100%). Multi-queue NICs
+    are irq-one-queue's; all NICs on one CPU is skew()'s. Empty otherwise."""
+    net = {name: counts for name, counts in facts.irq_cpu.items() if network(facts, name) and counts}
+    if max((len(c) for c in net.values()), default=0) < 2 or skew(facts)[1] is not None:
+        return []
+    pinned = []
+    for name, counts in net.items():
+        cpu, share, total = shares(counts)
+        if queue_of(name) is None and total >= MIN_QUEUE_INTERRUPTS and share >= QUEUE_SHARE:
+            pinned.append((name, cpu, share, total))
+    if sum(p[3] for p in pinned) < QUEUE_SHARE * sum(sum(c) for c in net.values()):
+        return []
+    return sorted(pinned, key=lambda p: -p[3])
 
 
 def harmless(facts: Facts, volume: int) -> str | None:

@@ -327,6 +327,28 @@ def irq_one_cpu_no_harm(facts: Facts) -> Verdict | None:
                    "/proc/interrupts) a few seconds apart, with top's per-CPU lines")
 
 
+@rule("irq-one-cpu-per-nic")
+def irq_one_cpu_per_nic(facts: Facts) -> Verdict | None:
+    """Each single-vector NIC's interrupts on one CPU of its own (receive.pinned_nics): a note, since
+    the same picture is also a healthy box (coolsnowwolf/lede#10394: eth0 on CPU3, eth3 on CPU2, the
+    limit was a driver regression); the CPU of a busy NIC is the one to watch."""
+    pinned = receive.pinned_nics(facts)
+    if not pinned:
+        return None
+    harm = receive.harm_shown(facts)[0]
+    hurt = (f"; harm: {', '.join(harm)}" if harm else
+            "; whether it hurt is not in the paste (no drop, time_squeeze or CPU load figures)")
+    listed = ", ".join(f"{name} on CPU {cpu}" for name, cpu, _, _ in pinned)
+    return Verdict("irq-one-cpu-per-nic", "note", f"each NIC's receive work on one CPU ({listed})",
+                   "; ".join(f"{name}: {count:,} interrupts, {share * 100:.0f}% on CPU {cpu}"
+                             for name, cpu, share, count in pinned)
+                   + f" [{facts.irq_source}]{_when_irq(facts)}{hurt}",
+                   "a NIC with one interrupt vector is received by one CPU whatever irqbalance does: if that CPU "
+                   "(its ksoftirqd/N) is saturated under load, spread the NIC's work with RPS (echo MASK > "
+                   "/sys/class/net/IF/queues/rx-0/rps_cpus) or threaded NAPI (echo 1 > /sys/class/net/IF/threaded); "
+                   "check under load with top's per-CPU lines (press 1) and two readings of /proc/interrupts")
+
+
 @rule("irq-one-queue")
 def irq_one_queue(facts: Facts) -> Verdict | None:
     """One receive queue of a multi-queue NIC takes the traffic: from the queues' interrupt counts, or

@@ -86,6 +86,7 @@ def parse_openbsd_cp_time(text: str) -> list[dict[str, int]]:
 
 _IRQ_ROW = re.compile(r"^\s*([0-9]+|[A-Za-z][A-Za-z0-9_]*):(\s.*)?$")
 _CPU_HEADER = re.compile(r"^\s*CPU[0-9]+(\s+CPU[0-9]+)*\s*$")
+_TRIGGER = re.compile(r"(?:[0-9]+-|[A-Za-z0-9-]+-)?(?:edge|fasteoi|level)|Level|Edge", re.IGNORECASE)
 
 
 def _irq_name(rest: list[str], line_tail: str) -> str:
@@ -96,6 +97,12 @@ def _irq_name(rest: list[str], line_tail: str) -> str:
     chunks = [c for c in re.split(r"\s{2,}", line_tail.strip()) if c]
     if len(chunks) >= 2:
         return chunks[-1]
+    # Squeezed to single spaces (a wiki export): the names follow the trigger word, hwirq-trigger
+    # since Linux 4.2 ('IR-PCI-MSI 1048576-edge net0'), chip-trigger before ('PCI-MSI-edge eth0'),
+    # or 'Level'/'Edge' on GIC chips; a shared line keeps all its names ('mmc0, idma64.0, ttyS0').
+    for i, word in enumerate(rest[:-1]):
+        if _TRIGGER.fullmatch(word):
+            return " ".join(rest[i + 1:])
     return rest[-1] if rest else ""
 
 
