@@ -83,12 +83,3 @@ def test_the_overridden_line_of_a_duplicate_is_the_one_that_does_nothing(tmp_pat
                        version=(6, 1))
     assert [(f.line, f.code) for f in found if f.code in ("LR007", "LR012")] == [(1, "LR007"), (3, "LR012")]
     assert "sysctl.conf:3" in next(f for f in found if f.code == "LR007").message  # names the line that wins
-
-
-def test_explain_says_which_releases_the_lists_cover_for_bsd_names_too():
-    from linerate.tuning.releases import coverage_line
-
-    gone = coverage_line("freebsd", "net.inet.ip.fastforwarding")
-    assert "10.4-RELEASE" in gone and "14.2-BETA1" in gone and "gone from 11.0" in gone
-    assert "openbsd 7.3 name list: lists it" in coverage_line("openbsd", "net.inet.ip.forwarding")
-    assert "4.4 .. 6.12" in coverage_line("linux", "net.ipv4.tcp_tw_recycle")

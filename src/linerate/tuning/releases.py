@@ -154,10 +154,9 @@ def linux_releases() -> ReleaseTable:
 
 
 def coverage_line(family: str, name: str) -> str | None:
-    """For `linerate explain`: which releases linerate's lists cover and what they say of the name:
-    Linux's per-release lists; FreeBSD's source-declaration snapshots and name lists; OpenBSD's lists."""
+    """For `linerate explain`: which releases linerate's Linux lists cover and what they say of the name."""
     if family != "linux":
-        return _bsd_coverage(family, name)
+        return None
     table = linux_releases()
     entry = table.names.get(name)
     if entry is None:
@@ -252,27 +251,3 @@ def linux_read_only(name: str, low: tuple[int, ...], high: tuple[int, ...]) -> s
     first, last = table.releases[declared[0]].label, table.releases[declared[-1]].label
     span = first if first == last else f"{first} .. {last}"
     return f"{entry[2]} of linux {span} declares it read-only (mode 0444 or a *_RO_ENTRY macro)"
-
-
-def _bsd_coverage(family: str, name: str) -> str | None:
-    """FreeBSD: the source snapshots (SYSCTL_*/TUNABLE_* declarations) and what they say over all of
-    them, plus each per-release name list; OpenBSD: its per-release lists. Releases between two
-    snapshots are judged by both (tuning/sources.py), so the line says which ones exist."""
-    from linerate.tuning.names import all_lists
-    from linerate.tuning.sources import describe, source_list
-
-    parts = []
-    source = source_list(family)
-    if source is not None:
-        first, last = source.snapshots[0].version, source.snapshots[-1].version
-        snaps = ", ".join(s.label for s in source.snapshots)
-        presence = source.presence(name, first, last)
-        said = ("not found in them (what linerate's extraction of SYSCTL_*/TUNABLE_* lines holds: a name "
-                "declared another way can be missing)") if not (presence.last or presence.gone) else describe(presence)
-        parts.append(f"{family} source declarations ({snaps}): {said}")
-    for names in (n for n in all_lists() if n.os == family):
-        parts.append(f"the {names.label()}: {'lists it' if names.lookup(name) else 'does not list it'}")
-    if not parts:
-        return None
-    return "release lists: " + "; ".join(parts) + " (releases between them are judged by the nearest on each side)"
-
