@@ -23,6 +23,16 @@ from tests.unit.test_tuning_knowledge import _line
     ("openbsd", "7.4", "hw.nx=1", "LR002", "hw"),
     ("openbsd", "7.4", "kern.dmesg.restrict=1", "LR002", "kern.dmesg is not a node"),
     ("openbsd", "7.4", "kern.stackgap_random=1", "LR017", "EINVAL"),
+    # documented harm (ip-sysctl.rst, RFCs, kernel limits)
+    ("linux", "4.15", "net.ipv4.tcp_window_scaling = 0", "LR005", "RFC 7323"),
+    ("linux", "6.8", "net.ipv4.tcp_retries2 = 1", "LR005", "at least 8"),
+    ("linux", "4.15", "net.ipv4.tcp_wmem = 30000000 30000000 30000000", "LR005", "due to fact of its birth"),
+    ("linux", "6.1", "net.ipv4.tcp_rmem = 2097152 4194304 16777216", "LR005", "guaranteed to each TCP socket"),
+    ("linux", "3.10", "net.ipv4.tcp_tw_recycle = 1", "LR005", "4396e46187ca"),
+    ("linux", "6.8", "kernel.pid_max = 67108864", "LR017", "PID_MAX_LIMIT"),
+    ("linux", "5.15", "net.ipv4.ip_local_port_range = 65000 1024", "LR017", "range[1] < range[0]"),
+    ("linux", "5.15", "net.ipv4.tcp_syn_retries = 200", "LR017", "MAX_TCP_SYNCNT"),
+    ("freebsd", "14.1", "kern.ipc.nmbclusters=0", "LR017", "EINVAL"),
 ])
 def test_class_is_a_warning_with_its_source(tmp_path, os_name, version, text, code, words):
     findings = _line(text, tmp_path, os_name, version)
@@ -35,6 +45,10 @@ def test_class_is_a_warning_with_its_source(tmp_path, os_name, version, text, co
     ("freebsd", "13.2", "net.inet.tcp.minmss=536"), ("openbsd", "7.4", "kern.stackgap_random=262144"),
     ("openbsd", "7.4", "hw.sensors.cpu0.temp0=1"), ("openbsd", "7.4", "hw.ucomnames=x"),
     ("linux", "6.1", "net.ipv4.tcp_rmem = 4096 87380 6291456"), ("linux", "6.1", "net.ipv4.neigh.default.unres_qlen=3"),
+    ("linux", "6.1", "net.ipv4.tcp_window_scaling = 1"), ("linux", "6.1", "net.ipv4.tcp_retries2 = 8"),
+    ("linux", "6.1", "net.ipv4.tcp_wmem = 16384 524288 268435456"), ("linux", "6.1", "kernel.pid_max = 4194304"),
+    ("linux", "6.1", "net.ipv4.ip_local_port_range = 1024 65535"), ("linux", "6.1", "net.ipv4.tcp_sack = 0"),
+    ("linux", "6.1", "net.ipv4.tcp_timestamps = 0"), ("linux", "3.10", "net.ipv4.tcp_tw_recycle = 0"),
 ])
 def test_no_warning_where_the_sources_do_not_settle_it(tmp_path, os_name, version, text):
     findings = _line(text, tmp_path, os_name, version)
