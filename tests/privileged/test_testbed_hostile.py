@@ -342,11 +342,8 @@ def test_one_telemetry_command_that_floods_or_hangs_loses_only_its_own_figures(b
     assert status == "ok"
     dut = json.loads(telemetry)["dut"]
     assert dut.get("partial") or dut.get("unavailable"), dut  # what is missing is said ...
-    if mode == "hang":  # a hung probe is killed within the batch: only its figures are lost
-        assert "ip -j -s link" in json.dumps(dut), dut
-        assert any(key.startswith(("softnet", "forwarded")) for key in json.loads(counters)), counters
-    # flood: 4 MB through SSH on a loaded 2-CPU host can outlast the read's timeout, and a timed-out
-    # batch is not retried probe by probe (only a broken one is): then the trial has no DUT counters
+    assert "ip -j -s link" in json.dumps(dut), dut  # ... naming the one probe, and only its figures are lost
+    assert any(key.startswith(("softnet", "forwarded")) for key in json.loads(counters)), counters
     deadline = time.monotonic() + 5  # ... and the hung one was killed on the DUT with its child
     while time.monotonic() < deadline and any(
             bed.comm(pid) in ("sleep", "yes") for pid in bed.pids_in("dut")):

@@ -321,3 +321,26 @@ def test_one_probe_that_breaks_the_batch_loses_only_its_own_figures():
     first, culprit, last = run_probes(host, [["cat", "/proc/loadavg"], ["yes"], ["cat", "/proc/loadavg"]], 5)
     assert first.returncode == 0 and last.stdout.startswith("0.1")
     assert culprit.returncode != 0 and "4,194,304 bytes" in culprit.stderr
+
+
+def test_a_probe_slow_enough_to_time_out_the_batch_loses_only_its_own_figures():
+    """A probe that floods slowly reaches the batch's deadline: the probes run again one by one and
+    only the slow one is missing; a host where two probes in a row get no answer fails the read."""
+    from linerate.dut.base import run_probes
+    from linerate.errors import ExecError
+
+    class Host(FakeExecutor):
+        dead = False
+
+        def run_many(self, argvs, *, timeout_s=None):
+            if self.dead or ["yes"] in [list(a) for a in argvs]:
+                raise ExecError(["batch"], self.host, None, f"no answer within {timeout_s:.0f} s")
+            return super().run_many(argvs, timeout_s=timeout_s)
+
+    host = Host("dut").respond(["cat", "/proc/loadavg"], "0.1 0.2 0.3 1/100 42\n")
+    first, culprit, last = run_probes(host, [["cat", "/proc/loadavg"], ["yes"], ["cat", "/proc/loadavg"]], 5)
+    assert first.returncode == 0 and last.stdout.startswith("0.1")
+    assert culprit.returncode != 0 and "no answer within 5 s" in culprit.stderr
+    host.dead = True
+    with pytest.raises(ExecError, match="no answer"):
+        run_probes(host, [["cat", "/proc/loadavg"], ["yes"], ["cat", "/proc/loadavg"]], 5)

@@ -166,18 +166,30 @@ def read_parsed(host: Executor, reads: dict[tuple[str, ...], Callable[[str], dic
 
 def run_probes(host: Executor, argvs: list[list[str]], timeout_s: float) -> list[CommandResult]:
     """The probes in one round trip; when that answer broke off because of one of them (it printed
-    megabytes, or killed the shell they ran in: errors.ExecBroken), each again on its own, so that
-    only the culprit's figures are lost and the others keep theirs."""
+    megabytes, or killed the shell they ran in: errors.ExecBroken) or did not come in time (a probe
+    flooding slowly enough to reach the read's deadline first), each again on its own, so that only
+    the culprit's figures are lost and the others keep theirs. Two probes in a row that get no answer
+    on their own mean the host itself stopped answering: the read fails as a whole."""
     try:
         return host.run_many(argvs, timeout_s=timeout_s)
     except ExecBroken:
         if len(argvs) == 1:
             raise
-    results = []
+    except ExecError as exc:
+        if len(argvs) == 1 or exc.returncode is not None:
+            raise
+    results: list[CommandResult] = []
+    unanswered = 0
     for argv in argvs:
         try:
             results += host.run_many([argv], timeout_s=timeout_s)
+            unanswered = 0
         except ExecBroken as exc:
+            results.append(CommandResult(tuple(argv), 255, "", str(exc), host.host))
+        except ExecError as exc:
+            if exc.returncode is not None or unanswered:
+                raise
+            unanswered += 1
             results.append(CommandResult(tuple(argv), 255, "", str(exc), host.host))
     return results
 

@@ -311,15 +311,18 @@ class SshSession:
 
 async def _read_until(stream, sentinel: bytes) -> bytes:
     """stdout of a persistent shell up to (without) the sentinel line, at most MAX_OUTPUT_BYTES."""
-    data = b""
-    while sentinel not in data:
+    data = bytearray()
+    while True:
         chunk = await stream.read(65536)
         if not chunk:
             raise OSError("the remote shell ended")
+        start = max(0, len(data) - len(sentinel))  # only the new bytes can complete the sentinel
         data += chunk
+        end = data.find(sentinel, start)
+        if end >= 0:
+            return bytes(data[:end])
         if len(data) > MAX_OUTPUT_BYTES + len(sentinel):
             raise OutputTooLarge()
-    return data[:data.index(sentinel)]
 
 
 async def _drain(stream) -> bytes:
