@@ -106,9 +106,30 @@ FILE_PATHS = {"net/ipv4/devinet.c": ["net.ipv4.conf.IF"], "net/ipv6/addrconf.c":
               "net/core/neighbour.c": ["net.ipv4.neigh.IF", "net.ipv6.neigh.IF"]}
 
 
+def unread_variables(text: str) -> set[str]:
+    """The file-static variables of one C file that nothing reads: named only where they are declared,
+    assigned (`x = ...;`) or handed to a ctl_table (`.data = &x`). A sysctl writing one changes nothing
+    (net/ipv4/ip_fragment.c 4.4: ip4_frags_secret_interval_unused; route.c: ip_rt_gc_interval)."""
+    unread = set()
+    for var in set(re.findall(r"^static\s+(?:const\s+)?(?:unsigned\s+)?(?:int|long|u32)\s+(\w+)\b[^;(]*;", text, re.M)):
+        uses = [line for line in text.splitlines() if re.search(rf"\b{var}\b", line)]
+        if all(re.match(rf"^\s*(?:static\s.*\b{var}\b[^(]*;|\.data\s*=\s*&{var}\s*,|{var}\s*=[^=])", line)
+               for line in uses):
+            unread.add(var)
+    return unread
+
+
 def declarations(text: str, path: str = "") -> tuple[set[str], set[str], set[str]]:
     """(full dotted names, leaf names, full names declared read-only) of one C file's ctl_tables."""
+    full, leaves, read_only, _ = declarations_with_data(text, path)
+    return full, leaves, read_only
+
+
+def declarations_with_data(text: str, path: str = "") -> tuple[set[str], set[str], set[str], dict[str, str]]:
+    """declarations() and, for each full name whose entry writes a variable nothing reads, that variable."""
     tables: dict[str, list[tuple[str, str | None]]] = {}
+    data: dict[str, str] = {}
+    unread = unread_variables(text)
     leaves: set[str] = set()
     full: set[str] = set()
     read_only_leaves: set[str] = set()
@@ -119,6 +140,9 @@ def declarations(text: str, path: str = "") -> tuple[set[str], set[str], set[str
             child = re.search(r"\.child\s*=\s*(\w+)", entry)
             if proc:
                 entries.append((proc.group(1), child.group(1) if child else None))
+                written = re.search(r"\.data\s*=\s*&(\w+)\s*,", entry)
+                if written and written.group(1) in unread:
+                    data[proc.group(1)] = written.group(1)
                 if READ_ONLY.search(entry) and not RUNTIME_MODE.search(text):
                     read_only_leaves.add(proc.group(1))
         entries += [(macro, None) for macro in MACRO_NAME.findall(body)]
@@ -158,7 +182,10 @@ def declarations(text: str, path: str = "") -> tuple[set[str], set[str], set[str
                 full.add(canonical(f"{paths[table]}/{proc}".replace("/", ".")))
                 if proc in read_only_leaves and path not in FILE_PATHS:
                     read_only.add(canonical(f"{paths[table]}/{proc}".replace("/", ".")))
-    return full, leaves, read_only
+    unread_names = {canonical(f"{paths[table]}/{proc}".replace("/", ".")): data[proc]
+                    for table, entries in tables.items() if paths.get(table)
+                    for proc, child in entries if child is None and proc in data}
+    return full, leaves, read_only, unread_names
 
 
 def canonical(name: str) -> str:
@@ -238,11 +265,17 @@ def main() -> None:
     no_op: dict[str, tuple[int, str]] = {}
     read_only: dict[str, set[int]] = {}
     origin: dict[str, str] = {}
+    unread: dict[str, dict[int, str]] = {}  # name -> release index -> the variable it writes that nothing reads
+    declared: dict[str, set[int]] = {}
     for index, (_, _, where, prefix) in enumerate(LINUX_TREES):
         tree = Tree(where, prefix)
         for path in tree.files_with("ctl_table"):
             text = tree.read(path) or ""
-            full, leaf, fixed = declarations(text, path)
+            full, leaf, fixed, unread_here = declarations_with_data(text, path)
+            for name, var in unread_here.items():
+                unread.setdefault(name, {})[index] = var
+            for name in full:
+                declared.setdefault(name, set()).add(index)
             for name in fixed:
                 read_only.setdefault(name, set()).add(index)
             for name in full:
@@ -264,12 +297,20 @@ def main() -> None:
                 if words and name not in no_op:
                     since = re.search(r"(\d+\.\d+)", words)  # the version the words name, else this release
                     no_op[name] = (since.group(1) if since else LINUX_TREES[index][0], words)
+    for name, found in unread.items():  # a no-op by its source: from the first release on which every later one agrees
+        if name in no_op:
+            continue
+        later = sorted(i for i in declared[name] if i >= min(found))
+        first = min(i for i in found if all(j in found for j in later if j >= i))
+        last = max(declared[name])
+        no_op[name] = (LINUX_TREES[first][0], f"its ctl_table entry writes {found[first]}, which {origin[name]} never "
+                       f"reads (source of {LINUX_TREES[first][1]} to {LINUX_TREES[last][1]})")
     lines = ["# os: linux"]
     lines += [f"# release: {version}\t{label}\t{where}" for version, label, where, _ in LINUX_TREES]
     lines += ["# source: each release's ctl_table declarations (.procname under the path its file registers) "
               "and Documentation/networking/ip-sysctl, nf_conntrack-sysctl, sysctl/net",
               "# generated by tools/extract_linux_releases.py; columns: name, kind (name | leaf), release "
-              "indices, no-op from (version: the documentation's words), origin; 'read-only' rows: the releases whose "
+              "indices, no-op from (version: the documentation's words, or what the source shows), origin; 'read-only' rows: the releases whose "
               "declaration is mode 0444 or a *_RO_ENTRY macro"]
     for name in sorted(names):
         seen = ",".join(map(str, sorted(names[name])))

@@ -39,9 +39,16 @@ MISSED = "missed"
 
 
 def audit_line(path: Path) -> tuple[str, str | None]:
-    """The system a corpus file is audited as: its line 2, '# Audit: OS [VERSION]' (or the XML comment)."""
-    match = re.search(r"Audit: (\S+)(?: (\S+))?", path.read_text().splitlines()[1])
+    """The system a corpus file is audited as: its line 2, '# Audit: OS [VERSION] [as ROLE]' (or the XML comment)."""
+    match = re.search(r"Audit: (\S+)(?: (?!as )(\S+))?", path.read_text().splitlines()[1])
     return match.group(1), (None if match.group(2) in (None, "-->") else match.group(2))
+
+
+def audit_role(path: Path) -> str:
+    """The role the file's box plays, from ' as ROLE' on its audit line (a server's sysctl.conf is not a
+    router's); router when the line names none."""
+    match = re.search(r" as ([a-z-]+)", path.read_text().splitlines()[1])
+    return match.group(1) if match else "router"
 
 
 def labelled(path: Path) -> dict[int, tuple[str, str | None]]:
@@ -67,7 +74,7 @@ def corpus_audit(path: Path):
     os_name, version = audit_line(path)
     family, base = base_version(os_name, version) if version else (OS_FAMILIES[os_name], None)
     settings = parse_file(str(path))
-    return settings, audit(load_catalog(), settings, Context(os_name, family, base, "router", False, version))
+    return settings, audit(load_catalog(), settings, Context(os_name, family, base, audit_role(path), False, version))
 
 
 def _source_line(path: Path) -> bool:

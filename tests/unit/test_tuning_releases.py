@@ -31,6 +31,12 @@ def test_the_lists_cover_every_lts_release_from_4_4():
     ("net.netfilter.nf_conntrack_helper", (6, 1), "removed"),
     ("net.ipv4.tcp_madeup_knob", (5, 10), "absent"),
     ("net.core.somaxconn", (5, 15), "exists"),
+    # declared in every release, written to a variable the file never reads (route.c, ip_fragment.c)
+    ("net.ipv4.route.gc_interval", (5, 4), "no-op"),
+    ("net.ipv4.route.gc_elasticity", (4, 4), "no-op"),
+    ("net.ipv4.ipfrag_secret_interval", (6, 12), "no-op"),
+    ("net.ipv4.route.gc_timeout", (5, 4), "exists"),  # read by the PMTU exception expiry
+    ("kernel.random.urandom_min_reseed_secs", (6, 6), "no-op"),  # kept for compatibility in 6.x random.c
 ])
 def test_judged_per_release(name, version, state):
     assert linux_releases().judge(name, version, version).state == state
@@ -83,3 +89,30 @@ def test_the_overridden_line_of_a_duplicate_is_the_one_that_does_nothing(tmp_pat
                        version=(6, 1))
     assert [(f.line, f.code) for f in found if f.code in ("LR007", "LR012")] == [(1, "LR007"), (3, "LR012")]
     assert "sysctl.conf:3" in next(f for f in found if f.code == "LR007").message  # names the line that wins
+
+
+def test_a_name_the_source_declares_but_never_reads_warns_with_what_the_source_shows(tmp_path):
+    found = audit_text(tmp_path, "net.ipv4.route.gc_interval = 60\nnet.ipv4.route.gc_timeout = 300\n",
+                       version=(5, 4), role="router")
+    by_line = {f.line: f for f in found}
+    assert (by_line[1].code, by_line[1].severity) == ("LR001", "warning")
+    assert "ip_rt_gc_interval" in by_line[1].message and "never reads" in by_line[1].message
+    assert "documentation" not in by_line[1].message  # the evidence is the source, said as such
+    assert 2 not in by_line or by_line[2].severity == "info"
+
+
+def test_freebsd_read_only_names_warn_only_where_every_snapshot_agrees(tmp_path):
+    text = "kern.smp.cpus=4\nhw.ncpu=4\nkern.ipc.somaxconn=4096\n"
+    found = {f.line: f for f in audit_text(tmp_path, text, "freebsd", (13, 2), "router")}
+    assert (found[1].code, found[1].severity) == ("LR017", "warning") and "is read only" in found[1].message
+    assert found.get(2) is None or found[2].code != "LR017"  # a loader tunable on arm in 12.x: not certain
+    assert found.get(3) is None or found[3].code != "LR017"
+
+
+@pytest.mark.parametrize("os_name,version,line", [("linux", (6, 1), "net.ipv4.ip_forward = 0"),
+                                                  ("freebsd", (14, 1), "net.inet.ip.forwarding=0")])
+def test_forwarding_off_warns_on_a_router_not_on_a_server(tmp_path, os_name, version, line):
+    router = audit_text(tmp_path, line + "\n", os_name, version, "router")
+    assert [(f.code, f.severity) for f in router] == [("LR005", "warning")]
+    server = audit_text(tmp_path, line + "\n", os_name, version, "server")
+    assert all(f.severity == "info" for f in server)

@@ -49,7 +49,7 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 # /boot/loader.conf (system_loader_configure), so a boot-time name there is not misplaced.
 DEFAULT_MARKERS = ("default", "")  # both products: use the built-in default (system_sysctl_get / activate_sysctls)
 SOLE = ("LR001", "LR002", "LR011", "LR014", "LR017")  # the line does nothing: no other advice about it
-OUTRANKS = {"LR003": {"LR010", "LR013"}, "LR005": {"LR010"}, "LR013": {"LR010"}}
+OUTRANKS = {"LR003": {"LR010", "LR013"}, "LR005": {"LR010", "LR013"}, "LR013": {"LR010"}}
 CONTRADICTS = {frozenset(pair) for pair in [("LR001", "LR003"), ("LR001", "LR010"), ("LR001", "LR013"),
                                             ("LR001", "LR005"), ("LR003", "LR010"), ("LR010", "LR013"),
                                             ("LR010", "LR005"), ("LR002", "LR003"), ("LR011", "LR003")]}
@@ -313,9 +313,7 @@ def _semantics(s: Setting, ctx: Context) -> list[Finding]:
                          "line: the kernel sizes it from RAM at boot")]
     listed = read_only(s, ctx.family, ctx.version, ctx.span)
     if listed:
-        return [_finding("LR017", "warning", s, f"{s.key} is read-only ({listed}): the kernel "
-                         "reports it, a write fails with 'permission denied' and sysctl -p exits non-zero",
-                         "delete the line")]
+        return [_finding("LR017", "warning", s, listed, "delete the line")]
     timer = freebsd_ms_problem(s, ctx.family)
     if timer:
         return [_finding("LR017", "warning", s, timer, freebsd_ms_fix(s))]

@@ -189,6 +189,10 @@ def successor(name: str, low: tuple[int, ...], high: tuple[int, ...]) -> tuple[s
     return None
 
 
+# how tools/extract_linux_releases.py words a no-op it read in the source rather than the documentation
+SOURCE_WORDS = "its ctl_table entry writes "
+
+
 def linux_lifecycle(name: str, label: str, low: tuple[int, ...], high: tuple[int, ...],
                     hint: str, also_known: bool = False) -> tuple[str, str, str, str] | None:
     """(code, severity, message, fix) when the release table shows the name does nothing on the kernels
@@ -199,12 +203,15 @@ def linux_lifecycle(name: str, label: str, low: tuple[int, ...], high: tuple[int
     renamed = successor(name, low, high) if found.state in ("removed", "removed-leaf") else None
     fix = f"delete it; use {renamed[0]} instead" if renamed else "delete the line"
     why = f"; {renamed[1]}: use {renamed[0]}" if renamed else ""
+    by_source = bool(found.words and found.words.startswith(SOURCE_WORDS))
+    said = f"the kernel's source: {found.words}" if by_source else f"the kernel's own documentation says '{found.words}'"
     if found.state == "no-op":
-        return ("LR001", "warning", f"{name} does nothing on {label}: the kernel's own documentation says "
-                f"'{found.words}' (from linux {found.since}; {lists})", "delete the line")
+        since = "" if by_source else f"from linux {found.since}; "
+        return ("LR001", "warning", f"{name} does nothing on {label}: {said} ({since}{lists})",
+                "delete the line")
     if found.state == "no-op-straddles":
-        return ("LR001", "info", f"{name} does nothing from linux {found.since} on (the kernel's documentation: "
-                f"'{found.words}'); {label} straddles that; {hint}", "delete the line if your kernel is newer")
+        return ("LR001", "info", f"{name} does nothing from linux {found.since} on ({said}); {label} straddles "
+                f"that; {hint}", "delete the line if your kernel is newer")
     if found.state == "removed":
         return ("LR001", "warning", f"{name} was removed in linux {found.since} (declared up to {found.last}): "
                 f"sysctl rejects it and the line does nothing on {label}{why} ({lists})", fix)

@@ -117,6 +117,16 @@ class SourceList:
             return Presence("unsure")  # newer than the newest snapshot: it may be new
         return Presence("absent")
 
+    def kinds_over(self, name: str, low: tuple[int, ...], high: tuple[int, ...]) -> tuple[set[str], str | None]:
+        """(how the snapshots judging [low, high] declare the name: runtime, boot, read-only ...; the origin
+        of one such declaration) — empty when one of those snapshots does not declare it."""
+        lower, upper = self._bounds(low, high)
+        span = range(0 if lower is None else lower, (len(self.snapshots) - 1 if upper is None else upper) + 1)
+        rows = [row for row in self.rows.get(self.resolve(name), ()) if row.seen & set(span)]
+        if not all(self.alive(name, i) for i in span):
+            return set(), None
+        return {row.where for row in rows}, (rows[0].origin if rows else None)
+
     def _gone_after(self, name: str, index: int) -> tuple[str | None, str | None, bool]:
         if index + 1 >= len(self.snapshots):
             return self.snapshots[index].label, None, False

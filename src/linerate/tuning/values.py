@@ -39,6 +39,7 @@ from linerate.tuning.harm import freebsd_zero_default, linux_harm
 from linerate.tuning.names import name_list
 from linerate.tuning.parsers import Setting
 from linerate.tuning.releases import linux_read_only
+from linerate.tuning.sources import source_list
 
 PAGE_BYTES = 4096
 # 64 GiB worth of 4 KiB pages: a max of that size is almost always a byte count written where the kernel
@@ -126,18 +127,34 @@ def harmful_value(s: Setting, family: str, span=None) -> tuple[str, str, str, st
 
 
 def read_only(s: Setting, family: str, version, span=None) -> str | None:
-    """Where the name is shown read-only (the release declarations over the span, else the mode column
-    of the 6.1 /proc/sys listing), or None."""
-    if family != "linux" or s.kind not in ("sysctl", "config_xml"):
+    """Why a write of the name fails (it is read-only on the releases judged), or None."""
+    if s.kind not in ("sysctl", "config_xml", "loader"):
+        return None
+    if family == "freebsd" and span:
+        return _freebsd_read_only(s, span)
+    if family != "linux" or s.kind == "loader":
         return None
     declared = linux_read_only(s.key, *span) if span else None
-    if declared:
-        return declared
-    names = name_list(family, version)
-    listed = names.lookup(s.key) if names else None
-    if listed and listed[0] == "read-only":
-        return f"mode 0444 in the {names.label()}"
-    return None
+    if not declared:
+        names = name_list(family, version)
+        listed = names.lookup(s.key) if names else None
+        declared = f"mode 0444 in the {names.label()}" if listed and listed[0] == "read-only" else None
+    return (f"{s.key} is read-only ({declared}): the kernel reports it, a write fails with 'permission denied' "
+            "and sysctl -p exits non-zero") if declared else None
+
+
+def _freebsd_read_only(s: Setting, span) -> str | None:
+    """FreeBSD: every snapshot judging the releases declares the name CTLFLAG_RD without CTLFLAG_TUN and
+    without CTLFLAG_WR. sysctl(8) (sbin/sysctl/sysctl.c) then refuses a write: "oid '%s' is read only";
+    the loader sets only tunables (CTLFLAG_TUN), so loader.conf cannot set it either."""
+    source = source_list("freebsd")
+    kinds, origin = source.kinds_over(s.key, *span) if source else (set(), None)
+    if kinds != {"read-only"}:
+        return None
+    tool = "the loader sets only tunables (CTLFLAG_TUN)" if s.kind == "loader" else \
+        f"sysctl(8) refuses the write (\"oid '{s.key}' is read only\")"
+    return (f"{s.key} is read-only: declared CTLFLAG_RD, neither writable nor a loader tunable, in {origin} "
+            f"({source.label()}); {tool} and the line does nothing")
 
 
 def lowers_capacity(name: str, suggested: str, current: str) -> bool:
