@@ -78,3 +78,24 @@ def test_netstat_w_errors_per_interval_are_nic_drops(capsys):
     assert limits(doc) == ["single-core-bound", "nic-drops"]
     drops = next(v for v in doc["verdicts"] if v["code"] == "nic-drops")
     assert "rx errors 5,585,426" in drops["evidence"]  # 7 intervals summed
+
+
+def test_busybox_top_shares_bound_the_cpu_count_and_say_when_one_cpu_is_full():
+    """BusyBox top's %CPU is a share of all CPUs together (procps/top.c: "CPU% = s->pcpu/sum(s->pcpu) *
+    busy_cpu_ticks/total_cpu_ticks"): a thread at X% bounds the CPU count at 100/X, and at that count it
+    is one whole CPU; with per-CPU lines pasted the share becomes a share of one CPU."""
+    from linerate.diagnose.facts import Facts
+    from linerate.diagnose.offline import _per_cpu_shares
+    from linerate.diagnose.rules import diagnose
+
+    def verdicts(pct, cpus=()):
+        facts = Facts(os_family="linux", threads=[{"name": "ksoftirqd/0", "pct": pct, "cpu": 0, "of_all_cpus": True}],
+                      cpus=list(cpus))
+        _per_cpu_shares(facts)
+        return facts, [v for v in diagnose(facts) if v.code == "single-core-bound"]
+
+    _, [full] = verdicts(25.0)
+    assert "if the box has 4 CPUs" in full.title and "at most 4 CPUs" in full.evidence
+    assert verdicts(40.0)[1] == []  # at most 2 CPUs: 80% of one at the most, not full
+    facts, _ = verdicts(25.0, [{"cpu": i, "busy_pct": 30.0} for i in range(2)])
+    assert facts.threads[0]["pct"] == 50.0 and "of_all_cpus" not in facts.threads[0]

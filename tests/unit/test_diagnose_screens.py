@@ -17,7 +17,7 @@ def test_procps_top_in_a_french_locale_is_read_by_position():
 def test_busybox_top_gives_its_aggregate_and_napi_threads():
     text = capture("diagnose/busybox_top_mt7621.txt")
     cpus, threads = screens.parse_linux_top(text)
-    assert cpus == [] and threads[0] == {"name": "napi/mtk_eth-6", "pct": 25.0, "cpu": None}
+    assert cpus == [] and threads[0] == {"name": "napi/mtk_eth-6", "pct": 25.0, "cpu": None, "of_all_cpus": True}
     assert screens.aggregate_cpu(text)["softirq_pct"] == 33.0 and screens.aggregate_cpu(text)["busy_pct"] == 69.0
 
 

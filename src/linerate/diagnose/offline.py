@@ -331,13 +331,22 @@ def _cpus(facts: Facts, before: Pasted | None, after: Pasted) -> None:
         facts.cpus, facts.cpu_source = shot_a.top_cpu, "top's per-CPU lines in the after snapshot"
     elif after.reading.top_cpu:
         facts.cpus, facts.cpu_source = after.reading.top_cpu, after.reading.cpu_source
-    elif facts.threads and facts.cpu_total is None:
+    elif facts.threads and facts.cpu_total is None and not facts.threads[0].get("of_all_cpus"):
         # threads' time leaves out softirq work run outside ksoftirqd: top's all-CPUs line, when pasted, is the
         # measured load and wins over an estimate from threads
         estimated = cpus_from_threads(facts.threads)
         if len(estimated) >= 2:
             facts.cpus = estimated
             facts.cpu_source = "estimated from top's threads per CPU (top ran without -P)"
+
+
+def _per_cpu_shares(facts: Facts) -> None:
+    """BusyBox top's %CPU is a share of every CPU together: with the CPU count known (per-CPU lines or
+    counters), each thread's figure becomes a share of one CPU like procps'; else it stays marked."""
+    if facts.cpus and any(t.get("of_all_cpus") for t in facts.threads):
+        count = len(facts.cpus)
+        facts.threads = [{**{k: v for k, v in t.items() if k != "of_all_cpus"}, "pct": round(t["pct"] * count, 1)}
+                         if t.get("of_all_cpus") else t for t in facts.threads]
 
 
 def _state(facts: Facts, before: Reading | None, after: Reading) -> None:
@@ -359,6 +368,7 @@ def snapshot_facts(before: Pasted | None, after: Pasted, os_name: str) -> Facts:
     threads = after.shot.threads or after.reading.threads
     facts.threads = sorted((t for t in threads if not t["name"].startswith("idle")), key=lambda t: -t["pct"])
     _cpus(facts, before, after)
+    _per_cpu_shares(facts)
     counters_a = {**after.reading.counters, **after.shot.counters}
     counters_b = {**before.reading.counters, **before.shot.counters} if before else {}
     usable_before = bool(counters_b) and not any(counters_a.get(k, v) < v for k, v in counters_b.items())

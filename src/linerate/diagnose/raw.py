@@ -454,6 +454,30 @@ def _set_top(reading: Reading, cpus: list[dict[str, float]], threads: list[dict]
     reading.read.append(f"{what} ({detail}, {len(threads)} threads)")
 
 
+# softnet_stat turned into decimal by the command that printed it (RHEL's network tuning guide: awk with
+# strtonum("0x" $i) over /proc/net/softnet_stat | column -t); a paste may elide rows with "..."
+_ELIDED = re.compile(r"^\s*(\.\.\.|…|\(\.\.\.\))\s*$")
+
+
+def _decimal_softnet(block: Block, reading: Reading) -> bool:
+    """A command reading /proc/net/softnet_stat and converting it to decimal, rows of integers below it:
+    read as softnet_stat (column 13, since Linux 5.10, is the CPU), True."""
+    command = block.command or ""
+    if "softnet_stat" not in command or not re.search(r"strtonum|%d|16#|printf", command):
+        return False
+    rows = [line.split() for line in block.lines if line.strip() and not _ELIDED.match(line)]
+    if not rows or not all(len(fields) >= 3 and all(is_ascii_int(f) for f in fields) for fields in rows):
+        return False
+    softnet = [{"cpu": ascii_int(fields[12]) if len(fields) >= 13 else index, "processed": ascii_int(fields[0]),
+                "dropped": ascii_int(fields[1]), "time_squeeze": ascii_int(fields[2])}
+               for index, fields in enumerate(rows)]
+    reading.softnet.append(softnet)
+    reading.families.add("linux")
+    elided = any(_ELIDED.match(line) for line in block.lines)
+    reading.read.append(f"/proc/net/softnet_stat in decimal ({len(softnet)} CPUs{'; the paste left rows out' if elided else ''})")
+    return True
+
+
 def recognise(text: str) -> Reading:
     """Raw text -> Reading; every block either read or listed as not understood."""
     reading = Reading()
@@ -462,7 +486,7 @@ def recognise(text: str) -> Reading:
     reading.usb_nic_driver = usb.group(1) if usb else ""
     for block in blocks(text):
         if block.kind is None:
-            if _bare_numbers(block, reading):
+            if _bare_numbers(block, reading) or _decimal_softnet(block, reading):
                 continue
             if block.first_line:
                 reading.not_understood.append(block.first_line[:100] + _hint(block.lines))

@@ -125,7 +125,11 @@ def _spread_advice(facts: Facts) -> str:
 
 
 def _thread_text(thread: dict) -> str:
-    """'ksoftirqd/0 at 99% of one CPU'; a process above 100% is several CPUs (top's %CPU is per CPU)."""
+    """'ksoftirqd/0 at 99% of one CPU'; a process above 100% is several CPUs (top's %CPU is per CPU);
+    BusyBox's figure is a share of all CPUs together."""
+    if thread.get("of_all_cpus"):
+        return (f"{thread['name']} at {thread['pct']:.0f}% of all CPUs' time together (BusyBox top counts %CPU "
+                "against every CPU at once)")
     if thread["pct"] > ONE_CPU_MAX_PCT:
         return f"{thread['name']} at {thread['pct']:.0f}% (about {thread['pct'] / 100:.1f} CPUs: several threads)"
     return f"{thread['name']} at {thread['pct']:.0f}% of one CPU"
@@ -179,6 +183,8 @@ def single_core_bound(facts: Facts) -> Verdict | None:
         evidence = (f"{name} {hot['busy_pct']:.0f}% busy{f' ({split})' if split else ''}; the other "
                     f"{len(others)} CPU{'s' if len(others) > 1 else ''} average {sum(others) / len(others):.0f}% "
                     f"[{facts.cpu_source}]")
+    elif not facts.cpus and thread is not None and thread.get("of_all_cpus"):
+        return _one_cpu_of_a_few(facts, thread)
     elif not facts.cpus and one_cpu_thread and not busy.total_saturated(facts):
         total = facts.cpu_total
         evidence = (f"all CPUs together {total['busy_pct']:.0f}% busy (top's all-CPUs line), per-CPU load not "
@@ -193,6 +199,19 @@ def single_core_bound(facts: Facts) -> Verdict | None:
         evidence += f"; busiest thread {_thread_text(thread)}"
     return Verdict("single-core-bound", "limit", "one CPU saturated, the others idle: single flow / single "
                    "queue bound", evidence, _spread_advice(facts))
+
+
+def _one_cpu_of_a_few(facts: Facts, thread: dict) -> Verdict | None:
+    """BusyBox top without per-CPU lines: a thread's %CPU is a share of every CPU together, and one thread
+    fills at most one CPU, so X% bounds the CPU count at 100/X; at that count the thread is a whole CPU."""
+    most = int(100 // thread["pct"]) if thread["pct"] > 0 else 0
+    if most < 2 or thread["pct"] * most < SATURATED_PCT or busy.total_saturated(facts):
+        return None
+    evidence = (f"{_thread_text(thread)}: one thread fills at most one CPU, so the box has at most {most} CPUs, and "
+                f"with {most} this thread is a whole CPU; the CPU count is not in the paste (BusyBox top's per-CPU "
+                "lines, key 1 where it is built with SMP support, or /proc/stat decide it)")
+    return Verdict("single-core-bound", "limit", f"one CPU saturated if the box has {most} CPUs (the most this "
+                   "figure allows): single flow / single queue bound", evidence, _spread_advice(facts))
 
 
 @rule("cpu-bound")

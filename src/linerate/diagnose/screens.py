@@ -74,7 +74,10 @@ def parse_busybox_cpu_line(line: str) -> dict[str, float] | None:
 def _thread_table(lines: list[str]) -> list[dict]:
     """Rows under a 'PID ... COMMAND' header: the %CPU (or CPU%) column and the command; the CPU
     column when the screen has one (BusyBox SMP 'CPU', procps 'P'), else the CPU a per-CPU kernel
-    thread is bound to (ksoftirqd/3 runs on CPU 3)."""
+    thread is bound to (ksoftirqd/3 runs on CPU 3). BusyBox's header ('PID PPID USER STAT VSZ %VSZ
+    [CPU] %CPU COMMAND') marks its rows of_all_cpus: its procps/top.c computes "CPU% =
+    s->pcpu/sum(s->pcpu) * busy_cpu_ticks/total_cpu_ticks" over /proc/stat's all-CPUs line, so 25%
+    on a 4-CPU box is one whole CPU (procps' %CPU is a share of one CPU)."""
     threads: list[dict] = []
     for record, pct in top_rows(lines, lambda words: words[:1] == ["PID"] and words[-1:] == ["COMMAND"],
                                 ("%CPU", "CPU%")):
@@ -82,7 +85,10 @@ def _thread_table(lines: list[str]) -> list[dict]:
         cpu_text = record.get("P") or (record.get("CPU") if "%CPU" in record else None)
         bound = _PER_CPU_THREAD.match(name)
         cpu = ascii_int(cpu_text) if cpu_text and is_ascii_int(cpu_text) else int(bound.group(1)) if bound else None
-        threads.append({"name": name.strip("[]"), "pct": pct, "cpu": cpu})
+        row = {"name": name.strip("[]"), "pct": pct, "cpu": cpu}
+        if {"PPID", "STAT", "VSZ"} <= record.keys():  # BusyBox: %CPU is a share of every CPU together
+            row["of_all_cpus"] = True
+        threads.append(row)
     return sorted(threads, key=lambda t: -t["pct"])
 
 
