@@ -116,3 +116,22 @@ def test_forwarding_off_warns_on_a_router_not_on_a_server(tmp_path, os_name, ver
     assert [(f.code, f.severity) for f in router] == [("LR005", "warning")]
     server = audit_text(tmp_path, line + "\n", os_name, version, "server")
     assert all(f.severity == "info" for f in server)
+
+
+def test_a_netisr_queue_longer_than_maxqlimit_is_refused(tmp_path):
+    """seedbox-tune-freebsd15.sh's sysctl.conf (public, first line names it) sets intr_queue_maxlen=100000;
+    netisr_setqlimit() refuses any length above net.isr.maxqlimit (10240 unless loader.conf raises it)."""
+    from pathlib import Path
+
+    real = Path(__file__).resolve().parents[1] / "data" / "tuning" / "heldout2" / "freebsd150_seedbox_sysctl.conf"
+    settings = parse_file(str(real), None)
+    ctx = Context("freebsd", "freebsd", (15, 0), "server", False, "15.0")
+    found = [f for f in audit(load_catalog(), settings, ctx) if f.code == "LR017" and "netisr" in f.message]
+    line = next(n for n, text in enumerate(real.read_text().splitlines(), 1)
+                if text.startswith("net.inet.ip.intr_queue_maxlen="))
+    assert [f.line for f in found] == [line]
+    assert "10,240" in found[0].message and "EINVAL" in found[0].message
+    loader = tmp_path / "loader.conf"
+    loader.write_text('net.isr.maxqlimit="200000"\n')
+    raised = audit(load_catalog(), parse_file(str(loader), None) + settings, ctx)
+    assert not [f for f in raised if "netisr_setqlimit" in f.message]

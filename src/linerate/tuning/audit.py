@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 
 from linerate.tuning.advice import ARTICLES, check_advice, cites, is_loader_directive
 from linerate.tuning.catalog import Catalog, Knob, defaults_over
-from linerate.tuning.harm import below_lists, ipv6_forwarding_scope
+from linerate.tuning.harm import above_netisr_limit, below_lists, ipv6_forwarding_scope
 from linerate.tuning.names import all_lists, close_names, edit_distance, missing_node, name_list
 from linerate.tuning.parsers import Setting
 from linerate.tuning.releases import linux_absent, linux_lifecycle
@@ -612,8 +612,10 @@ def audit(catalog: Catalog, settings: list[Setting], ctx: Context) -> list[Findi
     scope = ipv6_forwarding_scope(settings, ctx.roles) if ctx.family == "linux" else []
     scoped = {(s.file, s.line) for s, _, _ in scope}  # "no advice, none needed" would contradict the fix
     findings = [f for f in findings if f.code != "LR015" or (f.file, f.line) not in scoped]
+    bounded = above_netisr_limit(settings) if ctx.family == "freebsd" else []
     findings += _duplicates(settings) + _virtio_checks(settings, ctx) + [
-        _finding("LR005", "warning", s, message, fix) for s, message, fix in scope]
+        _finding("LR005", "warning", s, message, fix) for s, message, fix in scope] + [
+        _finding("LR017", "warning", s, message, fix) for s, message, fix in bounded]
     return sorted(findings, key=lambda f: (f.file, f.line, -SEVERITY_RANK[f.severity], f.code))
 
 

@@ -22,6 +22,11 @@ Sources (each rule quotes its own):
 - FreeBSD sys/kern/kern_mbuf.c (13.x .. 15), tunable_mbinit(): `if (nmbclusters == 0) nmbclusters =
   maxmbufmem / MCLBYTES / 4;` (nmbjumbop, nmbjumbo9, nmbjumbo16 alike): 0 in loader.conf is the autosized
   default; sysctl_nmbclusters() answers EINVAL to any runtime value below the current one.
+- FreeBSD sys/net/netisr.c (10.x .. 14.x): `#define NETISR_DEFAULT_MAXQLIMIT 10240`, net.isr.maxqlimit
+  CTLFLAG_RDTUN ("Maximum netisr per-protocol, per-CPU queue depth"), and netisr_setqlimit(): `if (qlimit >
+  netisr_maxqlimit) return (EINVAL);` — the handlers of the netisr queue lengths (ip_input.c
+  intr_queue_maxlen / intr_direct_queue_maxlen, ip6_input.c likewise, rtsock.c netisr_maxqlen) call it,
+  so a length above net.isr.maxqlimit is refused and the queue keeps its old length.
 Not taken, for want of a text that says harm: tcp_sack=0 (it was the documented workaround for
 CVE-2019-11477), tcp_timestamps=0, tcp_retries1, net.core.somaxconn (no upper bound but INT_MAX in 4.4 ..
 6.12).
@@ -170,4 +175,31 @@ def ipv6_forwarding_scope(settings, roles: set[str]) -> list[tuple[object, str, 
                         "only sets 'interface-specific Host/Router behaviour'; ip6_forward() drops every packet "
                         "while net.ipv6.conf.all.forwarding is 0, and no line of the files audited sets it to 1",
                         "set net.ipv6.conf.all.forwarding=1 (it also sets every interface's value)"))
+    return out
+
+
+# netisr queue lengths whose handlers call netisr_setqlimit() (sys/netinet/ip_input.c, netinet6/ip6_input.c,
+# net/rtsock.c)
+NETISR_QUEUES = ("net.inet.ip.intr_queue_maxlen", "net.inet.ip.intr_direct_queue_maxlen",
+                 "net.inet6.ip6.intr_queue_maxlen", "net.inet6.ip6.intr_direct_queue_maxlen",
+                 "net.route.netisr_maxqlen")
+NETISR_DEFAULT_MAXQLIMIT = 10240
+
+
+def above_netisr_limit(settings) -> list[tuple[object, str, str]]:
+    """(setting, message, fix) for a FreeBSD netisr queue length above net.isr.maxqlimit (as set by a line
+    of the files audited, else its default): netisr_setqlimit() refuses it with EINVAL."""
+    limit_line = next((s for s in reversed(settings) if s.key == "net.isr.maxqlimit" and is_ascii_int(s.value.strip())),
+                      None)
+    limit = int(limit_line.value.strip()) if limit_line else NETISR_DEFAULT_MAXQLIMIT
+    where = (f"as {limit_line.file}:{limit_line.line} sets it" if limit_line else
+             "its default, NETISR_DEFAULT_MAXQLIMIT, since no line of the files audited raises it")
+    out = []
+    for s in settings:
+        value = s.value.strip()
+        if s.key in NETISR_QUEUES and s.kind in ("sysctl", "config_xml") and is_ascii_int(value) and int(value) > limit:
+            out.append((s, f"{s.key}={value} is refused: its handler calls netisr_setqlimit() (sys/net/netisr.c), "
+                        f"which answers EINVAL to a queue length above net.isr.maxqlimit, {limit:,} ({where}); the "
+                        "queue keeps its old length", f"raise net.isr.maxqlimit to at least {value} in loader.conf "
+                        "(a boot tunable), or lower this value"))
     return out
