@@ -75,6 +75,10 @@ def test_natd_on_a_nat_gateway_warns_and_a_raised_table_is_not_halved(tmp_path):
 def test_explain_names_the_releases_covered():
     line = coverage_line("linux", "net.ipv4.tcp_tw_recycle")
     assert "4.4 .. 6.12" in line and "listed in 4.4, 4.9" in line and "4.14" not in line.split("listed in")[1]
+    bsd = coverage_line("freebsd", "kern.smp.cpus")
+    assert "snapshots 10.4-RELEASE" in bsd and "14.2-BETA1" in bsd and "read-only in kern/subr_smp.c" in bsd
+    assert "declared in none of them" in coverage_line("freebsd", "net.inet.tcp.no_such_knob")
+    assert "openbsd 7.3" in coverage_line("openbsd", "net.inet.ip.forwarding")
 
 
 def test_a_fraction_where_the_kernel_reads_whole_numbers_warns(tmp_path):

@@ -176,8 +176,10 @@ def _explain_listed(catalog, name: str, family: str | None, as_json: bool, quiet
             source = source_list(fam)
             candidates |= {n for n in source.rows if "*" not in n} if source else set()
         hints = sorted({h for os in families for h in close_names(name, candidates, os)})
+        read = [source_list(fam).label() for fam in families if source_list(fam)] + \
+            [n.label() for n in all_lists() if n.os in families]
         raise ConfigError("name", f"'{name}' is neither in the catalog, nor declared in the source, nor in a name "
-                          "list" + (f"; did you mean {', '.join(hints)}?" if hints else ""))
+                          f"list (read: {', '.join(read)})" + (f"; did you mean {', '.join(hints)}?" if hints else ""))
     for fam in {item["os"] for item in found} if not as_json else ():
         coverage = coverage_line(fam, name)
         if coverage:

@@ -36,7 +36,8 @@ from functools import lru_cache
 from importlib import resources
 
 from linerate.numbers import is_ascii_int
-from linerate.tuning.names import canonical
+from linerate.tuning.names import canonical, name_list
+from linerate.tuning.sources import OPEN_TOP, source_list
 from linerate.tuning.versions import fmt, parse_version
 
 # Branches every name of which comes from the kernel tree itself (no per-device or out-of-tree names):
@@ -154,7 +155,16 @@ def linux_releases() -> ReleaseTable:
 
 
 def coverage_line(family: str, name: str) -> str | None:
-    """For `linerate explain`: which releases linerate's Linux lists cover and what they say of the name."""
+    """For `linerate explain`: which releases linerate's lists for the OS cover and what they say of the name."""
+    if family == "freebsd":
+        return _freebsd_coverage(name)
+    if family == "openbsd":
+        names = name_list("openbsd", None)
+        if names is None:
+            return None
+        listed = names.lookup(name)
+        said = f"listed ({listed[0]}, from {listed[1]})" if listed else "not listed"
+        return f"release list: the {names.label()} only (other OpenBSD releases are not read): {said}"
     if family != "linux":
         return None
     table = linux_releases()
@@ -258,3 +268,22 @@ def linux_read_only(name: str, low: tuple[int, ...], high: tuple[int, ...]) -> s
     first, last = table.releases[declared[0]].label, table.releases[declared[-1]].label
     span = first if first == last else f"{first} .. {last}"
     return f"{entry[2]} of linux {span} declares it read-only (mode 0444 or a *_RO_ENTRY macro)"
+
+
+def _freebsd_coverage(name: str) -> str | None:
+    source = source_list("freebsd")
+    if source is None:
+        return None
+    labels = [snap.label for snap in source.snapshots]
+    alive = [snap.label for i, snap in enumerate(source.snapshots) if source.alive(name, i)]
+    if alive:
+        rows = source.rows[source.resolve(name)]
+        how = ", ".join(sorted({f"{row.where} in {row.origin}" for row in rows}))
+        absent = [label for label in labels if label not in alive]
+        seen = f"declared in {', '.join(alive)} ({how})" + (f"; not in {', '.join(absent)}" if absent else "")
+    elif name.startswith(OPEN_TOP) or source.closed_parent(name) is None:
+        seen = "declared in none of them, under a branch that drivers outside the tree or devices add names to"
+    else:
+        seen = "declared in none of them"
+    return (f"release lists: {source.label()}, snapshots {', '.join(labels)} (a release between two snapshots is "
+            f"judged by both): {seen}")
