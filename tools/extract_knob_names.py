@@ -195,6 +195,10 @@ FREEBSD_SNAPSHOTS = [
     ("10.4", "10.4-RELEASE", "coder03/freebsd10.4", "3d3f8b116d561bc3ce3a6c68681ac74ed73695ab"),
     ("11.0", "11.0-RELEASE-p1", "YuheiTakagawa/freebsd", "548957e2419fa8917b3b627794c676d3ee32a20e"),
     ("12.1", "12.1-RELEASE", "jimskon/FreeBSDDevPF", "e0b352d81ec73e2e071a9d511ba8d31a200e4776"),
+    # main of 2022-07-14 (__FreeBSD_version 1400063), as the Seva kernel of the Enso OS project carries it (its own
+    # commits drop the snd_sbc/snd_mss ISA drivers): placed after 13.1 (May 2022) and before 13.2, so that 13.x
+    # releases are judged by it and 12.1 or 14.2 (both ends) and never by it alone
+    ("13.1.9", "main-20220714", "Uquinix/seva", "e7646b053ba523dd970b3c7e3df90c8ce80c7ea6"),
     ("14.2", "14.2-BETA1", "kaizenwa/freebsd-14.2", "b66633d79ade52b5ca01cc5a2ac16b92e70794e2"),
 ]
 DECLARATION = re.compile(r"\b(SYSCTL_[A-Z0-9_]+|ZFS_MODULE_PARAM\w*|TUNABLE_[A-Z0-9_]+|getenv_(?:int|uint|long|ulong|quad|uquad|string|bool)"
