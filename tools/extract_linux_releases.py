@@ -106,16 +106,22 @@ FILE_PATHS = {"net/ipv4/devinet.c": ["net.ipv4.conf.IF"], "net/ipv6/addrconf.c":
               "net/core/neighbour.c": ["net.ipv4.neigh.IF", "net.ipv6.neigh.IF"]}
 
 
-def unread_variables(text: str) -> set[str]:
-    """The file-static variables of one C file that nothing reads: named only where they are declared,
-    assigned (`x = ...;`) or handed to a ctl_table (`.data = &x`). A sysctl writing one changes nothing
-    (net/ipv4/ip_fragment.c 4.4: ip4_frags_secret_interval_unused; route.c: ip_rt_gc_interval)."""
-    unread = set()
+def unread_variables(text: str, path: str) -> dict[str, str]:
+    """What of one C file a ctl_table can write without effect -> why: a file-static variable named only
+    where it is declared, assigned (`x = ...;`) or handed to a ctl_table (`.data = &x`) (net/ipv4/
+    ip_fragment.c 4.4: ip4_frags_secret_interval_unused; route.c: ip_rt_gc_interval); and the gc_thresh of a
+    `struct dst_ops` that has no .gc function (net/core/dst.c, dst_alloc(): `if (ops->gc && ... >
+    ops->gc_thresh)`; route.c's ipv4_dst_ops since the IPv4 route cache went in 3.6)."""
+    unread = {}
     for var in set(re.findall(r"^static\s+(?:const\s+)?(?:unsigned\s+)?(?:int|long|u32)\s+(\w+)\b[^;(]*;", text, re.M)):
         uses = [line for line in text.splitlines() if re.search(rf"\b{var}\b", line)]
         if all(re.match(rf"^\s*(?:static\s.*\b{var}\b[^(]*;|\.data\s*=\s*&{var}\s*,|{var}\s*=[^=])", line)
                for line in uses):
-            unread.add(var)
+            unread[var] = f"{var}, which {path} never reads"
+    for ops, body in re.findall(r"^static struct dst_ops (\w+) = \{(.*?)^\};", text, re.M | re.S):
+        if not re.search(r"\.gc\s*=", body):
+            unread[f"{ops}.gc_thresh"] = (f"{ops}.gc_thresh, which net/core/dst.c's dst_alloc() reads only for a "
+                                          f"dst_ops with a .gc function, and {path}'s {ops} has none")
     return unread
 
 
@@ -129,7 +135,7 @@ def declarations_with_data(text: str, path: str = "") -> tuple[set[str], set[str
     """declarations() and, for each full name whose entry writes a variable nothing reads, that variable."""
     tables: dict[str, list[tuple[str, str | None]]] = {}
     data: dict[str, str] = {}
-    unread = unread_variables(text)
+    unread = unread_variables(text, path)
     leaves: set[str] = set()
     full: set[str] = set()
     read_only_leaves: set[str] = set()
@@ -140,9 +146,9 @@ def declarations_with_data(text: str, path: str = "") -> tuple[set[str], set[str
             child = re.search(r"\.child\s*=\s*(\w+)", entry)
             if proc:
                 entries.append((proc.group(1), child.group(1) if child else None))
-                written = re.search(r"\.data\s*=\s*&(\w+)\s*,", entry)
+                written = re.search(r"\.data\s*=\s*&([\w.]+)\s*,", entry)
                 if written and written.group(1) in unread:
-                    data[proc.group(1)] = written.group(1)
+                    data[proc.group(1)] = unread[written.group(1)]
                 if READ_ONLY.search(entry) and not RUNTIME_MODE.search(text):
                     read_only_leaves.add(proc.group(1))
         entries += [(macro, None) for macro in MACRO_NAME.findall(body)]
@@ -265,7 +271,7 @@ def main() -> None:
     no_op: dict[str, tuple[int, str]] = {}
     read_only: dict[str, set[int]] = {}
     origin: dict[str, str] = {}
-    unread: dict[str, dict[int, str]] = {}  # name -> release index -> the variable it writes that nothing reads
+    unread: dict[str, dict[int, str]] = {}  # name -> release index -> what it writes that nothing reads, and why
     declared: dict[str, set[int]] = {}
     for index, (_, _, where, prefix) in enumerate(LINUX_TREES):
         tree = Tree(where, prefix)
@@ -303,8 +309,8 @@ def main() -> None:
         later = sorted(i for i in declared[name] if i >= min(found))
         first = min(i for i in found if all(j in found for j in later if j >= i))
         last = max(declared[name])
-        no_op[name] = (LINUX_TREES[first][0], f"its ctl_table entry writes {found[first]}, which {origin[name]} never "
-                       f"reads (source of {LINUX_TREES[first][1]} to {LINUX_TREES[last][1]})")
+        no_op[name] = (LINUX_TREES[first][0], f"its ctl_table entry writes {found[first]} (source of "
+                       f"{LINUX_TREES[first][1]} to {LINUX_TREES[last][1]})")
     lines = ["# os: linux"]
     lines += [f"# release: {version}\t{label}\t{where}" for version, label, where, _ in LINUX_TREES]
     lines += ["# source: each release's ctl_table declarations (.procname under the path its file registers) "
