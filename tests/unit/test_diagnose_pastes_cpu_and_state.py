@@ -127,3 +127,13 @@ def test_top_cpu_lines_take_a_decimal_comma_and_keep_the_field_list(line, softir
     row = screens.parse_procps_cpu_line(line)
     assert row is not None and row["softirq_pct"] == softirq and row["idle_pct"] == idle
     assert raw.recognise(line).top_cpu or raw.recognise(line).cpu_total
+
+
+def test_pf_state_count_by_wc_beside_the_limits_of_a_real_pfctl_sm():
+    """`pfctl -ss | wc -l` (one line per state, pfctl(8); wc(1) prints the count, BSD's with leading blanks)
+    beside the `pfctl -sm` of serverfault 247714 (limit 10000): the table's fill is judged."""
+    sm = (DATA / "diagnose" / "openbsd_pfctl_sm_si_prompts_serverfault247714.txt").read_text()
+    limit_lines = "\n".join(line for line in sm.splitlines() if "hard limit" in line)
+    reading = raw.recognise(f"# pfctl -ss | wc -l\n    9950\n# pfctl -sm\n{limit_lines}\n")
+    assert reading.state["pf-count"] == [{"state_count": 9950}] and not reading.not_understood
+    assert not raw.recognise("# pfctl -sr | wc -l\n    42\n").state  # rules, not states

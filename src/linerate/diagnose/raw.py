@@ -417,6 +417,8 @@ def _state_summary(values: dict[str, int]) -> str:
 # A bare number is the output of the command above it: `cat /proc/sys/net/netfilter/nf_conntrack_count` (or
 # `sysctl -n`, `conntrack -C`). One command may read both (`cat .../nf_conntrack_count .../nf_conntrack_max`).
 _COUNT_COMMAND = re.compile(r"(?:nf|ip)_conntrack_(count|max)\b|conntrack\s+(?:-C|--count)\b")
+# pf's state count as wc(1) prints it: `pfctl -ss | wc -l` (pfctl(8): -s states, one line per state)
+_PF_COUNT_COMMAND = re.compile(r"\bpfctl\s+(?:-[a-zA-Z]+\s+)*-s\s*s(?:tates?)?\b[^|]*\|\s*wc\s+-l\b")
 
 
 def _bare_numbers(block: Block, reading: Reading) -> bool:
@@ -432,6 +434,12 @@ def _bare_numbers(block: Block, reading: Reading) -> bool:
         prompt = PROMPT.match(block.command or "")
         command = prompt.group("command") if prompt else block.command
         reading.read.append(f"{command[:70]} ({', '.join(f'{k} {v:,}' for s in read.values() for k, v in s.items())})")
+        return True
+    if _PF_COUNT_COMMAND.search(block.command or "") and len(values) == 1 and is_ascii_int(values[0]):
+        got = {"state_count": ascii_int(values[0])}
+        reading.state.setdefault("pf-count", []).append(got)
+        reading.families.add("bsd")
+        reading.read.append(f"{block.command[:60]} ({_state_summary(got)})")
         return True
     names = [m.group(1) or "count" for m in _COUNT_COMMAND.finditer(block.command or "")]
     if not names or len(values) != len(names) or not all(is_ascii_int(v) for v in values):
