@@ -151,6 +151,11 @@ def test_a_tune_run_stores_every_trial_and_the_report_replays_its_decisions(tmp_
     assert any("qemu" in part["where"] for part in doc["final"]["snippet"])
     md = kind("tune").render(store, store.experiment("tune-sim"), "md")
     assert "| virtio_offloads | on |" in md and "Before/after" in md and "-netdev tap" in md
+    final = md.split("## Final configuration", 1)[1]
+    assert final.count("```") % 2 == 0 and final.count("```") >= 2  # each snippet in a fence: shown, not rendered
+    from linerate.kinds.tune.report import markdown
+    hostile = markdown({**doc, "experiment": "<img src=x onerror=alert(1)>"})
+    assert "<img" not in hostile and "&lt;img" in hostile
 
 
 def test_a_killed_tune_resumes_without_measuring_stored_trials_again(tmp_path):

@@ -12,7 +12,7 @@ from linerate.dut.base import dut_os_family
 from linerate.kinds.tune.decide import ALPHA, CORRECTION
 from linerate.kinds.tune.engine import Step, TuneOutcome
 from linerate.kinds.tune.snippet import changed, snippet
-from linerate.report.layout import markdown_table, plain
+from linerate.report.layout import markdown_table, md_name, plain
 from linerate.topology.link import parse_any_sysctls, parse_dut_offloads
 from linerate.store.db import ExperimentRow
 
@@ -72,8 +72,8 @@ def _cells(row: dict) -> list[str]:
 def markdown(doc: dict[str, Any]) -> str:
     start = ", ".join(f"{k} {v}" for k, v in doc["start"].items() if k in doc["final"]["changed"]
                       or k in {r["knob"] for r in doc["decisions"]})
-    lines = [f"# Tune '{plain(doc['experiment'])}' (experiment {doc['experiment_id']})", "",
-             f"Objective: mean throughput of the start cell ({plain(start) or 'as the file sets it'}). "
+    lines = [f"# Tune '{md_name(doc['experiment'])}' (experiment {doc['experiment_id']})", "",
+             f"Objective: mean throughput of the start cell ({md_name(start) or 'as the file sets it'}). "
              f"{doc['trials']} of {doc['budget_trials']} trials used."
              + ("" if doc["complete"] else " INCOMPLETE: the run was interrupted; `--resume` continues it."),
              f"Decisions hold the family-wise error at {doc['family_wise_alpha']:.0%} ({doc['correction']}); "
@@ -88,14 +88,16 @@ def markdown(doc: dict[str, Any]) -> str:
     if confirmation:
         lines.append(f"Before/after (start vs the accepted knobs together, interleaved): {_cells(confirmation)[2]} -> "
                      f"{_cells(confirmation)[3]} Mbit/s, effect {_effect(confirmation)} %, p {confirmation['p']}, "
-                     f"{confirmation['trials']} trials: {confirmation['decision']} ({plain(confirmation['why'])})")
+                     f"{confirmation['trials']} trials: {confirmation['decision']} ({md_name(confirmation['why'])})")
     else:
         lines.append("No knob was accepted: the start configuration stays; nothing to change on the DUT.")
     if doc["final"]["snippet"]:
         lines += ["", "## Final configuration" + ("" if doc["final"]["confirmed"] else
                   " (NOT confirmed: the accepted knobs together did not beat the start; do not apply it as is)"), ""]
-        for part in doc["final"]["snippet"]:
-            lines += [f"# {part['where']}"] + [plain(line) for line in part["lines"]] + [""]
+        for part in doc["final"]["snippet"]:  # a fenced block: its lines are shown, never rendered
+            body = [f"# {plain(part['where'])}"] + [plain(line) for line in part["lines"]]
+            fence = "~~~~" if any("```" in line for line in body) else "```"
+            lines += [fence, *body, fence, ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
