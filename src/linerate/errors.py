@@ -62,6 +62,11 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
+class RestoreFailed(LinerateError):
+    """A run whose trials all ended, but a host refused to take back a change at the end: the
+    experiment is done (every trial stored); the change stays in the journal for `testbed restore`."""
+
+
 class ParseError(LinerateError):
     """Output of a tool we could not understand."""
 

@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -45,9 +46,25 @@ def db(tmp_path):
 # --- 1. output targets -------------------------------------------------------------------------------
 
 def read_fifo(path: Path, into: list) -> threading.Thread:
+    """A reader of the FIFO that is there before the writer comes (its read end opened here, not in the
+    thread, which a loaded host may start late): everything the writer sends, up to its close."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(fd, True)
+
     def reader():
-        with open(path, "rb") as handle:
-            into.append(handle.read())
+        chunks, deadline = [], time.monotonic() + 30
+        try:
+            while time.monotonic() < deadline:
+                chunk = os.read(fd, 65536)
+                if chunk:
+                    chunks.append(chunk)
+                elif chunks:
+                    break  # the writer closed
+                else:
+                    time.sleep(0.01)  # no writer yet: a FIFO without one reads as empty
+        finally:
+            os.close(fd)
+            into.append(b"".join(chunks))
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
     return thread

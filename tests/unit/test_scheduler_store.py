@@ -82,6 +82,27 @@ def test_every_trial_stored_with_exact_repetitions(tmp_path):
     assert store.experiment("classic").status == "done" and store.experiment("classic").seed == 5
 
 
+def test_a_restore_refused_after_the_last_trial_leaves_the_experiment_done_and_says_so(tmp_path):
+    """Every trial stored, then the testbed says a change could not be put back when the run's reservation
+    ends: the run fails (exit 1 for the user), the experiment is done, not "interrupted", and its
+    environment says what was not restored."""
+    from linerate.errors import RestoreFailed
+
+    class Refusing(FakeTestbeds):
+        @contextlib.contextmanager
+        def reserve(self):
+            yield
+            raise RestoreFailed("testbed t: 1 change(s) could not be put back")
+
+    store = Store(tmp_path / "r.db")
+    text = CLASSIC
+    with pytest.raises(RestoreFailed):
+        run_experiment(parse_experiment(text), store, Refusing(factory([]), {"test": True}), file_text=text)
+    row = store.experiment("classic")
+    assert row.status == "done" and "could not be put back" in row.environment["restore_failed"]
+    assert store.conn.execute("SELECT COUNT(*) FROM trials WHERE status = 'ok'").fetchone()[0] == 24
+
+
 def test_seed_repeats_the_order(tmp_path):
     orders = []
     for i in range(2):

@@ -12,6 +12,7 @@ from typing import Any
 
 from linerate.experiment.config import Experiment, experiment_to_json
 from linerate.experiment.plugins import Event, RunContext
+from linerate.errors import RestoreFailed
 from linerate.experiment.registry import kind
 from linerate.lab.signals import terminations_raise
 from linerate.store.db import Store
@@ -25,7 +26,23 @@ def run_experiment(experiment: Experiment, store: Store, testbeds: Any, *, file_
     the same store is refused with the holder's pid instead of interleaving with it. testbeds: a
     Testbeds (testbed/base.py). kind_label: how the run was started (run, demo, rfc2544), as
     `linerate list` shows it; the kind itself is the file's `test`."""
-    # the testbed first: a run refused there (another run holds it) records nothing, changes nothing
+    # the testbed first: a run refused there (another run holds it) records nothing, changes nothing.
+    # A change a host refused to take back is raised when the reservation ends (RestoreFailed): the run
+    # itself is done, every trial stored; its environment says what was not restored.
+    done: list[int] = []
+    try:
+        return _run(experiment, store, testbeds, file_text, kind_label, resume, seed, on_event, settings,
+                    config_extra, done)
+    except RestoreFailed as exc:
+        for experiment_id in done:
+            store.set_environment(experiment_id, {**store.experiment(experiment_id).environment,
+                                                  "restore_failed": str(exc)})
+        raise
+
+
+def _run(experiment: Experiment, store: Store, testbeds: Any, file_text: str | None, kind_label: str, resume: bool,
+         seed: int | None, on_event: Callable[[Event], None], settings: Any, config_extra: dict | None,
+         done: list[int]) -> Any:
     with testbeds.reserve(), store.run_lock(experiment.name):
         existing = (store.resumable(experiment.name, experiment.config_hash(), file_text, kind=kind_label)
                     if resume else None)
@@ -65,4 +82,5 @@ def run_experiment(experiment: Experiment, store: Store, testbeds: Any, *, file_
             store.finish_experiment(experiment_id, "interrupted")
             raise
         store.finish_experiment(experiment_id, "done")
+        done.append(experiment_id)
         return result

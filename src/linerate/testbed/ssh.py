@@ -26,7 +26,7 @@ from linerate.axes import VM_AXES
 from linerate.calc.linerate import parse_rate
 from linerate.dut.base import OS_FAMILY, DutDriver, detect_family
 from linerate.dut.drivers import driver_for
-from linerate.errors import ConfigError, ExecError, LinerateError
+from linerate.errors import ConfigError, ExecError, LinerateError, RestoreFailed
 from linerate.exec import scratch
 from linerate.exec.ssh import SshExecutor, SshSession
 from linerate.lab.signals import terminations_raise
@@ -126,6 +126,7 @@ class SshTestbed:
         self.read_cost_s: float | None = None  # one window read (DUT and generator hosts), measured once
         self.journal: Journal | None = None  # held (its lock taken) while the testbed is open or reserved
         self._reserved = False
+        self.unrestored: list[str] = []  # changes a host refused to take back during a reserved run
         self._http: tuple[NginxServer, int] | None = None  # the cps server and how many views use it
 
     # --- lifetime -----------------------------------------------------------------------------------
@@ -168,8 +169,13 @@ class SshTestbed:
         no journal restored, no server stopped, no experiment row."""
         self.journal = held_journal(self.key, self.inventory.name)
         self._reserved = True
+        self.unrestored = []
         try:
             yield
+            if self.unrestored:  # said as they happened; the run is over: now it fails (exit 1)
+                raise RestoreFailed(f"testbed {self.inventory.name}: {len(self.unrestored)} change(s) could not be "
+                                    "put back (said above); they stay in the journal: run `linerate testbed restore "
+                                    "INVENTORY`")
         finally:
             self._reserved = False
             if self.users == 0 and self.journal is not None:
@@ -192,8 +198,10 @@ class SshTestbed:
             self.executors = {}
             self.active = {}
             self.applied = None
-        if strict and problems:
-            raise LinerateError(f"testbed {self.inventory.name}: {len(problems)} change(s) could not be put back "
+        if strict and problems and self._reserved:
+            self.unrestored += problems  # raised when the run's reservation ends, after its last trial
+        elif strict and problems:
+            raise RestoreFailed(f"testbed {self.inventory.name}: {len(problems)} change(s) could not be put back "
                                 "(said above); they stay in the journal: run `linerate testbed restore INVENTORY`")
 
     @contextlib.contextmanager
