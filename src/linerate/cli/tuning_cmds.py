@@ -76,124 +76,23 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from linerate.tuning import explain
     from linerate.tuning.catalog import load_catalog
-    from linerate.tuning.releases import coverage_line
 
     catalog = load_catalog()
     if args.stats:
-        return _explain_stats(catalog, args.json)
+        doc = explain.stats(catalog)
+        print(dumps(doc, indent=None) if args.json else explain.stats_text(doc), end="" if not args.json else "\n")
+        return 0
     if not args.name:
         raise ConfigError("name", "give a knob name, or --stats")
     family = OS_FAMILIES[args.os] if args.os else None
-    matches = [k for k in catalog.knobs if k.matches(args.name) and (family is None or k.os == family)]
-    if not matches:
-        return _explain_listed(catalog, args.name, family, args.json)
-    for knob in matches:
-        if args.json:
-            print(dumps(knob.model_dump(mode="json")))
-            continue
-        print(f"{knob.name}  ({knob.os}, {knob.location}, {knob.type})\n  {knob.description}")
-        if knob.min is not None or knob.max is not None:
-            print(f"  range: {knob.min}..{knob.max}")
-        defaults = ", ".join(f"{v}: {d}" for v, d in knob.defaults.items()) or knob.default_note or "unknown"
-        print(f"  defaults by version: {defaults}")
-        print(f"  introduced: {knob.introduced}; removed: {knob.removed}"
-              + (f"; replaced by {knob.replaced_by}" if knob.replaced_by else ""))
-        for role, rec in knob.recommend.items():
-            print(f"  {role}: {rec.value} — {rec.why}" + (f" (versions {rec.versions})" if rec.versions else ""))
-        for role, rule in knob.harmful.items():
-            print(f"  harmful for {role} when {'/'.join(rule.values)}: {rule.why}")
-        if knob.security:
-            print(f"  security: {'/'.join(knob.security.values)} — {knob.security.why}")
-        if knob.risks:
-            print(f"  risks: {knob.risks}")
-        print("  sources:\n" + "\n".join(f"    - {s}" for s in knob.sources))
-        coverage = coverage_line(knob.os, args.name)
-        if coverage:
-            print(f"  {coverage}")
-    if not args.json and family is None:  # where else the name exists without advice (kern.maxfiles: FreeBSD too)
-        for other in sorted({"freebsd", "linux", "openbsd"} - {k.os for k in matches}):
-            _explain_listed(catalog, args.name, other, False, quiet=True)
-    return 0
-
-
-def _explain_stats(catalog, as_json: bool) -> int:
-    from linerate.tuning.names import all_lists
-
-    stats = catalog.stats()
-    sourced = {os: sum(1 for k in catalog.knobs if k.os == os and all(s.strip() for s in k.sources)) for os in stats}
-    from linerate.tuning.sources import source_list
-
-    lists = [{"os": n.os, "release": ".".join(map(str, n.release)), "names": len(n.entries), "sources": n.sources}
-             for n in all_lists()]
-    source = source_list("freebsd")
-    if source:
-        lists.append({"os": "freebsd", "release": " .. ".join((source.snapshots[0].label, source.snapshots[-1].label)),
-                      "names": len(source.rows), "sources": source.sources +
-                      [f"{s.label}: {s.where}" for s in source.snapshots]})
-    if as_json:
-        print(dumps({"catalog": stats, "with_source": sourced, "name_lists": lists}, indent=None))
+    if args.json:
+        items, advice = explain.describe_json(catalog, args.name, family)
+        for item in items:  # a catalog entry as a document, a bare listing one line each
+            print(dumps(item) if advice else dumps(item, indent=None))
         return 0
-    for os, n in sorted(stats.items()):
-        print(f"{os:8} {n:4} knobs with advice ({sourced[os]} with a source)")
-    print(f"{'total':8} {sum(stats.values()):4} knobs")
-    for item in lists:
-        print(f"names that exist on {item['os']} {item['release']}: {item['names']} "
-              f"(from {'; '.join(item['sources'])})")
-    return 0
-
-
-def _explain_listed(catalog, name: str, family: str | None, as_json: bool, quiet: bool = False) -> int:
-    """A name the catalog has no advice for: say whether it exists, per the same source declarations and
-    name lists the audit uses (so explain and audit agree)."""
-    from linerate.tuning.names import all_lists, close_names
-    from linerate.tuning.releases import coverage_line
-    from linerate.tuning.sources import source_list
-
-    families = [family] if family else ["freebsd", "linux", "openbsd"]
-    found = []
-    for fam in families:
-        source = source_list(fam)
-        declared = source is not None and source.declared(name)
-        if declared:
-            seen = sorted({i for row in source.rows[source.resolve(name)] for i in row.seen})
-            alive = [source.snapshots[i].label for i in seen if source.alive(name, i)]
-            row = source.rows[source.resolve(name)][-1]
-            absent = [s.label for i, s in enumerate(source.snapshots) if s.label not in alive]
-            found.append({"name": name, "os": fam, "where": row.where, "origin": row.origin,
-                          "declared_in": alive, "absent_from": absent, "list": source.label(), "advice": None})
-        for names in all_lists():
-            hit = names.lookup(name) if names.os == fam else None
-            if hit and not declared:
-                found.append({"name": name, "os": fam, "where": hit[0], "origin": hit[1],
-                              "declared_in": [], "list": names.label(), "advice": None})
-    if not found and quiet:
-        return 0
-    if not found:
-        candidates = {k.name for k in catalog.knobs if family is None or k.os == family}
-        candidates |= {entry for n in all_lists() if family is None or n.os == family for entry in n.entries}
-        for fam in families:
-            source = source_list(fam)
-            candidates |= {n for n in source.rows if "*" not in n} if source else set()
-        hints = sorted({h for os in families for h in close_names(name, candidates, os)})
-        read = [source_list(fam).label() for fam in families if source_list(fam)] + \
-            [n.label() for n in all_lists() if n.os in families]
-        raise ConfigError("name", f"'{name}' is neither in the catalog, nor declared in the source, nor in a name "
-                          f"list (read: {', '.join(read)})" + (f"; did you mean {', '.join(hints)}?" if hints else ""))
-    for fam in {item["os"] for item in found} if not as_json else ():
-        coverage = coverage_line(fam, name)
-        if coverage:
-            print(coverage)
-    for item in found:
-        if as_json:
-            print(dumps(item, indent=None))
-        elif item["declared_in"]:
-            absent = f"; not in {', '.join(item['absent_from'])}" if item["absent_from"] else ""
-            print(f"{name} is declared on {item['os']} ({item['where']}) in {item['origin']} of the "
-                  f"{', '.join(item['declared_in'])} source{absent}; linerate has no advice for it")
-        else:
-            print(f"{name} exists on {item['os']} ({item['list']}: {item['where']}, from {item['origin']}); "
-                  "linerate has no advice for it")
+    print(explain.describe(catalog, args.name, family), end="")
     return 0
 
 
