@@ -3,7 +3,9 @@ from authoritative sources, so that the audit can tell "does not exist" from "li
 
     .venv/bin/python tools/extract_knob_names.py linux    > src/linerate/tuning/names/linux-6.1.tsv
     .venv/bin/python tools/extract_knob_names.py freebsd  > src/linerate/tuning/names/freebsd-12.2.tsv
-    .venv/bin/python tools/extract_knob_names.py openbsd  > src/linerate/tuning/names/openbsd-7.3.tsv
+    .venv/bin/python tools/extract_knob_names.py openbsd-release 7.3 > src/linerate/tuning/names/openbsd-7.3.tsv
+    for r in 6.0 ... 7.6 (the folders of tools/sources/openbsd/releases):
+        .venv/bin/python tools/extract_knob_names.py openbsd-release $r > src/linerate/tuning/names/openbsd-$r.tsv
     .venv/bin/python tools/extract_knob_names.py freebsd-src /work/.mirror > src/linerate/tuning/names/freebsd-src.tsv
 
 freebsd-src: the FreeBSD source trees of FREEBSD_SNAPSHOTS (public repositories that hold one release's tree,
@@ -530,6 +532,95 @@ def openbsd_rows(_: Path) -> tuple[list[str], list[Row]]:
     return header, rows
 
 
+# The sysctl(8) name tables of each release (tools/sources/openbsd/releases/<folder>/, one file per header,
+# line 1 naming repo@commit:path): table -> the branches it names. A NODE slot is a branch, other slots are
+# variables; CTL_NET_UNIX_PROTO_NAMES repeats under each socket type that CTL_NET_UNIX_NAMES lists.
+OPENBSD_RELEASE_TABLES = {
+    "CTL_KERN_NAMES": ["kern"], "CTL_KERN_SEMINFO_NAMES": ["kern.seminfo"], "CTL_KERN_SHMINFO_NAMES": ["kern.shminfo"],
+    "CTL_KERN_WITNESS_NAMES": ["kern.witness"], "CTL_KERN_AUDIO_NAMES": ["kern.audio"],
+    "CTL_KERN_VIDEO_NAMES": ["kern.video"], "CTL_KERN_FORKSTAT_NAMES": ["kern.forkstat"],
+    "CTL_KERN_INTRCNT_NAMES": ["kern.intrcnt"], "CTL_KERN_MALLOC_NAMES": ["kern.malloc"],
+    "CTL_KERN_NCHSTATS_NAMES": ["kern.nchstats"], "CTL_KERN_TIMECOUNTER_NAMES": ["kern.timecounter"],
+    "CTL_KERN_TTY_NAMES": ["kern.tty"], "CTL_KERN_WATCHDOG_NAMES": ["kern.watchdog"],
+    "CTL_KERN_CLOCKINTR_NAMES": ["kern.clockintr"], "CTL_HW_NAMES": ["hw"], "CTL_HW_BATTERY_NAMES": ["hw.battery"],
+    "CTL_VM_NAMES": ["vm"], "CTL_SWPENC_NAMES": ["vm.swapencrypt"], "CTL_FS_NAMES": ["fs"],
+    "CTL_FS_POSIX_NAMES": ["fs.posix"], "CTL_NET_RT_NAMES": ["net.route"], "CTL_NET_KEY_NAMES": ["net.key"],
+    "CTL_NET_BPF_NAMES": ["net.bpf"], "CTL_NET_PFLOW_NAMES": ["net.pflow"], "CTL_NET_LINK_NAMES": ["net.link"],
+    "CTL_NET_LINK_IFRXQ_NAMES": ["net.link.ifrxq"], "CTL_NET_UNIX_NAMES": ["net.unix"],
+    "IPCTL_NAMES": ["net.inet.ip"], "ICMPCTL_NAMES": ["net.inet.icmp"], "IGMPCTL_NAMES": ["net.inet.igmp"],
+    "IPIPCTL_NAMES": ["net.inet.ipip"], "TCPCTL_NAMES": ["net.inet.tcp"], "UDPCTL_NAMES": ["net.inet.udp"],
+    "GRECTL_NAMES": ["net.inet.gre"], "ESPCTL_NAMES": ["net.inet.esp"], "AHCTL_NAMES": ["net.inet.ah"],
+    "MOBILEIPCTL_NAMES": ["net.inet.mobileip"], "ETHERIPCTL_NAMES": ["net.inet.etherip"],
+    "IPCOMPCTL_NAMES": ["net.inet.ipcomp"], "CARPCTL_NAMES": ["net.inet.carp"], "PFSYNCCTL_NAMES": ["net.inet.pfsync"],
+    "DIVERTCTL_NAMES": ["net.inet.divert"], "PIMCTL_NAMES": ["net.inet.pim"], "IPV6CTL_NAMES": ["net.inet6.ip6"],
+    "ICMPV6CTL_NAMES": ["net.inet6.icmp6"], "DIVERT6CTL_NAMES": ["net.inet6.divert"], "PIM6CTL_NAMES": ["net.inet6.pim6"],
+    "CTL_IFQ_NAMES": ["net.inet.ip.ifq", "net.inet6.ip6.ifq"], "MPLSCTL_NAMES": ["net.mpls"],
+    "PIPEXCTL_NAMES": ["net.pipex"],
+}
+# release folder -> (the version it is placed at, how lists name it): a -current tree sits after the release it
+# follows and before the next, so releases between are judged by it and the next list, never by it alone
+OPENBSD_RELEASES = {"6.0": ("6.0", "6.0"), "6.1": ("6.1", "6.1"), "6.2": ("6.2", "6.2"), "6.3": ("6.3", "6.3"),
+                    "6.4": ("6.4", "6.4"), "6.5": ("6.5", "6.5"), "6.6": ("6.6", "6.6"), "6.7": ("6.7", "6.7"),
+                    "6.8-current": ("6.7.9", "6.8-current of 2020-06"), "7.3": ("7.3", "7.3"),
+                    "7.4-current": ("7.4.9", "7.4-current of 2023-12 (CobaltBSD's tree)"),
+                    "7.5": ("7.5", "7.5 (SecBSD 1.5's tree)"), "7.6": ("7.6", "7.6 (SecBSD 1.6's tree)")}
+_TABLE = re.compile(r"#define\s+(\w+_NAMES)\s*\{\s*\\\n(.*?)\n\s*\}", re.S)
+_SLOT = re.compile(r'\{\s*(NULL|0|"[A-Za-z0-9_.-]+")\s*,\s*(\w+)\s*\}')
+
+
+def openbsd_release_rows(folder: Path) -> list[Row]:
+    """Every variable the name tables of one release folder give sysctl(8), placed under its branch."""
+    tables: dict[str, list[tuple[str, str]]] = {}
+    origins: dict[str, str] = {}
+    for header in sorted(folder.glob("*.h")):
+        text = header.read_text()
+        defines = {int(n): c for c, n in re.findall(r"#define\s+([A-Z][A-Z0-9_]*)\s+(\d+)\b", text)}
+        for table, body in _TABLE.findall(text):
+            prefix = _constant_prefix(table)
+            slots = []
+            for index, (name, kind) in enumerate(_SLOT.findall(body)):
+                if name.startswith('"'):
+                    slots.append((name.strip('"'), kind))
+                elif prefix and defines.get(index, "").startswith(prefix):  # a number sysctl(8) has no name for
+                    slots.append((defines[index][len(prefix):].lower(), "unnamed"))
+            tables.setdefault(table, slots)
+            origins.setdefault(table, header.name)
+    branches = dict(OPENBSD_RELEASE_TABLES)
+    unix = [f"net.unix.{name}" for name, kind in tables.get("CTL_NET_UNIX_NAMES", []) if kind == "CTLTYPE_NODE"]
+    branches["CTL_NET_UNIX_PROTO_NAMES"] = unix
+    rows: list[Row] = []
+    for table, slots in tables.items():
+        for branch in branches.get(table, []):
+            rows += [(f"{branch}.{name}", "unnamed" if kind == "unnamed" else "documented", origins[table])
+                     for name, kind in slots if kind != "CTLTYPE_NODE" and name != "gap"]
+    return rows
+
+
+def _constant_prefix(table: str) -> str | None:
+    """The prefix of the slot-number #defines of a table (TCPCTL_NAMES: TCPCTL_; CTL_IFQ_NAMES: IFQCTL_), for
+    the tables whose NULL slots the headers number (tcp_var.h's TCPCTL_RECVSPACE)."""
+    special = {"CTL_IFQ_NAMES": "IFQCTL_", "CTL_HW_NAMES": "HW_", "CTL_KERN_NAMES": "KERN_"}
+    if table in special:
+        return special[table]
+    return table[:-len("NAMES")] if not table.startswith("CTL_") else None
+
+
+def openbsd_release_list(folder: Path) -> str:
+    version, label = OPENBSD_RELEASES[folder.name]
+    first_lines = sorted({p.read_text().splitlines()[0] for p in folder.glob("*.h")})
+    where = re.search(r"Source: (\S+?)@([0-9a-f]{40})", first_lines[0])
+    header = ["os: openbsd", f"release: {version}", f"label: {label}",
+              f"source: the sysctl(8) name tables (#define *_NAMES) of {len(first_lines)} headers of "
+              f"{where.group(1)}@{where.group(2)[:12]} (tools/sources/openbsd/releases/{folder.name}/, each file's "
+              "first line names its path)"]
+    rows = openbsd_release_rows(folder)
+    if folder.name == "7.3":  # the 7.3 list also reads sysctl(2) of that release: what a write is taken for
+        extra_header, extra = openbsd_rows(folder)
+        header += [line for line in extra_header if line.startswith("source:")]
+        rows += extra
+    return render(header, rows)
+
+
 # ---------- output ----------
 
 WHERE_RANK = {"node": 0, "open-node": 0, "loader": 3, "unnamed": 0, "documented": 1, "read-only": 2, "runtime": 3, "boot": 3, "both": 4}
@@ -560,6 +651,9 @@ def render(header: list[str], rows: Iterable[Row]) -> str:
 
 
 def main(os_name: str) -> None:
+    if os_name == "openbsd-release":  # argument 2: a folder of tools/sources/openbsd/releases
+        sys.stdout.write(openbsd_release_list(SOURCES / "openbsd" / "releases" / sys.argv[2]))
+        return
     if os_name == "freebsd-src":  # argument 2: the folder that holds the fetched mirrors (owner+name/repo)
         sys.stdout.write(freebsd_source_rows(Path(sys.argv[2] if len(sys.argv) > 2 else "/work/.mirror")))
         return

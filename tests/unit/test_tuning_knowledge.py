@@ -149,13 +149,21 @@ def _line(text: str, tmp_path: Path, os_name: str, version: str, name: str = "sy
 
 @pytest.mark.parametrize("os_name,version,text", [
     ("openbsd", "7.5", "hw.smt=1"), ("openbsd", "7.5", "net.inet.tcp.rfc1323=1"),
-    ("openbsd", "7.5", "net.inet.ip.redirect=0"), ("openbsd", "7.5", "net.inet.tcp.recvspace=262144"),
+    ("openbsd", "7.5", "net.inet.ip.redirect=0"),
     ("linux", "6.1", "net.core.somaxconn=4096"), ("linux", "6.1", "net.ipv4.conf.all.accept_redirects=0"),
     ("linux", "6.1", "net.ipv4.conf.eth0.rp_filter=2"), ("openwrt", "23.05", "net.netfilter.nf_conntrack_max=65536"),
 ])
 def test_the_issue_examples_get_no_false_advice(tmp_path, os_name, version, text):
     findings = _line(text, tmp_path, os_name, version)
     assert not [f for f in findings if f.severity in WARNING_OR_ERROR or f.fix.startswith("replace with")], findings
+
+
+def test_an_openbsd_number_without_a_name_is_refused_by_sysctl(tmp_path):
+    """tcp_var.h keeps TCPCTL_RECVSPACE (7) but its TCPCTL_NAMES slot is empty; sysctl(8)'s findname() skips
+    empty slots ("third level name recvspace in net.inet.tcp.recvspace is invalid"): the line does nothing."""
+    findings = _line("net.inet.tcp.recvspace=262144", tmp_path, "openbsd", "7.5")
+    assert [(f.code, f.severity) for f in findings] == [("LR002", "warning")] and "empty" in findings[0].message
+    assert not findings[0].fix.startswith("replace with")
 
 
 def test_pfsense_loader_knobs_the_issue_names(tmp_path):
@@ -181,8 +189,10 @@ def test_name_lists_have_sources_and_the_nearest_release_is_used():
     assert set(lists) == {"freebsd", "linux", "openbsd"}
     for names in lists.values():
         assert names.sources and len(names.entries) > 200
-    assert lists["openbsd"].lookup("hw.smt")[0] == "runtime"
+    assert name_list("openbsd", (7, 3)).lookup("hw.smt")[0] == "runtime"  # 7.3 also reads sysctl(2)
     assert lists["openbsd"].lookup("net.inet.tcp.recvspace")[0] == "unnamed"
+    assert name_list("openbsd", (6, 6)).label() == "openbsd 6.6 name list"
+    assert name_list("openbsd", (7, 0)).label() == "openbsd 6.8-current of 2020-06 name list"
     assert lists["linux"].lookup("net.ipv4.conf.eth7.rp_filter") is not None
     assert lists["freebsd"].lookup("hw.vtnet.3.csum_disable")[0] == "boot"
     assert lists["freebsd"].lookup("net.pf.states_hashsize")[0] in ("boot", "both")

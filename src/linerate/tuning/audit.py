@@ -33,10 +33,10 @@ from dataclasses import asdict, dataclass
 from linerate.tuning.advice import ARTICLES, check_advice, cites, is_loader_directive
 from linerate.tuning.catalog import Catalog, Knob, defaults_over
 from linerate.tuning.harm import above_netisr_limit, below_lists, ipv6_forwarding_scope
-from linerate.tuning.names import all_lists, close_names, edit_distance, missing_node, name_list
+from linerate.tuning.names import all_lists, bracketing_lists, close_names, edit_distance, missing_node, name_list
 from linerate.tuning.parsers import Setting
 from linerate.tuning.releases import linux_absent, linux_lifecycle
-from linerate.tuning.values import (fraction_problem, freebsd_ms_fix, freebsd_ms_problem, harmful_value, lowers_capacity,
+from linerate.tuning.values import (fraction_problem, quoted_problem, freebsd_ms_fix, freebsd_ms_problem, harmful_value, lowers_capacity,
                                     rc_service_problem, read_only, unit_problem)
 from linerate.tuning.sources import Presence, describe, source_list, span_text
 from linerate.tuning.syntax import RUNTIME_KINDS, loader_line_problem, sysctl_value_problem
@@ -317,6 +317,9 @@ def _semantics(s: Setting, ctx: Context) -> list[Finding]:
     timer = freebsd_ms_problem(s, ctx.family)
     if timer:
         return [_finding("LR017", "warning", s, timer, freebsd_ms_fix(s))]
+    quoted = quoted_problem(s, ctx.family)
+    if quoted:
+        return [_finding("LR017", "warning", s, quoted, "write the value without quotes")]
     fraction = fraction_problem(s, ctx.family)
     if fraction:
         return [_finding("LR017", "warning", s, fraction, "write a whole number in the unit the name takes")]
@@ -399,9 +402,12 @@ def _gone(s: Setting, ctx: Context, presence: Presence | None, knob: Knob | None
 
 
 def _unnamed(s: Setting, ctx: Context, origin: str, label: str) -> Finding:
-    return _finding("LR016", "info", s, f"{s.key}: its kernel number exists but sysctl(8) has no name for it in "
-                    f"{origin} (the {label}); linerate cannot confirm it is accepted on {ctx.label()}",
-                    f"check with `sysctl {s.key}` on the box")
+    """OpenBSD: a number the kernel keeps whose slot in the sysctl(8) name table is empty. sysctl(8)'s
+    findname() (sbin/sysctl/sysctl.c) skips empty slots, so the name is refused ('... level name X in Y is
+    invalid') and the line does nothing."""
+    return _finding("LR002", "warning", s, f"{s.key} has no name on {ctx.label()}: its kernel number is left but its "
+                    f"slot in the sysctl(8) name table of {origin} (the {label}) is empty, and sysctl(8) skips empty "
+                    "slots ('level name ... is invalid')", "remove it")
 
 
 def _one_problem(found: list[Finding]) -> list[Finding]:
@@ -422,13 +428,17 @@ def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context, presence: Presen
     if listed and listed[0] != "unnamed":
         return [_finding("LR015", "info", s, f"{s.key} exists on {ctx.family} (listed in {where_list}, from "
                          f"{listed[1]}){below_lists(ctx.family, ctx.span[0])}; linerate has no advice for it", "none needed")]
+    other = _other_os(catalog, s.key, ctx.family)
+    if listed and other:
+        return [_finding("LR011", "warning", s, f"{s.key} is a {other} name; on {ctx.family} only its number is "
+                         f"left, without a name sysctl(8) accepts ({listed[1]}, the {names.label()})",
+                         "remove it; look up the equivalent with `linerate explain`")]
     if listed:
         return [_unnamed(s, ctx, listed[1], names.label())]
     hints = _hints(catalog, s.key, ctx.family, ctx.version)
     if hints:
         return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()} (not in {where_list} nor "
                          f"linerate's catalog); did you mean {' or '.join(hints)}?", f"replace with {hints[0]}")]
-    other = _other_os(catalog, s.key, ctx.family)
     if other and names and (names.covers_parent(s.key) or not _family_has_branch(catalog, names, s.key)):
         branch = ".".join(s.key.split(".")[:2])
         why = (f"{where_list} has other names under {s.key.rsplit('.', 1)[0]} but not this one"
@@ -454,26 +464,30 @@ OPENBSD_OPEN_TOP = ("machdep.", "hw.sensors.", "ddb.", "vfs.")
 def _absent_from_lists(s: Setting, ctx: Context, names, other: str | None) -> list[Finding]:
     """LR002 where the lists for this OS and the releases judged are complete enough that silence is
     evidence: Linux names whose last part no release 4.4 .. 6.12 declares; OpenBSD names under a branch
-    whose other names the 7.3 list holds, on 7.3 or later."""
+    whose other names every list judging the releases holds (names.bracketing_lists)."""
     low, high = ctx.span
     if ctx.family == "linux":
         judged = linux_absent(s.key, ctx.label(), low, high, also_known=bool(names and names.lookup(s.key)))
         return [_finding(judged[0], judged[1], s, judged[2], judged[3])] if judged else []
-    if ctx.family == "openbsd" and names and low >= names.release and not s.key.startswith(OPENBSD_OPEN_TOP):
-        not_node = missing_node(s.key, names)
-        if not_node:
-            parent, node = not_node
-            return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}: {node} is not a "
-                             f"node of the sysctl tree (the {names.label()}, from sysctl(2) and the sysctl(8) "
-                             f"name tables, lists the names under {parent} and no '{node}' among them)",
-                             "remove it; `sysctl` says 'unknown variable'")]
-    if (ctx.family == "openbsd" and names and low >= names.release and not s.key.startswith(OPENBSD_OPEN_TOP)
-            and names.covers_parent(s.key)):
+    lists = bracketing_lists("openbsd", low, high) if ctx.family == "openbsd" else []
+    if not lists or s.key.startswith(OPENBSD_OPEN_TOP) or any(n.lookup(s.key) for n in lists):
+        return []
+    read = " and ".join(n.label() for n in lists)
+    missing = [missing_node(s.key, n) for n in lists]
+    if all(missing):
+        parent, node = missing[0]
+        return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}: {node} is not a "
+                         f"node of the sysctl tree (the {read}, from the sysctl(8) name tables, list the names "
+                         f"under {parent} and no '{node}' among them)", "remove it; `sysctl` says 'unknown variable'")]
+    if all(n.covers_parent(s.key) for n in lists):
         parent = s.key.rsplit(".", 1)[0]
         also = f" (it is a {other} name)" if other else ""
-        return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}{also}: the {names.label()} "
-                         f"(sysctl(2) and the sysctl(8) name tables) lists the names under {parent} and not this "
-                         "one; names added after it are not checked", "remove it; `sysctl` says 'unknown variable'")]
+        earlier = [n.label() for n in all_lists() if n.os == "openbsd" and n.release < lists[0].release
+                   and n.lookup(s.key)]
+        gone = f"; {earlier[-1]} had it: removed since" if earlier else ""
+        return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}{also}: the {read} "
+                         f"(the sysctl(8) name tables of the releases judged) list the names under {parent} and not "
+                         f"this one{gone}", "remove it; `sysctl` says 'unknown variable'")]
     return []
 
 

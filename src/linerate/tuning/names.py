@@ -34,9 +34,10 @@ class NameList:
     release: tuple[int, ...]
     sources: list[str]
     entries: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (where, origin)
+    named: str | None = None  # how the release is called when its version is only a place ("6.8-current of 2020-06")
 
     def label(self) -> str:
-        return f"{self.os} {fmt(self.release)} name list"
+        return f"{self.os} {self.named or fmt(self.release)} name list"
 
     def lookup(self, name: str) -> tuple[str, str] | None:
         return self.entries.get(canonical(self.os, name))
@@ -57,7 +58,10 @@ def parse_list(text: str) -> NameList:
         elif line.strip():
             name, where, origin = line.split("\t")
             entries[name] = (where, origin)
-    return NameList(header["os"][0], parse_version(header["release"][0]), header.get("source", []), entries)
+    release = parse_version(header["release"][0])
+    named = header.get("label", [None])[0]
+    return NameList(header["os"][0], release, header.get("source", []), entries,
+                    named if named and named != fmt(release) else None)
 
 
 @lru_cache(maxsize=1)
@@ -78,6 +82,19 @@ def name_list(family: str, version: tuple[int, ...] | None) -> NameList | None:
         return lists[-1]
     below = [n for n in lists if n.release <= version]
     return below[-1] if below else lists[0]
+
+
+def bracketing_lists(family: str, low: tuple[int, ...], high: tuple[int, ...]) -> list[NameList]:
+    """The lists that judge releases low..high: every list inside the range and the nearest on each side
+    (a release between two lists is judged by both, as the FreeBSD snapshots are). Empty when no list is at
+    or below low (the range starts before the lists do)."""
+    lists = [n for n in all_lists() if n.os == family]
+    below = [n for n in lists if n.release <= low]
+    if not below:
+        return []
+    above = [n for n in lists if n.release >= high]
+    inside = [n for n in lists if low < n.release < high]
+    return [below[-1], *inside, *above[:1]] if above[:1] != [below[-1]] else [below[-1], *inside]
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:

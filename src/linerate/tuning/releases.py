@@ -36,7 +36,7 @@ from functools import lru_cache
 from importlib import resources
 
 from linerate.numbers import is_ascii_int
-from linerate.tuning.names import canonical, name_list
+from linerate.tuning.names import all_lists, canonical
 from linerate.tuning.sources import OPEN_TOP, source_list
 from linerate.tuning.versions import fmt, parse_version
 
@@ -159,12 +159,19 @@ def coverage_line(family: str, name: str) -> str | None:
     if family == "freebsd":
         return _freebsd_coverage(name)
     if family == "openbsd":
-        names = name_list("openbsd", None)
-        if names is None:
+        lists = [n for n in all_lists() if n.os == "openbsd"]
+        if not lists:
             return None
-        listed = names.lookup(name)
-        said = f"listed ({listed[0]}, from {listed[1]})" if listed else "not listed"
-        return f"release list: the {names.label()} only (other OpenBSD releases are not read): {said}"
+        called = [n.named or fmt(n.release) for n in lists]
+        named = [c for n, c in zip(lists, called) if n.lookup(name) and n.lookup(name)[0] != "unnamed"]
+        numbered = [c for n, c in zip(lists, called) if n.lookup(name) and n.lookup(name)[0] == "unnamed"]
+
+        def which(found: list[str]) -> str:
+            return f"all {len(called)}" if found == called else ", ".join(found)
+        said = "; ".join(part for part in (f"named in {which(named)}" if named else "",
+                                           f"a number without a name (sysctl(8) refuses it) in {which(numbered)}"
+                                           if numbered else "") if part) or "in none of them"
+        return f"release lists: the sysctl(8) name tables of OpenBSD {', '.join(called)}: {said}"
     if family != "linux":
         return None
     table = linux_releases()

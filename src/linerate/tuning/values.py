@@ -192,6 +192,23 @@ def rc_service_problem(s: Setting, roles: set[str]) -> tuple[str, str] | None:
 _FRACTION = re.compile(r"[0-9]+\.[0-9]+")
 
 
+_QUOTED = re.compile(r"""^[^=]*=\s*(["'])(.*)\1\s*(?:#.*)?$""")
+
+
+def quoted_problem(s: Setting, family: str) -> str | None:
+    """A Linux sysctl.conf value in quotes: procps sysctl -p (Preload: whitespace stripped, nothing else),
+    BusyBox sysctl -p (config_read on '=' and blanks) and systemd-sysctl write the quotes to /proc/sys too,
+    so a number is refused by the kernel's integer handler (EINVAL) and a string keeps its quotes."""
+    if family != "linux" or s.kind != "sysctl":
+        return None
+    match = _QUOTED.match(s.raw.strip())
+    if not match:
+        return None
+    return (f"{s.key}: the value is in quotes ({match.group(1)}{match.group(2)}{match.group(1)}); sysctl -p (procps, "
+            "BusyBox) and systemd-sysctl strip blanks, not quotes, and write them to /proc/sys: a number is refused "
+            "(EINVAL, 'Invalid argument') and a string keeps the quotes")
+
+
 def fraction_problem(s: Setting, family: str) -> str | None:
     if family not in ("linux", "freebsd") or s.kind not in ("sysctl", "config_xml") or not _FRACTION.fullmatch(s.value):
         return None

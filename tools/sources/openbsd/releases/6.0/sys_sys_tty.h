@@ -1,0 +1,21 @@
+/* Source: netzbasis/openbsd-src@8030d7a93fa9d4cae20487395c7e1c7126b8a954:sys/sys/tty.h (OpenBSD 6.0) */
+
+#define KERN_TTY_TKNIN		1	/* quad: input chars */
+#define KERN_TTY_TKNOUT		2	/* quad: output chars */
+#define KERN_TTY_TKRAWCC	3	/* quad: input chars, raw mode */
+#define KERN_TTY_TKCANCC	4	/* quad: input char, cooked mode */
+#define KERN_TTY_INFO		5	/* struct: tty stats */
+/* was KERN_TTY_MAXPTYS		6 */
+/* was KERN_TTY_NPTYS		7 */
+#define KERN_TTY_MAXID		8
+
+#define CTL_KERN_TTY_NAMES { \
+	{ 0, 0 }, \
+	{ "tk_nin", CTLTYPE_QUAD }, \
+	{ "tk_nout", CTLTYPE_QUAD }, \
+	{ "tk_rawcc", CTLTYPE_QUAD }, \
+	{ "tk_cancc", CTLTYPE_QUAD }, \
+	{ "ttyinfo", CTLTYPE_STRUCT }, \
+	{ "gap", 0 }, \
+	{ "gap", 0 }, \
+}

@@ -1,0 +1,25 @@
+/* Source: netzbasis/openbsd-src@4e6ac999902cada19196d97d1183f40ec7281558:sys/ddb/db_var.h (OpenBSD 6.1) */
+
+#define DBCTL_RADIX	1
+#define DBCTL_MAXWIDTH	2
+#define DBCTL_MAXLINE	3
+#define DBCTL_TABSTOP	4
+#define DBCTL_PANIC	5
+#define DBCTL_CONSOLE	6
+#define DBCTL_LOG	7
+#define DBCTL_TRIGGER	8
+#define DBCTL_PROFILE	9
+#define DBCTL_MAXID	10
+
+#define	CTL_DDB_NAMES { \
+	{ NULL, 0 }, \
+	{ "radix", CTLTYPE_INT }, \
+	{ "max_width", CTLTYPE_INT }, \
+	{ "max_line", CTLTYPE_INT }, \
+	{ "tab_stop_width", CTLTYPE_INT },\
+	{ "panic", CTLTYPE_INT }, \
+	{ "console", CTLTYPE_INT }, \
+	{ "log", CTLTYPE_INT }, \
+	{ "trigger", CTLTYPE_INT }, \
+	{ "profile", CTLTYPE_INT }, \
+}

@@ -1,0 +1,31 @@
+/* Source: netzbasis/openbsd-src@e0deaa949402a40060d86289184fa9d67af00880:sys/uvm/uvmexp.h (OpenBSD 6.5) */
+
+#define	VM_METER	1		/* struct vmmeter */
+#define	VM_LOADAVG	2		/* struct loadavg */
+#define	VM_PSSTRINGS	3		/* PSSTRINGS */
+#define VM_UVMEXP	4		/* struct uvmexp */
+#define VM_SWAPENCRYPT	5		/* int */
+#define VM_NKMEMPAGES	6		/* int - # kmem_map pages */
+#define	VM_ANONMIN	7
+#define	VM_VTEXTMIN	8
+#define	VM_VNODEMIN	9
+#define	VM_MAXSLP	10
+#define	VM_USPACE	11
+#define	VM_MALLOC_CONF	12		/* config for userland malloc */
+#define	VM_MAXID	13		/* number of valid vm ids */
+
+#define	CTL_VM_NAMES { \
+	{ 0, 0 }, \
+	{ "vmmeter", CTLTYPE_STRUCT }, \
+	{ "loadavg", CTLTYPE_STRUCT }, \
+	{ "psstrings", CTLTYPE_STRUCT }, \
+	{ "uvmexp", CTLTYPE_STRUCT }, \
+	{ "swapencrypt", CTLTYPE_NODE }, \
+	{ "nkmempages", CTLTYPE_INT }, \
+	{ "anonmin", CTLTYPE_INT }, \
+	{ "vtextmin", CTLTYPE_INT }, \
+	{ "vnodemin", CTLTYPE_INT }, \
+	{ "maxslp", CTLTYPE_INT }, \
+	{ "uspace", CTLTYPE_INT }, \
+	{ "malloc_conf", CTLTYPE_STRING }, \
+}

@@ -1,0 +1,19 @@
+/* Source: netzbasis/openbsd-src@44b1c1ee8edd20e8f91ee5783670d9841a76b69b:sys/netinet/ip_gre.h (OpenBSD 6.6) */
+
+#define GRECTL_ALLOW    1		/* accept incoming GRE packets */
+#define GRECTL_WCCP     2		/* accept WCCPv1-style GRE packets */
+#define GRECTL_MAXID    3
+
+#define GRECTL_NAMES { \
+        { 0, 0 }, \
+        { "allow", CTLTYPE_INT }, \
+        { "wccp", CTLTYPE_INT }, \
+}
+
+#define MOBILEIPCTL_ALLOW    1		/* accept incoming MobileIP packets */
+#define MOBILEIPCTL_MAXID    2
+
+#define MOBILEIPCTL_NAMES { \
+        { 0, 0 }, \
+        { "allow", CTLTYPE_INT }, \
+}

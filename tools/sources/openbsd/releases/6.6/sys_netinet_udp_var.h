@@ -1,0 +1,19 @@
+/* Source: netzbasis/openbsd-src@44b1c1ee8edd20e8f91ee5783670d9841a76b69b:sys/netinet/udp_var.h (OpenBSD 6.6) */
+
+#define	UDPCTL_CHECKSUM		1 /* checksum UDP packets */
+#define	UDPCTL_BADDYNAMIC	2 /* return bad dynamic port bitmap */
+#define UDPCTL_RECVSPACE	3 /* receive buffer space */
+#define UDPCTL_SENDSPACE	4 /* send buffer space */
+#define UDPCTL_STATS		5 /* UDP statistics */
+#define UDPCTL_ROOTONLY		6 /* root only port bitmap */
+#define UDPCTL_MAXID		7
+
+#define UDPCTL_NAMES { \
+	{ 0, 0 }, \
+	{ "checksum", CTLTYPE_INT }, \
+	{ "baddynamic", CTLTYPE_STRUCT }, \
+	{ "recvspace",  CTLTYPE_INT }, \
+	{ "sendspace",  CTLTYPE_INT }, \
+	{ "stats",	CTLTYPE_STRUCT }, \
+	{ "rootonly", CTLTYPE_STRUCT }, \
+}

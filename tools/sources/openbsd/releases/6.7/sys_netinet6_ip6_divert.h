@@ -1,0 +1,13 @@
+/* Source: netzbasis/openbsd-src@15c0878c67d873267e45e4d4c5d3c1aef5537271:sys/netinet6/ip6_divert.h (OpenBSD 6.7) */
+
+#define	DIVERT6CTL_RECVSPACE	1	/* receive buffer space */
+#define	DIVERT6CTL_SENDSPACE	2	/* send buffer space */
+#define	DIVERT6CTL_STATS	3	/* divert statistics */
+#define	DIVERT6CTL_MAXID	4
+
+#define	DIVERT6CTL_NAMES { \
+	{ 0, 0 }, \
+	{ "recvspace",	CTLTYPE_INT }, \
+	{ "sendspace",	CTLTYPE_INT }, \
+	{ "stats",	CTLTYPE_STRUCT } \
+}

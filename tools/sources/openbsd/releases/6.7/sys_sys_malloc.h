@@ -1,0 +1,15 @@
+/* Source: netzbasis/openbsd-src@15c0878c67d873267e45e4d4c5d3c1aef5537271:sys/sys/malloc.h (OpenBSD 6.7) */
+
+#define KERN_MALLOC_BUCKETS	1
+#define KERN_MALLOC_BUCKET	2
+#define KERN_MALLOC_KMEMNAMES	3
+#define KERN_MALLOC_KMEMSTATS	4
+#define KERN_MALLOC_MAXID	5
+
+#define CTL_KERN_MALLOC_NAMES { \
+	{ 0, 0 }, \
+	{ "buckets", CTLTYPE_STRING }, \
+	{ "bucket", CTLTYPE_NODE }, \
+	{ "kmemnames", CTLTYPE_STRING }, \
+	{ "kmemstat", CTLTYPE_NODE }, \
+}

@@ -1,0 +1,15 @@
+/* Source: netzbasis/openbsd-src@89b1ea33cb8518112f9142507d0680181a3b5531:sys/netinet/ip_esp.h (OpenBSD 6.8-current) */
+
+#define	ESPCTL_ENABLE		1	/* Enable ESP processing */
+#define	ESPCTL_UDPENCAP_ENABLE	2	/* Enable ESP over UDP */
+#define	ESPCTL_UDPENCAP_PORT	3	/* UDP port for encapsulation */
+#define	ESPCTL_STATS		4	/* ESP Stats */
+#define ESPCTL_MAXID		5
+
+#define ESPCTL_NAMES { \
+	{ 0, 0 }, \
+	{ "enable", CTLTYPE_INT }, \
+	{ "udpencap", CTLTYPE_INT }, \
+	{ "udpencap_port", CTLTYPE_INT }, \
+	{ "stats", CTLTYPE_STRUCT }, \
+}

@@ -1,0 +1,45 @@
+/* Source: netzbasis/openbsd-src@89b1ea33cb8518112f9142507d0680181a3b5531:sys/ufs/ffs/ffs_extern.h (OpenBSD 6.8-current) */
+
+#define FFS_CLUSTERREAD		1	/* cluster reading enabled */
+#define FFS_CLUSTERWRITE	2	/* cluster writing enabled */
+#define FFS_REALLOCBLKS		3	/* block reallocation enabled */
+#define FFS_ASYNCFREE		4	/* asynchronous block freeing enabled */
+#define	FFS_MAX_SOFTDEPS	5	/* maximum structs before slowdown */
+#define	FFS_SD_TICKDELAY	6	/* ticks to pause during slowdown */
+#define	FFS_SD_WORKLIST_PUSH	7	/* # of worklist cleanups */
+#define	FFS_SD_BLK_LIMIT_PUSH	8	/* # of times block limit neared */
+#define	FFS_SD_INO_LIMIT_PUSH	9	/* # of times inode limit neared */
+#define	FFS_SD_BLK_LIMIT_HIT	10	/* # of times block slowdown imposed */
+#define	FFS_SD_INO_LIMIT_HIT	11	/* # of times inode slowdown imposed */
+#define	FFS_SD_SYNC_LIMIT_HIT	12	/* # of synchronous slowdowns imposed */
+#define	FFS_SD_INDIR_BLK_PTRS	13	/* bufs redirtied as indir ptrs not written */
+#define	FFS_SD_INODE_BITMAP	14	/* bufs redirtied as inode bitmap not written */
+#define	FFS_SD_DIRECT_BLK_PTRS	15	/* bufs redirtied as direct ptrs not written */
+#define	FFS_SD_DIR_ENTRY	16	/* bufs redirtied as dir entry cannot write */
+#define	FFS_DIRHASH_DIRSIZE	17	/* min directory size, in bytes */
+#define	FFS_DIRHASH_MAXMEM	18	/* max kvm to use, in bytes */
+#define	FFS_DIRHASH_MEM		19	/* current mem usage, in bytes */
+#define	FFS_MAXID		20	/* number of valid ffs ids */
+
+#define FFS_NAMES { \
+	{ 0, 0 }, \
+	{ 0, 0 }, \
+	{ 0, 0 }, \
+	{ 0, 0 }, \
+	{ 0, 0 }, \
+	{ "max_softdeps", CTLTYPE_INT }, \
+	{ "sd_tickdelay", CTLTYPE_INT }, \
+	{ "sd_worklist_push", CTLTYPE_INT }, \
+	{ "sd_blk_limit_push", CTLTYPE_INT }, \
+	{ "sd_ino_limit_push", CTLTYPE_INT }, \
+	{ "sd_blk_limit_hit", CTLTYPE_INT }, \
+	{ "sd_ino_limit_hit", CTLTYPE_INT }, \
+	{ "sd_sync_limit_hit", CTLTYPE_INT }, \
+	{ "sd_indir_blk_ptrs", CTLTYPE_INT }, \
+	{ "sd_inode_bitmap", CTLTYPE_INT }, \
+	{ "sd_direct_blk_ptrs", CTLTYPE_INT }, \
+	{ "sd_dir_entry", CTLTYPE_INT }, \
+	{ "dirhash_dirsize", CTLTYPE_INT }, \
+	{ "dirhash_maxmem", CTLTYPE_INT }, \
+	{ "dirhash_mem", CTLTYPE_INT }, \
+}

@@ -1,0 +1,17 @@
+/* Source: katrinafyi/comp3301@26e979b1b869528443b22c01688cd2f22f31cec8:sys/netmpls/mpls.h (OpenBSD 7.3-stable) */
+
+#define MPLSCTL_ENABLE			1
+#define	MPLSCTL_DEFTTL			2
+#define MPLSCTL_MAPTTL_IP		5
+#define MPLSCTL_MAPTTL_IP6		6
+#define MPLSCTL_MAXID			7	
+
+#define MPLSCTL_NAMES { \
+	{ NULL, 0 }, \
+	{ NULL, 0 }, \
+	{ "ttl", CTLTYPE_INT }, \
+	{ "ifq", CTLTYPE_NODE },\
+	{ NULL, 0 }, \
+	{ "mapttl_ip", CTLTYPE_INT }, \
+	{ "mapttl_ip6", CTLTYPE_INT } \
+}

@@ -1,0 +1,25 @@
+/* Source: Passw/SecBSD-src@3d86e50ab8533892486221ae96ee45fc6b297f36:sys/ddb/db_var.h (OpenBSD 7.5 release-period tree via DERIVATIVE SecBSD 1.5; newvers.sh has $OpenBSD: newvers.sh,v 1.202 2024/02/29$, ost="SecBSD" osr="1.5" STATUS "") */
+
+#define DBCTL_RADIX	1
+#define DBCTL_MAXWIDTH	2
+#define DBCTL_MAXLINE	3
+#define DBCTL_TABSTOP	4
+#define DBCTL_PANIC	5
+#define DBCTL_CONSOLE	6
+#define DBCTL_LOG	7
+#define DBCTL_TRIGGER	8
+#define DBCTL_PROFILE	9
+#define DBCTL_MAXID	10
+
+#define	CTL_DDB_NAMES { \
+	{ NULL, 0 }, \
+	{ "radix", CTLTYPE_INT }, \
+	{ "max_width", CTLTYPE_INT }, \
+	{ "max_line", CTLTYPE_INT }, \
+	{ "tab_stop_width", CTLTYPE_INT },\
+	{ "panic", CTLTYPE_INT }, \
+	{ "console", CTLTYPE_INT }, \
+	{ "log", CTLTYPE_INT }, \
+	{ "trigger", CTLTYPE_INT }, \
+	{ "profile", CTLTYPE_INT }, \
+}

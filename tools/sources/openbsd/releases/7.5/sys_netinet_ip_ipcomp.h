@@ -1,0 +1,11 @@
+/* Source: Passw/SecBSD-src@3d86e50ab8533892486221ae96ee45fc6b297f36:sys/netinet/ip_ipcomp.h (OpenBSD 7.5 release-period tree via DERIVATIVE SecBSD 1.5; newvers.sh has $OpenBSD: newvers.sh,v 1.202 2024/02/29$, ost="SecBSD" osr="1.5" STATUS "") */
+
+#define IPCOMPCTL_ENABLE	1	/* Enable COMP processing */
+#define IPCOMPCTL_STATS		2	/* COMP stats */
+#define IPCOMPCTL_MAXID		3
+
+#define IPCOMPCTL_NAMES { \
+	{ 0, 0 }, \
+	{ "enable", CTLTYPE_INT }, \
+	{ "stats", CTLTYPE_STRUCT }, \
+}

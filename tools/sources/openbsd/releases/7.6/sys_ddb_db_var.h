@@ -1,0 +1,25 @@
+/* Source: Passw/SecBSD-src@569ffd723ab6b7eb5bff163849bc36705adea19b:sys/ddb/db_var.h (OpenBSD 7.6 release-period tree via DERIVATIVE SecBSD 1.6; newvers.sh has $OpenBSD: newvers.sh,v 1.205 2024/09/17$, ost="SecBSD" osr="1.6" STATUS "") */
+
+#define DBCTL_RADIX	1
+#define DBCTL_MAXWIDTH	2
+#define DBCTL_MAXLINE	3
+#define DBCTL_TABSTOP	4
+#define DBCTL_PANIC	5
+#define DBCTL_CONSOLE	6
+#define DBCTL_LOG	7
+#define DBCTL_TRIGGER	8
+#define DBCTL_PROFILE	9
+#define DBCTL_MAXID	10
+
+#define	CTL_DDB_NAMES { \
+	{ NULL, 0 }, \
+	{ "radix", CTLTYPE_INT }, \
+	{ "max_width", CTLTYPE_INT }, \
+	{ "max_line", CTLTYPE_INT }, \
+	{ "tab_stop_width", CTLTYPE_INT },\
+	{ "panic", CTLTYPE_INT }, \
+	{ "console", CTLTYPE_INT }, \
+	{ "log", CTLTYPE_INT }, \
+	{ "trigger", CTLTYPE_INT }, \
+	{ "profile", CTLTYPE_INT }, \
+}

@@ -1,0 +1,21 @@
+/* Source: Passw/SecBSD-src@569ffd723ab6b7eb5bff163849bc36705adea19b:sys/netinet/icmp_var.h (OpenBSD 7.6 release-period tree via DERIVATIVE SecBSD 1.6; newvers.sh has $OpenBSD: newvers.sh,v 1.205 2024/09/17$, ost="SecBSD" osr="1.6" STATUS "") */
+
+#define	ICMPCTL_MASKREPL	1	/* allow replies to netmask requests */
+#define ICMPCTL_BMCASTECHO	2	/* reply to icmps to broadcast/mcast */
+#define ICMPCTL_ERRPPSLIMIT	3	/* ICMP error pps limitation */
+#define	ICMPCTL_REDIRACCEPT	4	/* Accept redirects from routers */
+#define	ICMPCTL_REDIRTIMEOUT	5	/* Remove routes added via redirects */
+#define	ICMPCTL_TSTAMPREPL	6	/* allow replies to timestamp requests */
+#define ICMPCTL_STATS		7	/* ICMP statistics */
+#define ICMPCTL_MAXID		8
+
+#define ICMPCTL_NAMES { \
+	{ 0, 0 }, \
+	{ "maskrepl", CTLTYPE_INT }, \
+	{ "bmcastecho", CTLTYPE_INT }, \
+	{ "errppslimit", CTLTYPE_INT }, \
+	{ "rediraccept", CTLTYPE_INT }, \
+	{ "redirtimeout", CTLTYPE_INT }, \
+	{ "tstamprepl", CTLTYPE_INT }, \
+	{ "stats", CTLTYPE_STRUCT } \
+}

@@ -1,0 +1,19 @@
+/* Source: Passw/SecBSD-src@569ffd723ab6b7eb5bff163849bc36705adea19b:sys/netinet/udp_var.h (OpenBSD 7.6 release-period tree via DERIVATIVE SecBSD 1.6; newvers.sh has $OpenBSD: newvers.sh,v 1.205 2024/09/17$, ost="SecBSD" osr="1.6" STATUS "") */
+
+#define	UDPCTL_CHECKSUM		1 /* checksum UDP packets */
+#define	UDPCTL_BADDYNAMIC	2 /* return bad dynamic port bitmap */
+#define UDPCTL_RECVSPACE	3 /* receive buffer space */
+#define UDPCTL_SENDSPACE	4 /* send buffer space */
+#define UDPCTL_STATS		5 /* UDP statistics */
+#define UDPCTL_ROOTONLY		6 /* root only port bitmap */
+#define UDPCTL_MAXID		7
+
+#define UDPCTL_NAMES { \
+	{ 0, 0 }, \
+	{ "checksum", CTLTYPE_INT }, \
+	{ "baddynamic", CTLTYPE_STRUCT }, \
+	{ "recvspace",  CTLTYPE_INT }, \
+	{ "sendspace",  CTLTYPE_INT }, \
+	{ "stats",	CTLTYPE_STRUCT }, \
+	{ "rootonly", CTLTYPE_STRUCT }, \
+}
