@@ -127,9 +127,9 @@ def lab_key(cell: dict[str, Any]) -> tuple:
 # --- link and per-interface knobs (topology.link) ---------------------------------------------
 
 def _link_rate(value: Any) -> str:
-    text = str(value).strip().lower() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
-    if not text:
-        raise ValueError(f"{value!r} is not a link rate")
+    text = str(value).lower() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    if not text:  # as given: '1g ' or '1g\n' is refused, never trimmed into something else
+        raise ValueError(f"{str(value)[:20]!r} is not a link rate")
     parse_link_rate(text)
     return text
 

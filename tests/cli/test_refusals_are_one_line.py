@@ -71,6 +71,11 @@ def test_inventory_values_with_a_newline_are_refused(tmp_path, server_ssh, inter
     (["cps", "--latency-load", "nan"], "--latency-load"),
     (["cps", "--loss-target", "1e400"], "--loss-target"),
     (["calc", "--link", "١g"], "--link"),
+    (["lab", "up", "--dry-run", "--link", "1g\n"], "--link"),  # never trimmed into something else
+    (["lab", "up", "--dry-run", "--link", "1g "], "--link"),
+    (["lab", "up", "--dry-run", "--mtu", "+1500"], "--mtu"),
+    (["recommend", "--os", "freebsd", "--os-version", "14.0\nx", "--role", "router"], "--os-version"),
+    (["audit", "/dev/null", "--os", "linux", "--os-version", "6.1 "], "--os-version"),
 ])
 def test_numbers_are_ascii_digits(argv, option):
     one_line(linerate(*argv), option)

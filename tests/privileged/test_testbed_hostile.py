@@ -328,7 +328,7 @@ def test_one_telemetry_command_that_floods_or_hangs_loses_only_its_own_figures(b
 
     exp = tmp_path / "exp.toml"
     exp.write_text(EXPERIMENT.format(repetitions=1).replace('dut_sysctls = ["net.ipv4.ip_default_ttl=50"]',
-                                                            'streams = [1]'))
+                                                            'dut_offloads = ["lan0:tso=off"]'))
     db = tmp_path / "t.db"
     bed.mode.write_text(mode)
     try:
@@ -344,6 +344,9 @@ def test_one_telemetry_command_that_floods_or_hangs_loses_only_its_own_figures(b
     assert dut.get("partial") or dut.get("unavailable"), dut  # what is missing is said ...
     assert "ip -j -s link" in json.dumps(dut), dut  # ... naming the one probe, and only its figures are lost
     assert any(key.startswith(("softnet", "forwarded")) for key in json.loads(counters)), counters
+    assert "connection lost" not in run.stdout + run.stderr  # the other commands on the connection went on
+    tso = sh("ethtool", "-k", "lan0", ns=bed.ns("dut"))
+    assert "tcp-segmentation-offload: on" in tso  # the knob the run changed is back
     deadline = time.monotonic() + 5  # ... and the hung one was killed on the DUT with its child
     while time.monotonic() < deadline and any(
             bed.comm(pid) in ("sleep", "yes") for pid in bed.pids_in("dut")):

@@ -441,3 +441,63 @@ def test_cli_subprocess_no_traceback_on_counter_overflow_in_import(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "linerate", "import", str(path), "--label", "x",
                            "--db", str(tmp_path / "i.db")], capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_a_malformed_scratch_entry_is_set_aside_and_the_rest_restored(tmp_path):
+    """A journal row naming a scratch directory linerate never makes (a hand-edited or damaged journal)
+    goes to needs-hand with nothing to run (no rm -rf of someone else's path); the change journaled
+    before it is still put back."""
+    from linerate.dut.linux import LinuxDriver
+    from linerate.testbed.ssh_restore import restore_journal
+
+    journal = Journal(KEY)
+    journal.add("dut", "sysctl", "net.ipv4.ip_forward", "1", "0")
+    journal.add("client", "scratch", "/tmp/linerate-abc-ZZZZ", "", "")
+    dut = FakeExecutor("dut").respond(["sysctl", "-n", "net.ipv4.ip_forward"], "1\n").respond(["sysctl", "-w"])
+    client = FakeExecutor("client")
+    done = restore_journal(None, journal, {"dut": dut, "client": client}, LinuxDriver())
+    assert done == ["dut: sysctl net.ipv4.ip_forward back to 1"] and client.calls == []
+    [hand] = journal.hand_entries()
+    assert hand["kind"] == "scratch" and "rm" not in hand["manual"]
+
+
+@pytest.mark.parametrize("damage,said", [
+    ("DROP TABLE trials", "no trials table"),
+    ("ALTER TABLE experiments RENAME COLUMN name TO nm", "lacks the column(s) name"),
+    ("UPDATE trials SET throughput_bps = 'abc'", "trials.throughput_bps hold text where it stores numbers"),
+    ("UPDATE trials SET telemetry = '['", "trials.telemetry hold text that is not the JSON"),
+    ("UPDATE trials SET flags = '{{'", "trials.flags hold text that is not the JSON"),
+])
+@pytest.mark.parametrize("command", [["list"], ["report", "exp", "--format", "html"], ["diagnose", "exp"],
+                                     ["compare", "exp", "exp"]])
+def test_a_database_damaged_at_the_current_schema_is_one_line_and_left_alone(db, tmp_path, capsys, damage, said,
+                                                                           command):
+    """A file at linerate's schema version whose tables, columns or values were changed by something else:
+    every command refuses it in one line naming what is wrong, and the file is not altered."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    conn.execute(damage)
+    conn.commit()
+    conn.close()
+    dump = lambda: list(sqlite3.connect(db).iterdump())  # noqa: E731 - tables, columns and rows
+    before = dump()
+    err = one_line_exit_2([*command, "--db", str(db)], capsys)
+    assert "is damaged" in err and said in err, err
+    assert dump() == before
+
+
+def test_a_stored_terminal_escape_is_never_written_raw_into_an_html_report(db, tmp_path):
+    """A DUT's name or error text with an ESC sequence: the HTML file shows it as \\x1b, text a terminal
+    that prints the file cannot act on."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE trials SET status = 'failed', error = ? WHERE id = (SELECT MIN(id) FROM trials)",
+                 (f"iperf3 on the DUT printed {ESCAPES}",))
+    conn.commit()
+    conn.close()
+    out = tmp_path / "r.html"
+    assert main(["report", "exp", "--db", str(db), "--format", "html", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "\x1b" not in text and "\x07" not in text

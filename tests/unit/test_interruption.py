@@ -81,3 +81,23 @@ def _parser_calling(handler):
     parser.set_defaults(handler=handler)
     parser.add_argument("command")
     return parser
+
+
+@pytest.mark.parametrize("sig,raised", [(signal.SIGTERM, Interrupted), (signal.SIGHUP, Interrupted),
+                                        (signal.SIGINT, KeyboardInterrupt)])
+def test_a_signal_inside_a_restore_waits_until_it_has_finished(sig, raised):
+    """Putting a DUT's knobs back must not be cut in half: the signal is held, every step runs, then it is
+    raised; an error of the block's own goes on unchanged."""
+    from linerate.lab.signals import terminations_deferred
+
+    steps = []
+    with pytest.raises(raised):
+        with terminations_deferred():
+            os.kill(os.getpid(), sig)
+            steps += ["ttl back", "tso back", "server stopped"]
+    assert steps == ["ttl back", "tso back", "server stopped"]
+    with pytest.raises(ValueError):
+        with terminations_deferred():
+            os.kill(os.getpid(), sig)
+            raise ValueError("the block's own")
+    assert signal.getsignal(signal.SIGTERM) is not None

@@ -72,7 +72,7 @@ ENCAPSULATIONS: dict[str, Encapsulation] = {e.name: e for e in (
                   "HMAC-SHA1-96 ICV 12 (RFC 3602, 2404)", esp_iv=16, esp_block=16, esp_icv=12),
 )}
 
-_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:bit|bps|b)?(?:/s)?\s*", re.IGNORECASE | re.ASCII)
+_RATE_RE = re.compile(r"(\d+(?:\.\d+)?) ?([kmgt]?)(?:bit|bps|b)?(?:/s)?", re.IGNORECASE | re.ASCII)
 _UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
 
@@ -83,7 +83,7 @@ def parse_rate(text: str | int | float) -> float:
     else:
         match = _RATE_RE.fullmatch(str(text))
         if not match:
-            raise ValueError(f"'{text}' is not a link rate; use e.g. 100m, 1g, 2.5g, 10g or bit/s")
+            raise ValueError(f"{str(text)[:20]!r} is not a link rate; use e.g. 100m, 1g, 2.5g, 10g or bit/s")
         value = float(match.group(1)) * _UNITS[match.group(2).lower()]
     if not 1e3 <= value <= 1e13:
         raise ValueError(f"{value:g} bit/s is out of range (1 kbit/s to 10 Tbit/s)")

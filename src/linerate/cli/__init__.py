@@ -31,14 +31,14 @@ LAB_COMMANDS = frozenset({"lab", "doctor", "trial", "demo", "run", "tune", "test
 
 def ascii_int(text: str) -> int:
     """argparse's `type=int`, in ASCII: int() takes '٣' (an Arabic-Indic three) and '1_000'."""
-    if not re.fullmatch(r"[-+]?[0-9]{1,20}", text):
+    if not re.fullmatch(r"-?[0-9]{1,20}", text):
         raise argparse.ArgumentTypeError(f"{text[:30]!r} is not a whole number (ASCII digits)")
     return int(text)
 
 
 def ascii_float(text: str) -> float:
     """argparse's `type=float`, in ASCII and finite: float() takes '٣', 'nan', 'inf' and '1e400'."""
-    if not re.fullmatch(r"[-+]?([0-9]{1,20}(\.[0-9]{0,20})?|\.[0-9]{1,20})([eE][-+]?[0-9]{1,3})?", text):
+    if not re.fullmatch(r"-?([0-9]{1,20}(\.[0-9]{0,20})?|\.[0-9]{1,20})([eE][-+]?[0-9]{1,3})?", text):
         raise argparse.ArgumentTypeError(f"{text[:30]!r} is not a number (ASCII digits)")
     value = float(text)
     if not math.isfinite(value):

@@ -79,8 +79,7 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
         print(dumps({"lab": name, "dry_run": True, "plan": lab.describe_plan()}) if args.json else lab.describe_plan())
         return 0
     LabTestbeds().check([params])
-    with_cleanup_on_error(lab)
-    lab.registry.keep(lab.record)
+    up_and_kept(lab)
     spec = lab.spec
     if args.json:
         print(dumps({"lab": name, "firewall": str(spec.firewall), "mtu": spec.mtu, "namespaces": list(spec.namespaces),
@@ -98,12 +97,19 @@ def vm_summary(vm: dict) -> str:
             f"kernel {vm.get('kernel')}")
 
 
-def with_cleanup_on_error(lab) -> None:
-    try:
-        lab.up()
-    except BaseException:
-        lab.down()
-        raise
+def up_and_kept(lab) -> None:
+    """Build the lab and record it as kept; a SIGTERM/SIGHUP/SIGINT before that is done removes what was
+    built (the removal itself is not cut short by another signal) and ends with 143/129/130."""
+    from linerate.lab.signals import terminations_deferred, terminations_raise
+
+    with terminations_raise():
+        try:
+            lab.up()
+            lab.registry.keep(lab.record)
+        except BaseException:
+            with terminations_deferred():
+                lab.down()
+            raise
 
 
 def cmd_lab_status(args: argparse.Namespace) -> int:

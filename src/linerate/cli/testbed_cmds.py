@@ -59,6 +59,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from linerate.testbed.inventory import load_inventory
     from linerate.testbed.journal import Journal
     from linerate.testbed.ssh import close_hosts, connect_hosts, detect_driver
+    from linerate.lab.signals import terminations_deferred
     from linerate.testbed.ssh_restore import restore_journal
 
     inventory = load_inventory(args.inventory)
@@ -93,10 +94,11 @@ def cmd_restore(args: argparse.Namespace) -> int:
                                   on_message=lambda m: print(m, file=sys.stderr))
         try:
             driver = detect_driver(executors["dut"], inventory.dut.os) if "dut" in executors else None
-            for line in restore_journal(inventory, journal, executors, driver, problems=problems):
-                restored.append(line)
-                if not args.json:
-                    print(f"restored {line}")
+            with terminations_deferred():  # a signal waits until the restore has finished
+                for line in restore_journal(inventory, journal, executors, driver, problems=problems):
+                    restored.append(line)
+                    if not args.json:
+                        print(f"restored {line}")
         finally:
             close_hosts(executors)
     for line in problems:

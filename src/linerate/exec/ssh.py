@@ -250,8 +250,11 @@ class SshSession:
         try:
             result = _Loop.get().call(self._run(command, stdin, timeout_s), None if timeout_s is None
                                       else timeout_s + 5)
-        except Exception:
-            self.close()  # a broken or stuck connection is reopened by the next command
+        except Exception as exc:
+            # a broken connection is reopened by the next command; a command that printed too much or took
+            # too long closed only its own channel: other threads' commands on this connection go on
+            if not isinstance(exc, (OutputTooLarge, TimeoutError)):
+                self.close()
             raise
         return result
 
@@ -280,8 +283,10 @@ class SshSession:
         try:
             return _Loop.get().call(self._shell_exchange(script, timeout_s), None if timeout_s is None
                                     else timeout_s + 5)
-        except Exception:
+        except Exception as exc:
             self._drop_shell()
+            if not isinstance(exc, (OutputTooLarge, TimeoutError)):
+                self.close()  # the connection itself failed: the next command opens a new one
             raise
 
     async def _shell_exchange(self, script: str, timeout_s: float | None) -> bytes:

@@ -29,3 +29,25 @@ def terminations_raise() -> Iterator[None]:
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def terminations_deferred() -> Iterator[None]:
+    """A block that must not be cut in half (putting a DUT's knobs back, removing what a run made): a
+    SIGINT, SIGTERM or SIGHUP that arrives inside is held until the block has finished, then raised
+    (KeyboardInterrupt or Interrupted) — unless the block ends by an exception of its own, which goes on."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    saved = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
+             for sig in (*TERMINATIONS, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+    if held and held[0] == signal.SIGINT:
+        raise KeyboardInterrupt
+    if held:
+        raise_interrupted(held[0], None)

@@ -23,7 +23,7 @@ from linerate import __version__
 from linerate.report.compare import MIN_PER_SIDE
 from linerate.report.data import unique_verdicts
 from linerate.report.evidence import gather
-from linerate.report.layout import format_fps, format_mbps, format_ms
+from linerate.report.layout import format_fps, format_mbps, format_ms, inert
 
 SPARK_W, SPARK_H = 240.0, 48.0
 
@@ -34,7 +34,7 @@ def templates():
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("linerate.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                             lstrip_blocks=True)
+                             lstrip_blocks=True, finalize=inert)  # no raw terminal escape in the file either
     env.filters.update(mbps=format_mbps, ms=format_ms, pct=_pct, pvalue=_pvalue, signed_mbps=_signed_mbps,
                        when=_when, fps=format_fps)
     env.globals.update(spark=spark, attempt_rows=attempt_rows, version=__version__)

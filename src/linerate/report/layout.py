@@ -14,6 +14,17 @@ def plain(text: object) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def inert(value: object) -> object:
+    """A string for a document that keeps its lines: control characters but newline and tab (a terminal
+    escape a DUT printed) shown as \\xNN, never written raw; anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    return _CONTROL_BUT_LINES.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+
+
 def md_name(text: object) -> str:
     """A stored name in Markdown: inert as HTML too (Markdown renderers pass raw HTML through), so
     an older database's `<img src=x onerror=...>` shows as text."""

@@ -26,7 +26,7 @@ from linerate.errors import ConfigError
 from linerate.model import TRIAL_COLUMNS, Trial
 from linerate.numbers import is_ascii_int
 from linerate.process import ProcessRef, this_host
-from linerate.store import schema
+from linerate.store import integrity, schema
 from linerate.store.schema import APPLICATION_ID, KNOWN_TABLES, cell_key, sync_trial_columns
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -200,7 +200,10 @@ class Store:
                     step(self.conn) if callable(step) else self.conn.execute(step)
             if version < len(schema.MIGRATIONS):
                 self.conn.execute(f"PRAGMA user_version = {len(schema.MIGRATIONS)}")
+            integrity.check_structure(self.conn, self.path)  # before any ALTER TABLE on it
             sync_trial_columns(self.conn)
+            if version:  # a file that existed: what it holds is what linerate wrote
+                integrity.check_values(self.conn, self.path)
 
     # --- run locks -------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ import re
 import shlex
 
 from linerate.errors import LinerateError
+from linerate.exec import scratch
 from linerate.report.layout import plain
 from linerate.store.journal import JournalFile
 
@@ -74,6 +75,8 @@ def manual_command(os_family: str | None, kind: str, name: str, original: str | 
     elif kind == "process":
         return f"kill \"$(cat {shlex.quote(name)})\""
     elif kind == "scratch":
+        if not scratch.is_scratch_path(name):  # never suggest removing what linerate did not make
+            return "nothing to run: this entry names no directory linerate makes; look at it, then resolve it"
         return f"rm -rf -- {shlex.quote(name)}"
     elif kind == "nginx":
         return f"kill -QUIT \"$(cat {shlex.quote(name + '/nginx.pid')})\"; rm -rf -- {shlex.quote(name)}"

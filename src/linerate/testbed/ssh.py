@@ -29,7 +29,7 @@ from linerate.dut.drivers import driver_for
 from linerate.errors import ConfigError, ExecError, LinerateError, RestoreFailed
 from linerate.exec import scratch
 from linerate.exec.ssh import SshExecutor, SshSession
-from linerate.lab.signals import terminations_raise
+from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.model import Trial, TrialParams
 from linerate.store.db import Store
 from linerate.testbed.fingerprint import host_fingerprint
@@ -188,8 +188,9 @@ class SshTestbed:
         in the journal for `linerate testbed restore`."""
         problems: list[str] = []
         try:
-            if self.executors and self.journal is not None:
-                problems = self._restore("restored")
+            with terminations_deferred():  # a signal now waits until every change is put back
+                if self.executors and self.journal is not None:
+                    problems = self._restore("restored")
         finally:
             close_hosts(self.executors)
             if self.journal is not None and not self._reserved:

@@ -87,7 +87,7 @@ def restore_journal(inventory: Inventory, journal: Journal, executors: dict[str,
                 continue
             _not_restored(journal, entry, family, str(exc), problems, retry=True)
             continue
-        except HostValueError as exc:  # a value linerate never writes back: only a hand can restore it
+        except (HostValueError, ValueError) as exc:  # a value (or path) linerate never writes back: by hand only
             _not_restored(journal, entry, family, str(exc), problems, retry=False)
             continue
         except LinerateError as exc:

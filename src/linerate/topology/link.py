@@ -141,7 +141,7 @@ MIN_LINK_BPS, MAX_LINK_BPS = 100e3, 40e9  # the segmenter runs at 100x: tc's tbf
 
 
 def parse_link_rate(value: str) -> float | None:
-    text = str(value).strip().lower()
+    text = str(value).lower()  # as given: '1g ' or '1g\n' is refused, not trimmed
     if text == "none":
         return None
     if not text:

@@ -72,14 +72,17 @@ def _base(text: str) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
     return parse_version(low), (parse_version(high) if high else None)
 
 
+# what --os-version takes: 14.0, 2.7.2, 23.05.5, 14.2-RELEASE-p1, 24.1.10_1 (ASCII, nothing around it)
+USER_VERSION = re.compile(r"[0-9]{1,4}(\.[0-9]{1,4}){0,3}(?:[-_][A-Za-z0-9.]{1,16}){0,3}", re.ASCII)
+
+
 def resolve_release(os_name: str, version: str) -> Release:
     """--os/--os-version -> the release judged, in its family's numbering."""
     if os_name not in OS_FAMILIES:
         raise ConfigError("--os", f"'{os_name}' is not known; use one of {', '.join(OS_FAMILIES)}")
-    try:
-        parsed = parse_version(version)
-    except ValueError as exc:
-        raise ConfigError("--os-version", str(exc)) from None
+    if not USER_VERSION.fullmatch(version):
+        raise ConfigError("--os-version", f"{version[:24]!r} is not a version such as 14.0, 2.7.2 or 23.05.5")
+    parsed = parse_version(version)
     if os_name not in BASES:
         return Release(OS_FAMILIES[os_name], parsed)
     table, width = BASES[os_name]
