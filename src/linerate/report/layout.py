@@ -20,7 +20,7 @@ _CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def inert(value: object) -> object:
     """A string for a document that keeps its lines: control characters but newline and tab (a terminal
     escape a DUT printed) shown as \\xNN, never written raw; anything else as it is."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or hasattr(value, "__html__"):  # markup linerate built (an SVG) stays markup
         return value
     return _CONTROL_BUT_LINES.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
 
