@@ -154,6 +154,29 @@ def test_sigkill_then_restore_puts_every_knob_back(bed, tmp_path):
     assert "nothing to restore" in again.stdout
 
 
+@pytest.mark.parametrize("delay_s", [0.0, 0.15, 0.3])
+def test_a_signal_as_the_last_trial_ends_waits_for_the_restore(bed, tmp_path, delay_s):
+    """SIGTERM right after the last trial, while the run puts the DUT back: the restore finishes first
+    (every knob read back, the iperf3 server stopped), then the run ends with 143 — nothing is left for
+    `testbed restore`."""
+    exp = tmp_path / "exp.toml"
+    exp.write_text(EXPERIMENT.replace("repetitions = 2", "repetitions = 1").replace('"default", ', ""))
+    original = dut_state(bed)
+    proc = subprocess.Popen([*LINERATE, "run", str(exp), "--testbed", str(bed.inventory()), "--db",
+                             str(tmp_path / "s.db")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sent = False
+    for line in proc.stdout:
+        if not sent and "[1/1]" in line:
+            time.sleep(delay_s)
+            proc.send_signal(signal.SIGTERM)
+            sent = True
+    proc.wait(timeout=60)
+    assert sent, "the run never reported its trial"
+    assert proc.returncode in (0, 143)  # 0: it had finished before the signal came
+    assert dut_state(bed) == original and not iperf3_on(bed, "server")
+    assert "nothing to restore" in linerate("testbed", "restore", str(bed.inventory())).stdout
+
+
 def server_tables(bed) -> str:
     return sh("nft", "list", "tables", ns=bed.ns("server"))
 
