@@ -78,6 +78,15 @@ def test_unknown_names_under_fully_declared_branches_warn(tmp_path, name):
     assert [(f.code, f.severity) for f in found] == [("LR002", "warning")], found
 
 
+@pytest.mark.parametrize("name", ["hw.ix.intr_storm_threshold", "hw.em.msix", "hw.ix.allow_unsupported_sfp"])
+def test_a_name_an_in_tree_nic_driver_does_not_declare_warns(tmp_path, name):
+    """if_ix.c / if_em.c declare every hw.ix / hw.em tunable (TUNABLE_INT, SYSCTL_*(..., CTLFLAG_RDTUN)):
+    another name there does nothing (ixgbe's variable allow_unsupported_sfp is the tunable hw.ix.unsupported_sfp)."""
+    found = findings(tmp_path, f'{name}="1"\n', "freebsd", "14.1", "loader.conf")
+    assert [(f.code, f.severity) for f in found] == [("LR002", "warning")], found
+    assert "in-tree" in found[0].message and "kmod" in found[0].message
+
+
 def test_open_branches_stay_notes(tmp_path):
     # dev.* is made at attach time, hw.re.* is also set by the realtek-re kmod from ports
     found = findings(tmp_path, "dev.igb.0.iflib.tx_abdicate=1\nhw.re.max_rx_mbuf_sz=4096\n", "freebsd", "14.0")

@@ -499,6 +499,15 @@ def _judged_by_source(catalog: Catalog, s: Setting, ctx: Context, presence: Pres
         return placed or [_finding("LR015", "info", s, f"{s.key} exists on {ctx.label()} (declared in "
                                    f"{presence.origin}, {source.label()}); linerate has no advice for it", "none needed")]
     documented = _documented(s.key, ctx)
+    driver = source.driver_tunables(s.key, *ctx.span) if presence.state == "absent" else None
+    if driver:
+        branch, declared = driver
+        doc = f"; {documented} (12.2 man pages) still names it, but no source read declares it" if documented else ""
+        return [_finding("LR002", "warning", s, f"{s.key} is not a tunable of the in-tree {branch.split('.')[1]} "
+                         f"driver on {ctx.label()}: its source declares only {', '.join(declared)} under {branch} "
+                         f"({source.label()}){doc}; a driver from ports (a vendor kmod) has names of its own",
+                         "remove it, or use one of the names the driver declares (check with `sysctl -d "
+                         f"{branch}` on the box)")]
     if presence.state == "unsure" or documented:
         why = (f"documented in {documented} (12.2 man pages)" if documented else describe(presence))
         return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: {why}",

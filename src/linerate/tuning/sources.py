@@ -23,6 +23,12 @@ from linerate.tuning.versions import fmt, parse_version
 OPEN_TOP = ("dev.", "hw.", "hint.", "compat.", "debug.", "machdep.", "user.", "security.mac.")
 
 
+# Driver branches that a widely used driver from ports fills with names of its own: FreeBSD ports
+# net/realtek-re-kmod (Realtek's r8168 driver, OPNsense's os-realtek-re plugin) declares hw.re.* tunables
+# the in-tree re(4) lacks (hw.re.max_rx_mbuf_sz ...): absence from the in-tree source says nothing there.
+VENDOR_KMOD_BRANCHES = {"hw.re": "net/realtek-re-kmod"}
+
+
 @dataclass(frozen=True)
 class Snapshot:
     version: tuple[int, ...]
@@ -126,6 +132,28 @@ class SourceList:
         if not all(self.alive(name, i) for i in span):
             return set(), None
         return {row.where for row in rows}, (rows[0].origin if rows else None)
+
+    def driver_tunables(self, name: str, low: tuple[int, ...], high: tuple[int, ...]) -> tuple[str, list[str]] | None:
+        """(branch, the names the source declares under it) for hw.<driver>.<name> when an in-tree network
+        interface driver (its if_*.c) declares its hw.<driver> tunables statically in every snapshot judging
+        [low, high] and none of them declares this name; else None. (Drivers from ports, a vendor's kmod, may
+        add names of their own; subsystems whose names many files declare, hw.usb, hw.uart, are left alone.)"""
+        parts = name.split(".")
+        if len(parts) != 3 or parts[0] != "hw" or self.declared(name):
+            return None
+        branch = f"hw.{parts[1]}"
+        if self.nodes.get(branch) or branch in VENDOR_KMOD_BRANCHES:  # filled at run time, or by a ports kmod
+            return None
+        lower, upper = self._bounds(low, high)
+        span = range(0 if lower is None else lower, (len(self.snapshots) - 1 if upper is None else upper) + 1)
+        kids = [n for n in self.rows if n.startswith(branch + ".") and n.count(".") == 2 and "*" not in n]
+        origins = {row.origin.rsplit("/", 1)[-1] for n in kids for row in self.rows[n]}
+        if not any(origin.startswith("if_") for origin in origins):
+            return None  # a network interface driver's own file (if_em.c, if_re.c); not hw.usb, hw.uart ...
+        per_snapshot = [[n for n in kids if self.alive(n, i)] for i in span]
+        if not kids or not all(per_snapshot):
+            return None
+        return branch, sorted(per_snapshot[-1])
 
     def _gone_after(self, name: str, index: int) -> tuple[str | None, str | None, bool]:
         if index + 1 >= len(self.snapshots):
