@@ -392,6 +392,10 @@ def irq_one_queue(facts: Facts) -> Verdict | None:
                      f"[{facts.queue_packets_source}]")
     nic = skewed[0][0] if skewed else by_packets[0][0]
     what = "interrupts" if skewed else "received packets"
+    if facts.cpus and _all_busy([c["busy_pct"] for c in facts.cpus]):
+        # every CPU is full: spreading the queues further frees nothing (cpu-bound names the limit)
+        return Verdict("irq-one-queue", "note", f"{what} uneven across the queues of {nic}, every CPU busy anyway",
+                       "; ".join(parts), "not the limit while every CPU is saturated; see cpu-bound")
     return Verdict("irq-one-queue", "limit", f"{what} concentrated on one queue of {nic}", "; ".join(parts),
                    _spread_advice(facts))
 
