@@ -107,7 +107,7 @@ def test_older_openwrt_releases_are_known(version, base, high):
 def test_a_newer_release_falls_back_with_a_note_and_nonsense_is_refused():
     release = resolve_release("openwrt", "25.12")
     assert release.version == (6, 6) and "judged as openwrt 24.10" in release.note
-    for os_name, version in [("openwrt", "23.7"), ("openwrt", "15.05"), ("openwrt", "99.1"), ("pfsense", "9.9")]:
+    for os_name, version in [("openwrt", "23.7"), ("openwrt", "15.04"), ("openwrt", "99.1"), ("pfsense", "9.9")]:
         with pytest.raises(ConfigError, match="not a release linerate knows"):
             resolve_release(os_name, version)
     cli = subprocess.run([sys.executable, "-m", "linerate", "audit", str(CORPUS / "openwrt_archer_c7_sysctl.conf"),

@@ -137,3 +137,10 @@ def test_pf_state_count_by_wc_beside_the_limits_of_a_real_pfctl_sm():
     reading = raw.recognise(f"# pfctl -ss | wc -l\n    9950\n# pfctl -sm\n{limit_lines}\n")
     assert reading.state["pf-count"] == [{"state_count": 9950}] and not reading.not_understood
     assert not raw.recognise("# pfctl -sr | wc -l\n    42\n").state  # rules, not states
+
+
+def test_output_lines_labelled_by_a_runner_are_read():
+    """scylladb/scylladb#2611 pasted `/proc/interrupts` through a test runner that puts '[stdout] ' in front
+    of every line: the rows are read as the table they are."""
+    reading = raw.recognise((DATA / "diagnose" / "scylla2611_i3_16xlarge_eth_irqs_cpu0.txt").read_text())
+    assert reading.irq_tables and reading.irq_tables[0][0] == 64

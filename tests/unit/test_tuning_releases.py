@@ -141,3 +141,16 @@ def test_a_netisr_queue_longer_than_maxqlimit_is_refused(tmp_path):
     loader.write_text('net.isr.maxqlimit="200000"\n')
     raised = audit(load_catalog(), parse_file(str(loader), None) + settings, ctx)
     assert not [f for f in raised if "netisr_setqlimit" in f.message]
+
+
+def test_releases_older_than_every_list_get_no_warning_from_a_newer_list(tmp_path):
+    """OpenBSD 4.2's tcp_var.h still named sendspace/recvspace (their slots emptied later): the 6.0 list, the
+    oldest linerate holds, must not judge 4.2; OpenWrt 15.05 (Linux 3.18) is a release linerate knows."""
+    from linerate.tuning.versions import resolve_release
+
+    ctx = Context("openbsd", "openbsd", (4, 2), "server", False, "4.2")
+    path = tmp_path / "ob.conf"
+    path.write_text("net.inet.tcp.sendspace=65536\nnet.inet.tcp.recvspace=65536\n")
+    found = audit(load_catalog(), parse_file(str(path), None), ctx)
+    assert not [f for f in found if f.severity == "warning"], found
+    assert resolve_release("openwrt", "15.05").version == (3, 18)

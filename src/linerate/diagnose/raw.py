@@ -81,7 +81,7 @@ def _start(line: str) -> str | None:
         return "vmstat"
     if _PROC_STAT.match(text):
         return "proc-stat"
-    if re.match(r"^last pid:", text) or re.match(r"^CPU\s*[0-9]*:\s+[0-9.]+% user", text):
+    if re.match(r"^last pid:", text) or re.match(r"^CPU(?: states)?\s*[0-9]*:\s+[0-9.]+% user", text):
         return "freebsd-top"
     if re.match(r"^(top - |%Cpu|Cpu\(s\)|Tasks:|Threads:|Load average:)", text) or \
             re.match(r"^Mem: .* used,", text) or screens.parse_busybox_cpu_line(text) or \
@@ -124,6 +124,8 @@ def _ethtool_queue_line(text: str) -> bool:
 # A quote prefix on pasted lines (markdown/e-mail '> ', nested '> > '), a markdown list marker ('- ', '* ')
 # and emphasis around a counter ('**tx_dropped: 0**', netdata/netdata#3579): stripped before recognition.
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
+# a runner's stream label in front of each output line (scylladb/scylladb#2611: '[stdout]  683: 6374 0 ...')
+_STREAM_LABEL = re.compile(r"^\[(?:stdout|stderr)\] ?")
 _LIST_MARKER = re.compile(r"^ {0,3}[-*+] (?=\S)")
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 # Screens linerate does not read but can name, with the paste that would do instead. htop's CPU meters
@@ -139,6 +141,7 @@ USB_NIC_DRIVER = re.compile(r"(?<![\w-])(r8152|r8153\w*|ax88179_178a|ax88179|cdc
 def strip_quote(line: str) -> str:
     """The line without a quote prefix, a list marker or markdown emphasis (the text inside is kept)."""
     line = _QUOTE.sub("", line, count=1) if line.lstrip().startswith(">") else line
+    line = _STREAM_LABEL.sub("", line, count=1) if line.startswith("[std") else line
     line = _LIST_MARKER.sub("", line, count=1)
     return _EMPHASIS.sub(r"\2", line) if "**" in line or "__" in line else line
 
@@ -320,7 +323,8 @@ def _parse_block(block: Block, reading: Reading) -> None:
         reading.read.append(f"/proc/stat ({len(reading.proc_stat[-1])} CPUs)")
     elif kind == "freebsd-top":
         cpus, threads = parsers.parse_top(text)
-        _set_top(reading, cpus, threads, "FreeBSD top")
+        reading.cpu_total = parsers.freebsd_top_total(text) or reading.cpu_total
+        _set_top(reading, cpus, threads, "FreeBSD top", reading.cpu_total)
     elif kind == "linux-top":
         cpus, threads = screens.parse_linux_top(text)
         reading.cpu_total = screens.aggregate_cpu(text) or reading.cpu_total

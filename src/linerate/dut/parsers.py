@@ -382,6 +382,7 @@ def parse_softnet_stat(text: str) -> dict[str, int]:
 
 
 _TOP_CPU = re.compile(r"^CPU\s*(\d+):\s+(.*)$")
+_TOP_TOTAL = re.compile(r"^CPU(?: states)?:\s+(.*)$")  # all CPUs together; 'CPU states:' before FreeBSD 7
 _TOP_STATE = re.compile(r"([0-9.]+)% (user|nice|system|interrupt|idle)")
 
 
@@ -435,9 +436,27 @@ def parse_top(text: str) -> tuple[list[dict[str, float]], list[dict]]:
         cpu = record.get("C")
         threads.append({"name": record["COMMAND"].strip().strip("[]"), "pct": pct,
                         "cpu": int(cpu) if cpu and is_ascii_int(cpu) else None})
-    if not cpus and not threads:
-        raise ParseError("top output has neither per-CPU lines nor thread rows")
+    if not cpus and not threads and freebsd_top_total(text) is None:
+        raise ParseError("top output has neither per-CPU lines, an all-CPUs line nor thread rows")
     return cpus, threads
+
+
+def freebsd_top_total(text: str) -> dict[str, float] | None:
+    """FreeBSD top's all-CPUs line of the last display ('CPU:  9.6% user, 0.0% nice, 58.5% system, 31.9%
+    interrupt, 0.0% idle'; 'CPU states:' in older tops), as a row with cpu -1, or None."""
+    displays = re.split(r"(?m)^(?=last pid:)", text)
+    display = next((d for d in reversed(displays) if d.strip()), "")
+    for line in display.splitlines():
+        match = _TOP_TOTAL.match(line.strip())
+        if not match:
+            continue
+        states = {name: float(value) for value, name in _TOP_STATE.findall(match.group(1))}
+        if "idle" not in states:
+            return None
+        return {"cpu": -1, "user_pct": states.get("user", 0) + states.get("nice", 0),
+                "system_pct": states.get("system", 0), "interrupt_pct": states.get("interrupt", 0),
+                "softirq_pct": 0.0, "idle_pct": states["idle"], "busy_pct": round(100.0 - states["idle"], 1)}
+    return None
 
 
 _MEDIA = re.compile(r"media: .*?\((\d+)(G|)base[^ )]*")

@@ -300,8 +300,8 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
     found = _one_problem(_lifecycle(knob, s, ctx, presence) + _placement(knob, s, presence) + _values(knob, s, ctx))
     names = name_list(ctx.family, ctx.version)
     listed = names.lookup(s.key) if names else None
-    if listed and listed[0] == "unnamed" and not any(f.code in SOLE for f in found):
-        found.append(_unnamed(s, ctx, listed[1], names.label()))
+    if listed and listed[0] == "unnamed" and names.release <= ctx.span[0] and not any(f.code in SOLE for f in found):
+        found.append(_unnamed(s, ctx, listed[1], names.label()))  # only from a list of that release or older
     return found
 
 
@@ -429,6 +429,10 @@ def _not_in_catalog(catalog: Catalog, s: Setting, ctx: Context, presence: Presen
         return [_finding("LR015", "info", s, f"{s.key} exists on {ctx.family} (listed in {where_list}, from "
                          f"{listed[1]}){below_lists(ctx.family, ctx.span[0])}; linerate has no advice for it", "none needed")]
     other = _other_os(catalog, s.key, ctx.family)
+    if listed and listed[0] == "unnamed" and names.release > ctx.span[0]:  # the lists start after this release
+        return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: the oldest "
+                         f"list it holds, the {names.label()}, keeps only its number", check_advice(ctx.family, s.kind,
+                                                                                                    s.key))]
     if listed and other:
         return [_finding("LR011", "warning", s, f"{s.key} is a {other} name; on {ctx.family} only its number is "
                          f"left, without a name sysctl(8) accepts ({listed[1]}, the {names.label()})",

@@ -38,7 +38,8 @@ OPNSENSE_BASE = {"17.1": "11.0", "17.7": "11.0", "18.1": "11.1", "18.7": "11.1",
 # 18.06: 'uses kernel version 4.14 with most of the targets, and an updated 4.9 kernel for several older
 # targets' (Sartura, 'First contributions towards integrating 4.19 kernel in OpenWrt',
 # https://sartura.hr/blog/first-contributions-towards-integrating-4.19-kernel-in-openwrt).
-OPENWRT_KERNEL = {"17.01": "4.4", "18.06": "4.9..4.14", "19.07": "4.14", "21.02": "5.4", "22.03": "5.10",
+# OpenWrt's release notes name each release's kernel: 14.07 Barrier Breaker 3.10, 15.05 Chaos Calmer 3.18
+OPENWRT_KERNEL = {"14.07": "3.10", "15.05": "3.18", "17.01": "4.4", "18.06": "4.9..4.14", "19.07": "4.14", "21.02": "5.4", "22.03": "5.10",
                   "23.05": "5.15", "24.10": "6.6"}
 # Without --os-version the audit judges the releases from these on: the older ones (LEDE 17.01,
 # OpenWrt 18.06, both end of life) only when named, so their 4.4 kernel does not blur every verdict.
