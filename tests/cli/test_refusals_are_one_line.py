@@ -76,6 +76,12 @@ def test_inventory_values_with_a_newline_are_refused(tmp_path, server_ssh, inter
     (["lab", "up", "--dry-run", "--mtu", "+1500"], "--mtu"),
     (["recommend", "--os", "freebsd", "--os-version", "14.0\nx", "--role", "router"], "--os-version"),
     (["audit", "/dev/null", "--os", "linux", "--os-version", "6.1 "], "--os-version"),
+    (["recommend", "--os", "freebsd", "--os-version", "14.0", "--role", "router", "--pppoe", "--cores",
+      "99999999999999999999"], "--cores"),
+    (["recommend", "--os", "freebsd", "--os-version", "14.0", "--role", "router", "--cores", "-1"], "--cores"),
+    (["recommend", "--os", "freebsd", "--os-version", "14.0", "--role", "router", "--nic", "igb\nx = 1"], "--nic"),
+    (["calc", "--link", "1g", "--frame-size", "99999999999999999999"], "--frame-size"),
+    (["calc", "--link", "1g", "--frame-size", "0"], "--frame-size"),
 ])
 def test_numbers_are_ascii_digits(argv, option):
     one_line(linerate(*argv), option)

@@ -501,3 +501,16 @@ def test_a_stored_terminal_escape_is_never_written_raw_into_an_html_report(db, t
     assert main(["report", "exp", "--db", str(db), "--format", "html", "-o", str(out)]) == 0
     text = out.read_text()
     assert "\x1b" not in text and "\x07" not in text
+
+
+def test_process_and_nginx_rows_outside_a_run_directory_are_never_acted_on(tmp_path):
+    """Journal rows naming a pid file or an nginx directory that is not inside a scratch directory linerate
+    made (a planted link /tmp/linerate-x -> elsewhere, a file holding an integer): set aside, nothing run."""
+    from linerate.testbed.ssh_restore import restore_journal
+
+    journal = Journal(KEY)
+    journal.add("server", "nginx", "/tmp/linerate-advvictim/", "", "")
+    journal.add("server", "process", str(tmp_path / "num"), "", "")
+    server = FakeExecutor("server")
+    assert restore_journal(None, journal, {"server": server}, None) == [] and server.calls == []
+    assert {h["kind"] for h in journal.hand_entries()} == {"nginx", "process"}

@@ -117,7 +117,7 @@ def test_a_table_that_could_not_be_removed_stays_journaled_and_restore_removes_i
 def test_a_restore_that_fails_blocks_nothing_stays_open_and_is_tried_again(tmp_path):
     journal = Journal(KEY, tmp_path / "journal")
     first = journal.add("server", JOURNAL_KIND, COUNT_TABLE, "", None)
-    journal.add("server", "process", "/tmp/linerate-x.pid", "", None)
+    journal.add("server", "process", "/tmp/linerate-k-0123456789abcdef/iperf3.pid", "", None)
     server = FakeExecutor("server")
     server.respond(["nft", "delete"], returncode=1, stderr="Error: Could not process rule")
     server.respond(["nft", "list", "table"], "table inet linerate_rfc2544 {\n}\n")  # still there

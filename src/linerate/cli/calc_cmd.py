@@ -32,7 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_calc(args: argparse.Namespace) -> int:
-    if args.rfc2544 or args.frame_size:
+    if args.frame_size is not None and not 64 <= args.frame_size <= 16384:
+        raise ConfigError("--frame-size", f"{args.frame_size} is not an Ethernet frame size; give 64 to 16384 bytes")
+    if args.rfc2544 or args.frame_size is not None:
         try:
             rows = rfc2544_table(args.link) if args.rfc2544 else [frame_rate(args.link, args.frame_size)]
         except ValueError as exc:

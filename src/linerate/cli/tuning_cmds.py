@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from linerate.errors import ConfigError
@@ -99,6 +100,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_recommend(args: argparse.Namespace) -> int:
     from linerate.tuning.recommend import recommend
 
+    if args.cores is not None and not 1 <= args.cores <= 4096:
+        raise ConfigError("--cores", f"{args.cores} is not a CPU count; give 1 to 4096")
+    if args.nic is not None and not re.fullmatch(r"[a-z][a-z0-9_]{0,15}", args.nic):
+        raise ConfigError("--nic", f"{args.nic[:20]!r} is not a driver name such as igb, ix or vtnet")
     advice = recommend(args.os, args.os_version, args.role, args.nic, args.cores, args.pppoe, args.virtual)
     found = _tune_confirmations(args, advice) if args.tune else None
     if args.json:

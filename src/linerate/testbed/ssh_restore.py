@@ -126,6 +126,8 @@ def _restore_one(entry, host: SshExecutor, driver: DutDriver | None) -> str:
                                 "another owner's): left alone" if result.returncode == 4 else
                                 f"removing {entry['name']} on {host.host} failed: {result.stderr.strip()[:160]}")
         return f"{entry['role']}: {entry['name']} removed"
+    if entry["kind"] in ("process", NGINX_KIND) and not _inside_scratch(entry["name"]):
+        raise HostValueError(f"{entry['name'][:80]!r} is not inside a directory linerate made: left alone")
     if entry["kind"] == "process":
         return f"{entry['role']}: iperf3 server {stop_server(host, entry['name'])}"
     if entry["kind"] == NGINX_KIND:  # a cps test's nginx and its directory
@@ -152,3 +154,9 @@ def _restore_one(entry, host: SshExecutor, driver: DutDriver | None) -> str:
         driver.set_offload(host, ifname, feature, entry["original"])
         return f"dut: {ifname} {feature} back to {entry['original']}"
     raise LinerateError(f"unknown journal entry kind {entry['kind'][:20]!r}")
+
+
+def _inside_scratch(path: str) -> bool:
+    """A pid file or nginx directory of a run: one level inside its scratch directory (exec/scratch.py)."""
+    parent, _, leaf = path.rstrip("/").rpartition("/")
+    return scratch.is_scratch_path(parent) and bool(leaf) and leaf not in (".", "..")
