@@ -467,6 +467,11 @@ def test_a_malformed_scratch_entry_is_set_aside_and_the_rest_restored(tmp_path):
     ("UPDATE trials SET throughput_bps = 'abc'", "trials.throughput_bps hold text where it stores numbers"),
     ("UPDATE trials SET telemetry = '['", "trials.telemetry hold text that is not the JSON"),
     ("UPDATE trials SET flags = '{{'", "trials.flags hold text that is not the JSON"),
+    ("ALTER TABLE trials RENAME COLUMN throughput_bps TO tput", "lacks the column(s) throughput_bps"),
+    ("UPDATE cells SET params = '\"x\"'", "cells.params hold text that is not the JSON object"),
+    ("UPDATE trials SET telemetry = '[]'", "trials.telemetry hold text that is not the JSON object"),
+    ("CREATE TRIGGER t BEFORE INSERT ON trials BEGIN SELECT RAISE(ABORT, 'no'); END", "trigger t"),
+    ("CREATE VIEW v AS SELECT 1", "view v"),
 ])
 @pytest.mark.parametrize("command", [["list"], ["report", "exp", "--format", "html"], ["diagnose", "exp"],
                                      ["compare", "exp", "exp"]])

@@ -101,3 +101,59 @@ def test_a_signal_inside_a_restore_waits_until_it_has_finished(sig, raised):
             os.kill(os.getpid(), sig)
             raise ValueError("the block's own")
     assert signal.getsignal(signal.SIGTERM) is not None
+
+
+@pytest.mark.parametrize("sig,raised", [(signal.SIGTERM, Interrupted), (signal.SIGINT, KeyboardInterrupt)])
+def test_a_signal_while_a_namespace_lab_is_removed_waits_for_the_removal_then_ends_the_run(sig, raised):
+    """A signal during a lab's removal is neither allowed to cut it in half nor lost: the lab is removed,
+    then the run ends as it would have (a lost SIGTERM let a multi-lab run go on to its next lab)."""
+    import contextlib
+    import time
+
+    from linerate.testbed.namespace import NamespaceTestbed
+
+    bed = NamespaceTestbed.__new__(NamespaceTestbed)
+    bed._signals = contextlib.ExitStack()
+    removed = []
+
+    def down():
+        os.kill(os.getpid(), sig)
+        time.sleep(0.05)
+        removed.append("every namespace")
+
+    bed.up, bed.down = (lambda: bed), down
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    with pytest.raises(raised):
+        with bed:
+            pass
+    assert removed == ["every namespace"]
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+@pytest.mark.parametrize("sig,raised", [(signal.SIGTERM, Interrupted), (signal.SIGHUP, Interrupted),
+                                        (signal.SIGINT, KeyboardInterrupt)])
+def test_a_signal_while_lab_up_builds_removes_the_half_built_lab_and_keeps_nothing(sig, raised):
+    from linerate.cli.lab_cmds import up_and_kept
+
+    done = []
+
+    class HalfBuilt:
+        class registry:
+            @staticmethod
+            def keep(record):
+                done.append("kept")
+
+        record = None
+
+        def up(self):
+            done.append("first namespace")
+            os.kill(os.getpid(), sig)
+            done.append("second namespace")
+
+        def down(self):
+            os.kill(os.getpid(), sig)  # a second signal does not cut the removal short
+            done.append("removed")
+
+    with pytest.raises(raised):
+        up_and_kept(HalfBuilt())
+    assert done == ["first namespace", "removed"]

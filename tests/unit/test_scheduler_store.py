@@ -204,6 +204,36 @@ def test_report_ci_matches_independent_scipy_and_formats_agree(tmp_path):
     assert len(csv_text.strip().splitlines()) == 9
 
 
+def test_every_measured_trial_field_has_its_column_from_a_migration():
+    """A new measured field of model.Trial needs a migration step adding its column: a database at the
+    current version then has every column, and one that lacks one is damaged (store/integrity.py)."""
+    from linerate.model import TRIAL_COLUMN_TYPES
+    from linerate.store.integrity import reference
+
+    trials = reference()["trials"]
+    assert {name: trials.get(name) for name in TRIAL_COLUMN_TYPES} == TRIAL_COLUMN_TYPES
+
+
+def test_a_database_whose_measured_columns_were_added_on_open_migrates_to_the_same_columns(tmp_path):
+    """Before the measured columns had a migration, linerate added them when it opened a file; such a
+    file (all, some or none of them there) migrates to exactly the columns a new file has."""
+    from linerate.store.integrity import reference
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    for steps in MIGRATIONS[:-1]:
+        for step in steps:
+            conn.execute(step) if isinstance(step, str) else step(conn)
+    conn.execute("ALTER TABLE trials ADD COLUMN rtt_idle_sent INTEGER")
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.commit()
+    conn.close()
+    store = Store(path)
+    assert store.schema_version == len(MIGRATIONS)
+    columns = {row[1]: row[2] for row in store.conn.execute("PRAGMA table_info(trials)")}
+    assert columns == reference()["trials"]
+
+
 def test_migrations_are_versioned_and_idempotent(tmp_path):
     path = tmp_path / "m.db"
     assert Store(path).schema_version == len(MIGRATIONS)

@@ -75,10 +75,12 @@ def test_frame_path_reports_the_command_its_sender_ran():
 def test_older_database_gets_the_column_with_no_argv(tmp_path):
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)
-    for version in schema.MIGRATIONS[:-1]:
+    before_argv = next(i for i, steps in enumerate(schema.MIGRATIONS) if any("search_trials ADD COLUMN argv" in str(step)
+                                                                         for step in steps))
+    for version in schema.MIGRATIONS[:before_argv]:
         for step in version:
             conn.execute(step) if isinstance(step, str) else step(conn)
-    conn.execute(f"PRAGMA user_version = {len(schema.MIGRATIONS) - 1}")
+    conn.execute(f"PRAGMA user_version = {before_argv}")
     conn.execute("INSERT INTO experiments (name, started_at) VALUES ('x', 0)")
     conn.execute("INSERT INTO searches (experiment_id, key, params, goals, library, started_at) "
                  "VALUES (1, 'k', '{}', '[]', 'MLRsearch 1.2.1', 0)")

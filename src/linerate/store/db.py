@@ -27,7 +27,7 @@ from linerate.model import TRIAL_COLUMNS, Trial
 from linerate.numbers import is_ascii_int
 from linerate.process import ProcessRef, this_host
 from linerate.store import integrity, schema
-from linerate.store.schema import APPLICATION_ID, KNOWN_TABLES, cell_key, sync_trial_columns
+from linerate.store.schema import APPLICATION_ID, KNOWN_TABLES, cell_key
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 LEGACY_VERSIONS = (1, 2)
@@ -200,8 +200,7 @@ class Store:
                     step(self.conn) if callable(step) else self.conn.execute(step)
             if version < len(schema.MIGRATIONS):
                 self.conn.execute(f"PRAGMA user_version = {len(schema.MIGRATIONS)}")
-            integrity.check_structure(self.conn, self.path)  # before any ALTER TABLE on it
-            sync_trial_columns(self.conn)
+            integrity.check_structure(self.conn, self.path)
             if version:  # a file that existed: what it holds is what linerate wrote
                 integrity.check_values(self.conn, self.path)
 

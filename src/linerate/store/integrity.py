@@ -11,10 +11,13 @@ from functools import lru_cache
 from linerate.errors import ConfigError
 from linerate.store import schema
 
-# columns that hold JSON documents (linerate writes them with json.dumps)
-JSON_COLUMNS = {"experiments": ("config", "environment"), "cells": ("params",), "lab_states": ("state",),
-                "trials": ("flags", "argv", "dut_counters", "telemetry"), "calibrations": ("environment",),
-                "searches": ("params", "results"), "search_trials": ("dut_counters", "argv")}
+# columns that hold JSON documents (linerate writes them with json.dumps), and the JSON type of each
+JSON_COLUMNS = {"experiments": {"config": "object", "environment": "object"}, "cells": {"params": "object"},
+                "lab_states": {"state": "object"},
+                "trials": {"flags": "array", "argv": "array", "dut_counters": "object", "telemetry": "object"},
+                "calibrations": {"environment": "object"},
+                "searches": {"params": "object", "goals": "array", "results": "object"},
+                "search_trials": {"dut_counters": "object", "argv": "array"}}
 
 
 @lru_cache(maxsize=1)
@@ -32,28 +35,34 @@ def reference() -> dict[str, dict[str, str]]:
 
 
 def check_structure(conn: sqlite3.Connection, path: str) -> None:
-    """Every table and column the migrations made is there (the trial columns sync adds aside)."""
+    """Every table and column the migrations made is there, and nothing runs behind linerate's back
+    (linerate makes no trigger or view: one would change or fail what linerate writes)."""
     for table, columns in reference().items():
         present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         if not present:
             raise _damaged(path, f"it has no {table} table")
-        missing = sorted(set(columns) - present - (set(schema.TRIAL_COLUMN_TYPES) if table == "trials" else set()))
+        missing = sorted(set(columns) - present)
         if missing:
             raise _damaged(path, f"its {table} table lacks the column(s) {', '.join(missing)}")
+    extra = conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY name").fetchall()
+    if extra:
+        raise _damaged(path, "it holds " + ", ".join(f"{kind} {name}" for kind, name in extra) +
+                       " that linerate did not make")
 
 
 def check_values(conn: sqlite3.Connection, path: str) -> None:
-    """Numbers where linerate stores numbers, JSON where it stores JSON."""
+    """Numbers where linerate stores numbers, JSON of the right kind (object or list) where it stores JSON."""
     for table, columns in reference().items():
         for column, declared in columns.items():
             if declared in ("REAL", "INTEGER"):
                 bad = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE typeof({column}) NOT IN "
                                    "('integer', 'real', 'null')").fetchone()[0]
                 what = "text where it stores numbers"
-            elif column in JSON_COLUMNS.get(table, ()):
-                bad = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {column} IS NOT NULL AND "
-                                   f"NOT json_valid({column})").fetchone()[0]
-                what = "text that is not the JSON linerate writes"
+            elif column in JSON_COLUMNS.get(table, {}):
+                kind = JSON_COLUMNS[table][column]
+                bad = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {column} IS NOT NULL AND (CASE WHEN "
+                                   f"json_valid({column}) THEN json_type({column}) END IS NOT '{kind}')").fetchone()[0]
+                what = f"text that is not the JSON {kind} linerate writes"
             else:
                 continue
             if bad:

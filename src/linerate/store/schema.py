@@ -3,9 +3,9 @@
 one transaction: executescript() would commit between them).
 
 A step is an SQL statement or a function of the connection (for changes SQL alone cannot express).
-The trials table's measured columns are not listed here: they are derived from the `measure`
-fields of model.Trial (sync_trial_columns), so the dataclass, the schema, the insert and the
-exports cannot drift apart.
+The trials table's measured columns come from the `measure` fields of model.Trial; a new field
+needs a migration step `trial_columns({...})` naming it (a unit test holds the two together), so a
+database at the current version has every column, and one that lacks one was damaged.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
-
-from linerate.model import TRIAL_COLUMN_TYPES
 
 APPLICATION_ID = 0x4C524154  # "LRAT": PRAGMA application_id of every linerate database (from v3)
 KNOWN_TABLES = {"experiments", "cells", "trials", "lab_states", "calibrations", "run_locks", "dut_journal", "trial_raw",
@@ -49,12 +47,15 @@ def _rekey_cells(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE cells SET key=? WHERE id=?", (cell_key(json.loads(params), declared), cell_id))
 
 
-def sync_trial_columns(conn: sqlite3.Connection) -> None:
-    """Add a column for every measured Trial field the trials table lacks (idempotent)."""
-    present = {row[1] for row in conn.execute("PRAGMA table_info(trials)")}
-    for name, sql_type in TRIAL_COLUMN_TYPES.items():
-        if name not in present:
-            conn.execute(f"ALTER TABLE trials ADD COLUMN {name} {sql_type}")
+def trial_columns(columns: dict[str, str]) -> Step:
+    """A step adding these measured columns to trials where they are missing (databases before this
+    step had them added as linerate learned the fields, so some have them already)."""
+    def add(conn: sqlite3.Connection) -> None:
+        present = {row[1] for row in conn.execute("PRAGMA table_info(trials)")}
+        for name, sql_type in columns.items():
+            if name not in present:
+                conn.execute(f"ALTER TABLE trials ADD COLUMN {name} {sql_type}")
+    return add
 
 
 MIGRATIONS: list[list[Step]] = [
@@ -193,5 +194,16 @@ MIGRATIONS: list[list[Step]] = [
     [
         # the generator's command line of each search trial (trafgen or iperf3), as trials keep theirs
         "ALTER TABLE search_trials ADD COLUMN argv TEXT NOT NULL DEFAULT '[]'",
+    ],
+    [
+        # the measured columns of model.Trial as of this version, until now added on open
+        trial_columns({
+            "throughput_bps": "REAL", "sender_bps": "REAL", "reverse_throughput_bps": "REAL", "retransmits": "INTEGER",
+            "cpu_local_pct": "REAL", "cpu_remote_pct": "REAL", "packets_sent": "INTEGER", "packets_lost": "INTEGER",
+            "lost_percent": "REAL", "jitter_ms": "REAL", "congestion": "TEXT", "generator": "TEXT",
+            "generator_version": "TEXT", "rtt_idle_sent": "INTEGER", "rtt_idle_lost": "INTEGER",
+            "rtt_idle_p50_ms": "REAL", "rtt_idle_p90_ms": "REAL", "rtt_idle_p99_ms": "REAL", "rtt_idle_max_ms": "REAL",
+            "rtt_loaded_sent": "INTEGER", "rtt_loaded_lost": "INTEGER", "rtt_loaded_p50_ms": "REAL",
+            "rtt_loaded_p90_ms": "REAL", "rtt_loaded_p99_ms": "REAL", "rtt_loaded_max_ms": "REAL"}),
     ],
 ]

@@ -9,9 +9,9 @@ baked in when it is built: one testbed per combination of lab-scoped axes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import signal
 import stat
 import time
 from pathlib import Path
@@ -22,7 +22,7 @@ from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.lab.apply import apply_plan, pids_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.registry import LabRecord, Registry, vet
-from linerate.lab.signals import TERMINATIONS, raise_interrupted
+from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef
@@ -34,7 +34,6 @@ from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.trial import measure_read_cost_or_none, run_trial
 
 SERVER_READY_TIMEOUT_S = 5.0
-TEARDOWN_SIGNALS = TERMINATIONS
 
 
 class NamespaceTestbed:
@@ -52,7 +51,7 @@ class NamespaceTestbed:
         self.state: dict = {}
         self.read_cost_s: float | None = None  # one DUT window read, measured once the lab is up
         self.driver = LinuxDriver()
-        self._saved_handlers: dict[int, object] = {}
+        self._signals = contextlib.ExitStack()
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -104,8 +103,7 @@ class NamespaceTestbed:
         return removed
 
     def __enter__(self) -> "NamespaceTestbed":
-        for sig in TEARDOWN_SIGNALS:
-            self._saved_handlers[sig] = signal.signal(sig, raise_interrupted)
+        self._signals.enter_context(terminations_raise())  # SIGTERM/SIGHUP end the block, so down() runs
         try:
             return self.up()
         except BaseException:
@@ -116,17 +114,13 @@ class NamespaceTestbed:
         self._teardown()
 
     def _teardown(self) -> None:
-        # Ignore further termination signals while removing, so a second Ctrl-C or TERM cannot
-        # leave the lab half removed; restore the caller's handlers afterwards.
-        for sig in (*TEARDOWN_SIGNALS, signal.SIGINT):
-            previous = signal.signal(sig, signal.SIG_IGN)
-            self._saved_handlers.setdefault(sig, previous)
+        # A signal while removing waits until the lab is gone (a second Ctrl-C or TERM cannot leave it
+        # half removed), then ends the run as it would have; the caller's handlers come back after.
         try:
-            self.down()
+            with terminations_deferred():
+                self.down()
         finally:
-            for sig, handler in self._saved_handlers.items():
-                signal.signal(sig, handler)
-            self._saved_handlers.clear()
+            self._signals.close()
 
     def describe_plan(self) -> str:
         return build_plan(self.spec).describe()
