@@ -464,7 +464,7 @@ def test_a_malformed_scratch_entry_is_set_aside_and_the_rest_restored(tmp_path):
 @pytest.mark.parametrize("damage,said", [
     ("DROP TABLE trials", "no trials table"),
     ("ALTER TABLE experiments RENAME COLUMN name TO nm", "lacks the column(s) name"),
-    ("UPDATE trials SET throughput_bps = 'abc'", "trials.throughput_bps hold text where it stores numbers"),
+    ("UPDATE trials SET throughput_bps = 'abc'", "trials.throughput_bps hold text or an infinite value where it stores numbers"),
     ("UPDATE trials SET telemetry = '['", "trials.telemetry hold text that is not the JSON"),
     ("UPDATE trials SET flags = '{{'", "trials.flags hold text that is not the JSON"),
     ("ALTER TABLE trials RENAME COLUMN throughput_bps TO tput", "lacks the column(s) throughput_bps"),
@@ -472,6 +472,7 @@ def test_a_malformed_scratch_entry_is_set_aside_and_the_rest_restored(tmp_path):
     ("UPDATE trials SET telemetry = '[]'", "trials.telemetry hold text that is not the JSON object"),
     ("CREATE TRIGGER t BEFORE INSERT ON trials BEGIN SELECT RAISE(ABORT, 'no'); END", "trigger t"),
     ("CREATE VIEW v AS SELECT 1", "view v"),
+    ("UPDATE trials SET throughput_bps = 1e999", "trials.throughput_bps hold text or an infinite value"),
 ])
 @pytest.mark.parametrize("command", [["list"], ["report", "exp", "--format", "html"], ["diagnose", "exp"],
                                      ["compare", "exp", "exp"]])

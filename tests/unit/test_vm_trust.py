@@ -248,6 +248,8 @@ def test_output_errors_and_hand_restore_commands_are_one_line_and_quoted(tmp_pat
     assert manual_command("linux", "sysctl", "a;b", None).startswith("sysctl -w 'a;b=VALUE'")
     assert manual_command("freebsd", "offload", "igb0:tso", "off") == "ifconfig igb0 -tso"
     assert manual_command(None, "process", "/run/x y.pid", None) == "kill \"$(cat '/run/x y.pid')\""
+    assert manual_command("linux", "nft-table", "linerate_count", "") == "nft delete table inet linerate_count"
+    assert manual_command("linux", "frob", "whatever", "").startswith("nothing to run: linerate journals no change")
 
 
 def test_a_testbed_journal_held_by_a_live_run_refuses_a_second_holder(tmp_path):

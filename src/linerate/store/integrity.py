@@ -56,8 +56,8 @@ def check_values(conn: sqlite3.Connection, path: str) -> None:
         for column, declared in columns.items():
             if declared in ("REAL", "INTEGER"):
                 bad = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE typeof({column}) NOT IN "
-                                   "('integer', 'real', 'null')").fetchone()[0]
-                what = "text where it stores numbers"
+                                   f"('integer', 'real', 'null') OR abs({column}) > 1.7e308").fetchone()[0]
+                what = "text or an infinite value where it stores numbers"
             elif column in JSON_COLUMNS.get(table, {}):
                 kind = JSON_COLUMNS[table][column]
                 bad = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {column} IS NOT NULL AND (CASE WHEN "
