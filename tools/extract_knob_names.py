@@ -30,7 +30,9 @@ of names are generalised: net.ipv4.conf.IF.rp_filter, dev.igb.N.fc.
 
 from __future__ import annotations
 
+import bisect
 import gzip
+import posixpath
 import re
 import subprocess
 import sys
@@ -270,12 +272,54 @@ def _variable(argument: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _required(expression: str) -> frozenset[str]:
+    """The identifiers an #if expression needs defined for its block to be compiled: the defined(X) terms
+    of an && chain (an || or a negation proves nothing)."""
+    if "||" in expression:
+        return frozenset()
+    needed = set()
+    for term in expression.split("&&"):
+        term = term.strip()
+        match = re.fullmatch(r"defined\s*\(?\s*(\w+)\s*\)?|(\w+)", term)
+        if match:
+            needed.add(match.group(1) or match.group(2))
+    return frozenset(needed)
+
+
+def preprocessor_guards(text: str) -> list[tuple[int, frozenset[str]]]:
+    """(offset, identifiers every enclosing #ifdef/#if requires) from each preprocessor line on: inside
+    `#ifdef IPSTEALTH` a declaration exists only in kernels built with that option. #else, #elif and
+    #ifndef blocks require nothing known."""
+    out: list[tuple[int, frozenset[str]]] = [(0, frozenset())]
+    stack: list[frozenset[str]] = []
+    for match in re.finditer(r"^[ \t]*#[ \t]*(ifdef|ifndef|if|elif|else|endif)\b([^\n]*)", text, re.M):
+        kind, rest = match.group(1), match.group(2).strip()
+        if kind == "ifdef":
+            stack.append(frozenset(re.findall(r"\w+", rest)[:1]))
+        elif kind == "ifndef":
+            stack.append(frozenset())
+        elif kind == "if":
+            stack.append(_required(rest))
+        elif kind in ("elif", "else") and stack:
+            stack[-1] = frozenset()
+        elif kind == "endif" and stack:
+            stack.pop()
+        out.append((match.end(), frozenset().union(*stack)))
+    return out
+
+
+def _guard_at(guards: list[tuple[int, frozenset[str]]], offset: int) -> frozenset[str]:
+    return guards[bisect.bisect_right([g[0] for g in guards], offset) - 1][1]
+
+
 def freebsd_declarations(text: str, origin: str) -> list[tuple]:
     """Declarations in one C file: ('node', parent, name, origin, dynamic), ('leaf', parent, name, where,
     origin, inert) and ('tunable', full name, origin, inert). A leaf or tunable is inert when it sets a
     static variable of the file that nothing but its declarations names: declared, but nothing reads it
-    (such as hw.em.rx_process_limit in the iflib em(4) of 12.x)."""
+    (such as hw.em.rx_process_limit in the iflib em(4) of 12.x). Every tuple is followed by the
+    identifiers its #ifdef blocks require: (declaration, guards)."""
     text = _strip_comments(text)
+    guards = preprocessor_guards(text)
     defines = [(m.start(), m.end()) for m in re.finditer(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", text, re.M)]
     words: dict[str, int] = {}
     for word in re.findall(r"[A-Za-z_]\w*", text):
@@ -291,19 +335,20 @@ def freebsd_declarations(text: str, origin: str) -> list[tuple]:
             # a declaration inside a macro (G_LABEL_INIT makes kern.geom.label.<kind>.enable): its names are
             # unknown here, so the branch it hangs on is open
             if macro.startswith("SYSCTL_") and args and re.fullmatch(r"_\w+", args[0]):
-                found.append(("opens", args[0]))
+                found.append((("opens", args[0]), frozenset()))
             continue
         for word in re.findall(r"[A-Za-z_]\w*", " ".join(args)):
             in_declarations[word] = in_declarations.get(word, 0) + 1
         assigned = re.search(r"(\w+)\s*=\s*$", text[max(0, match.start() - 80):match.start()])
-        found += _declaration(macro, args, origin, assigned.group(1) if assigned else None)
+        guard = _guard_at(guards, match.start())
+        found += [(d, guard) for d in _declaration(macro, args, origin, assigned.group(1) if assigned else None)]
 
     def inert(variable: str | None) -> bool:
         if variable is None or "##" in text or not re.search(r"\bstatic\b[^;=(]*\b" + re.escape(variable) + r"\b", text):
             return False  # a global may be read in another file
         return words.get(variable, 0) - in_declarations.get(variable, 0) <= 1  # only its definition is left
 
-    return [d[:-1] + (inert(d[-1]),) if d[0] in ("leaf", "tunable") else d for d in found]
+    return [(d[:-1] + (inert(d[-1]),) if d[0] in ("leaf", "tunable") else d, guard) for d, guard in found]
 
 
 def _declaration(macro: str, args: list[str], origin: str, assigned_to: str | None) -> list[tuple]:
@@ -344,16 +389,96 @@ def _declaration(macro: str, args: list[str], origin: str, assigned_to: str | No
     return [("leaf", args[0], args[2], _flags_where(args[3]), origin, _variable(args[4]) if len(args) > 4 else None)]
 
 
-def freebsd_tree_rows(gitdir: str, commit: str) -> tuple[list[Row], set[str], set[str]]:
-    """(rows, open nodes, inert names) of one source tree: every SYSCTL_*/TUNABLE_* declaration of sys/,
-    with parent symbols (_net_inet_tcp) resolved through the SYSCTL_NODE declarations, plus the loader's
-    own variables from its defaults file."""
+def _show(gitdir: str, commit: str, path: str) -> str:
+    shown = subprocess.run(["git", "-C", gitdir, "show", f"{commit}:{path}"], capture_output=True, text=True)
+    return shown.stdout if shown.returncode == 0 else ""
+
+
+def kernel_options(gitdir: str, commit: str) -> tuple[set[str], set[str]]:
+    """(every kernel option sys/conf/options{,.amd64} declare, those amd64 GENERIC turns on): the options of
+    GENERIC, DEFAULTS and the files they include, and DEV_<NAME> for each of their devices."""
+    known = set()
+    for path in ("sys/conf/options", "sys/conf/options.amd64"):
+        known |= {line.split()[0] for line in _show(gitdir, commit, path).splitlines()
+                  if line.strip() and not line.lstrip().startswith("#")}
+    enabled: set[str] = set()
+    pending, seen = ["sys/amd64/conf/GENERIC", "sys/amd64/conf/DEFAULTS"], set()
+    while pending:
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for line in _show(gitdir, commit, path).splitlines():
+            words = line.split("#", 1)[0].split()
+            if len(words) < 2:
+                continue
+            if words[0] == "include":
+                pending.append(posixpath.normpath(posixpath.join(posixpath.dirname(path), words[1].strip('"'))))
+            elif words[0] in ("options", "device"):
+                for word in words[1:]:
+                    name = word.split("=")[0].strip(",")
+                    enabled |= {name, f"DEV_{name.upper()}"} if words[0] == "device" else {name}
+            elif words[0] in ("nooptions", "nodevice"):
+                enabled -= {w.split("=")[0] for w in words[1:]}
+    return known, enabled
+
+
+FILES_KEYWORDS = {"compile-with", "no-obj", "no-implicit-rule", "dependency", "clean", "before-depend",
+                  "local", "warning", "obj-prefix", "nowerror", "no-ctfconvert", "profiling-routine", "mandatory"}
+
+
+def module_builds(gitdir: str, commit: str) -> tuple[set[str], set[str]]:
+    """(the .c files sys/modules builds as loadable modules, the options that are modules too or that their
+    Makefiles define): a file a module builds exists without the kernel option, an option named like a
+    module directory (ZFS: zfs.ko, DUMMYNET: dummynet.ko) is loaded rather than compiled in, and a macro a
+    module's Makefile defines (-DINVARIANTS, `#define VIMAGE 1` into its opt_*.h) is on in that module."""
+    text = subprocess.run(["git", "-C", gitdir, "grep", "-h", "-E", r"\.c\b|-D[A-Z]|define [A-Z]", commit, "--",
+                           "sys/modules/*Makefile*"], capture_output=True, text=True).stdout
+    folders = subprocess.run(["git", "-C", gitdir, "ls-tree", "-r", "-d", "--name-only", commit, "sys/modules/"],
+                             capture_output=True, text=True).stdout.split()
+    return (set(re.findall(r"([\w-]+\.c)\b", text)),
+            set(re.findall(r"-D([A-Z][A-Z0-9_]+)", text)) | set(re.findall(r"define ([A-Z][A-Z0-9_]+)\b", text))
+            | {posixpath.basename(folder).upper() for folder in folders})
+
+
+def file_gates(gitdir: str, commit: str, missing: set[str], built_as_module: set[str]) -> dict[str, frozenset[str]]:
+    """sys/conf/files{,.amd64}: for each source file compiled only with a kernel option GENERIC lacks
+    (net/rss_config.c: `optional inet rss | inet6 rss`), the options it needs. Devices are not gates (a
+    driver GENERIC leaves out is a loadable module), nor is a file some module builds."""
+    gates = {}
+    for path in ("sys/conf/files", "sys/conf/files.amd64"):
+        text = re.sub(r"\\\n", " ", _show(gitdir, commit, path))
+        for line in text.splitlines():
+            words = line.split("#", 1)[0].split()
+            if len(words) < 3 or words[1] != "optional":
+                continue
+            tokens = []
+            for word in words[2:]:
+                if word in FILES_KEYWORDS or word.startswith('"'):
+                    break
+                tokens.append(word)
+            clauses = " ".join(tokens).split("|")
+            needs = [{w.upper() for w in clause.split()} & missing for clause in clauses]
+            if needs and all(needs) and posixpath.basename(words[0]) not in built_as_module:
+                gates[words[0]] = frozenset(needs[0])
+    return gates
+
+
+def freebsd_tree_rows(gitdir: str, commit: str) -> tuple[list[Row], set[str], set[str], dict[str, frozenset[str]]]:
+    """(rows, open nodes, inert names, names that exist only with kernel options GENERIC lacks -> those
+    options) of one source tree: every SYSCTL_*/TUNABLE_* declaration of sys/, with parent symbols
+    (_net_inet_tcp) resolved through the SYSCTL_NODE declarations, plus the loader's own variables from its
+    defaults file."""
     listing = subprocess.run(["git", "-C", gitdir, "grep", "-l", "-E", r"SYSCTL_|TUNABLE_|getenv_|testenv|ZFS_MODULE_PARAM",
                               commit, "--", "sys/*.c", "sys/*.h"], capture_output=True, text=True).stdout.split()
     paths = [entry.split(":", 1)[1] for entry in listing]
     batch = subprocess.run(["git", "-C", gitdir, "cat-file", "--batch"], input="".join(
         f"{commit}:{p}\n" for p in paths).encode(), capture_output=True).stdout
-    declarations, offset = [], 0
+    known, enabled = kernel_options(gitdir, commit)
+    module_sources, module_macros = module_builds(gitdir, commit)
+    missing = known - enabled - module_macros
+    gates_of_file = file_gates(gitdir, commit, missing, module_sources)
+    declarations, guard_of, offset = [], [], 0
     for path in paths:
         header_end = batch.index(b"\n", offset)
         header = batch[offset:header_end].split()
@@ -363,7 +488,10 @@ def freebsd_tree_rows(gitdir: str, commit: str) -> tuple[list[Row], set[str], se
         size = int(header[2])
         blob = batch[header_end + 1:header_end + 1 + size].decode("utf-8", "replace")
         offset = header_end + 1 + size + 1
-        declarations += freebsd_declarations(blob, path.removeprefix("sys/"))
+        origin = path.removeprefix("sys/")
+        for declaration, guard in freebsd_declarations(blob, origin):
+            declarations.append(declaration)
+            guard_of.append(gates_of_file.get(origin, frozenset()) | (guard & missing))
     paths_of: dict[str, str] = {"": ""}
     open_nodes: set[str] = set()
     nodes = [d for d in declarations if d[0] == "node"]
@@ -378,11 +506,14 @@ def freebsd_tree_rows(gitdir: str, commit: str) -> tuple[list[Row], set[str], se
     rows: list[Row] = []
     live: set[str] = set()
     declared_inert: set[str] = set()
-    for _, parent, name, origin, _dynamic, _own in nodes:
-        if parent in paths_of:
-            rows.append((f"{paths_of[parent]}.{name}".lstrip("."), "node", origin))
-    for declaration in declarations:
-        if declaration[0] == "leaf":
+    gates: dict[str, set[frozenset[str]]] = {}
+    for declaration, guard in zip(declarations, guard_of):
+        if declaration[0] == "node":
+            _, parent, name, origin, _dynamic, _own = declaration
+            if parent not in paths_of:
+                continue
+            full, where, inert = f"{paths_of[parent]}.{name}".lstrip("."), "node", None
+        elif declaration[0] == "leaf":
             _, parent, name, where, origin, inert = declaration
             if parent not in paths_of or not paths_of[parent]:
                 continue
@@ -393,10 +524,14 @@ def freebsd_tree_rows(gitdir: str, commit: str) -> tuple[list[Row], set[str], se
         else:
             continue
         rows.append((full, where, origin))
-        (declared_inert if inert else live).add(full)
-    # a name declared twice (a sysctl and a TUNABLE_FETCH elsewhere) does something if either declaration does
+        gates.setdefault(full, set()).add(guard)
+        if where != "node":
+            (declared_inert if inert else live).add(full)
+    # a name declared twice (a sysctl and a TUNABLE_FETCH elsewhere) does something if either declaration does;
+    # it needs an option only if every declaration of it does
     inert_names = declared_inert - live
-    return rows, open_nodes, inert_names
+    gated = {name: min(found, key=sorted) for name, found in gates.items() if all(found)}
+    return rows, open_nodes, inert_names, gated
 
 
 def loader_defaults(gitdir: str, commit: str) -> list[Row]:
@@ -415,9 +550,12 @@ def freebsd_source_rows(mirrors: Path) -> str:
     table: dict[tuple[str, str], tuple[set[int], str]] = {}
     open_nodes: set[str] = set()
     inert: dict[str, set[int]] = {}
+    needs: dict[str, dict[int, frozenset[str]]] = {}
     for index, (_, _, repo, commit) in enumerate(FREEBSD_SNAPSHOTS):
         gitdir = next(p for p in (mirrors / repo.replace("/", "+")).glob("repo*") if p.is_dir())
-        rows, opened, inert_names = freebsd_tree_rows(str(gitdir), commit)
+        rows, opened, inert_names, gated = freebsd_tree_rows(str(gitdir), commit)
+        for name in {row[0] for row in rows}:
+            needs.setdefault(name, {})[index] = gated.get(name, frozenset())
         rows += loader_defaults(str(gitdir), commit)
         open_nodes |= opened
         merged = merge(rows)
@@ -434,7 +572,9 @@ def freebsd_source_rows(mirrors: Path) -> str:
               "through SYSCTL_NODE), and the loader's defaults/loader.conf",
               "# generated by tools/extract_knob_names.py freebsd-src; columns: name, where, snapshots "
               "(indices of the snapshot lines), origin; where=node is a branch, open-node a branch whose "
-              "children are added at run time; a snapshot index in 'inert' declares the name but reads it nowhere"]
+              "children are added at run time; a snapshot index in 'inert' declares the name but reads it nowhere; "
+              "'needs:OPT' names kernel options the newest snapshot declaring it compiles it only with, which "
+              "amd64 GENERIC lacks (an #ifdef OPT block, or a file sys/conf/files makes optional on OPT)"]
     for (name, where), (seen, origin) in sorted(table.items()):
         if where == "node" and name in open_nodes:
             where = "open-node"
@@ -443,7 +583,9 @@ def freebsd_source_rows(mirrors: Path) -> str:
         # inert from its first snapshot on is more likely read through a macro of a header)
         first_live = min(seen - inert.get(name, set()), default=None)
         dead = _spans(sorted(i for i in inert.get(name, set()) & seen if first_live is not None and i > first_live))
-        lines.append(f"{name}\t{where}\t{spans}\t{origin}" + (f"\tinert:{dead}" if dead else ""))
+        newest = needs.get(name, {}).get(max(seen), frozenset())
+        lines.append(f"{name}\t{where}\t{spans}\t{origin}" + (f"\tinert:{dead}" if dead else "")
+                     + (f"\tneeds:{'+'.join(sorted(newest))}" if newest else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,8 @@ from linerate.errors import ConfigError
 from linerate.tuning.audit import CONTRADICTS, Context, audit
 from linerate.tuning.catalog import load_catalog
 from linerate.tuning.names import all_lists, close_names, edit_distance, name_list
-from linerate.tuning.parsers import parse_file
+from linerate.tuning.parsers import kernel_config_options, parse_file
+from linerate.tuning.sources import source_list
 from linerate.tuning.versions import OS_FAMILIES, base_version
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,11 +71,18 @@ def corpus_files():
     return sorted(p for p in CORPUS.iterdir() if p.is_file())
 
 
+def audit_kernel(path: Path):
+    """' with kernel NAME' on the audit line: the box runs the custom kernel of tests/data/tuning/kernel/NAME."""
+    match = re.search(r" with kernel (\S+)", path.read_text().splitlines()[1])
+    return kernel_config_options(str(CORPUS.parent / "kernel" / match.group(1))) if match else None
+
+
 def corpus_audit(path: Path):
     os_name, version = audit_line(path)
     family, base = base_version(os_name, version) if version else (OS_FAMILIES[os_name], None)
     settings = parse_file(str(path))
-    return settings, audit(load_catalog(), settings, Context(os_name, family, base, audit_role(path), False, version))
+    return settings, audit(load_catalog(), settings, Context(os_name, family, base, audit_role(path), False, version,
+                                                             kernel=audit_kernel(path)))
 
 
 def _source_line(path: Path) -> bool:
@@ -269,3 +277,36 @@ def test_explain_stats_and_names_without_advice():
     assert result.returncode == 0 and "exists on linux" in result.stdout and "no advice" in result.stdout
     result = run("explain", "net.ipv4.tcp_congestion_contro")
     assert result.returncode == 2 and "did you mean net.ipv4.tcp_congestion_control" in result.stderr
+
+
+def test_a_name_declared_inside_an_ifdef_of_a_kernel_option_needs_that_option():
+    tools = _tools_module()
+    # FreeBSD 14.2-BETA1 sys/netinet/ip_input.c lines 180-194 (kaizenwa/freebsd-14.2@b66633d79ade), verbatim
+    ip_input = ('#ifdef INET\nSYSCTL_INT(_net_inet_ip, IPCTL_DEFMTU, mtu, CTLFLAG_RW,\n    &ip_mtu, 0, "Default MTU");\n'
+                '#endif\n\n#ifdef IPSTEALTH\nVNET_DEFINE(int, ipstealth);\n'
+                'SYSCTL_INT(_net_inet_ip, OID_AUTO, stealth, CTLFLAG_VNET | CTLFLAG_RW,\n'
+                '    &VNET_NAME(ipstealth), 0,\n    "IP stealth mode, no TTL decrementation on forwarding");\n#endif\n')
+    guards = {d[2]: g for d, g in tools.freebsd_declarations(ip_input, "netinet/ip_input.c") if d[0] == "leaf"}
+    assert guards == {"mtu": frozenset({"INET"}), "stealth": frozenset({"IPSTEALTH"})}
+    assert tools._required("defined(RSS) && !defined(NO_X)") == {"RSS"}
+    assert tools._required("defined(INET) || defined(INET6)") == frozenset()
+    source = source_list("freebsd")
+    assert source.rows["net.inet.ip.stealth"][0].needs == {"IPSTEALTH"}
+    assert source.rows["net.inet.rss.bits"][0].needs == {"RSS"}  # net/rss_config.c: `optional inet rss | inet6 rss`
+    assert not source.rows["net.inet.ip.forwarding"][0].needs and not source.rows["vfs.zfs.arc_max"][0].needs
+
+
+def test_an_option_gated_name_is_flagged_on_generic_and_not_on_the_kernel_that_has_the_option():
+    """The real desktop sysctl.conf sets net.inet.ip.stealth; its repository's kernel config NORSK has
+    `options IPSTEALTH` (GENERIC does not: sys/amd64/conf/GENERIC)."""
+    path = CORPUS / "freebsd13_desktop_sysctl.conf"
+    settings = parse_file(str(path))
+
+    def on_stealth(os_name, version, kernel=None):
+        family, base = base_version(os_name, version)
+        found = audit(load_catalog(), settings, Context(os_name, family, base, "server", False, version, kernel=kernel))
+        return [(f.code, f.severity) for f in found if f.key == "net.inet.ip.stealth"]
+
+    assert on_stealth("freebsd", "13.0") == [("LR018", "warning")]
+    assert on_stealth("freebsd", "13.0", kernel_config_options(str(CORPUS.parent / "kernel" / "NORSK"))) == []
+    assert on_stealth("pfsense", "2.7.2") == [("LR018", "info")]  # a product's own kernel may have it

@@ -24,6 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     aud.add_argument("--role", choices=ROLES)
     aud.add_argument("--virtual", action="store_true", help="a VM guest with virtio NICs")
     aud.add_argument("--kind", choices=KINDS, help="file kind (default: from the file name)")
+    aud.add_argument("--kernel-config", metavar="FILE", help="FreeBSD: the box runs a custom kernel built from this "
+                     "config(5) file; names its options compile in are not flagged (default: GENERIC)")
     aud.add_argument("--json", action="store_true")
     aud.set_defaults(handler=cmd_audit)
 
@@ -55,12 +57,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_audit(args: argparse.Namespace) -> int:
     from linerate.tuning.audit import Context, audit, exit_code
     from linerate.tuning.catalog import load_catalog
-    from linerate.tuning.parsers import parse_file
+    from linerate.tuning.parsers import kernel_config_options, parse_file
 
     release = resolve_release(args.os, args.os_version) if args.os_version else None
     family, version = (release.family, release.version) if release else (OS_FAMILIES[args.os], None)
     settings = [s for path in args.files for s in parse_file(path, args.kind)]  # every file read before any output
-    ctx = Context(args.os, family, version, args.role, args.virtual, args.os_version, release and release.high)
+    if args.kernel_config and family != "freebsd":
+        raise ConfigError("--kernel-config", f"a FreeBSD kernel configuration; {args.os} has none: leave it out")
+    kernel = kernel_config_options(args.kernel_config) if args.kernel_config else None
+    ctx = Context(args.os, family, version, args.role, args.virtual, args.os_version, release and release.high, kernel)
     if release and release.note:
         print(f"linerate: note: {release.note}", file=sys.stderr)
     findings = audit(load_catalog(), settings, ctx)

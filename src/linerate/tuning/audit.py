@@ -19,6 +19,8 @@ Codes are stable (scripts may rely on them):
   LR016 linerate cannot confirm the name exists on this release       info
   LR017 a value the kernel will not take as meant: pages written as bytes, a read-only name, a
         tcp(4) millisecond timer written in seconds, a value the kernel's handler rejects or cuts   warning
+  LR018 exists only in kernels built with an option the stock kernel lacks (FreeBSD GENERIC)   warning
+        (info on pfSense / OPNsense, whose kernels are their own)
 
 One finding per line and problem: a line that does nothing (LR001, LR002, LR011, LR014) gets only that
 finding; "move it" (LR003) and "change the value" (LR005, LR013) outrank "already the default, the line
@@ -79,6 +81,7 @@ class Context:
     virtual: bool = False
     os_version: str | None = None  # as the user gave it (2.6.0 for pfSense), for messages
     version_high: tuple[int, ...] | None = None  # a release with two kernels (OpenWrt 18.06: 4.9..4.14)
+    kernel: tuple[str, frozenset[str]] | None = None  # FreeBSD: (config name, its options) of a custom kernel
 
     @property
     def roles(self) -> set[str]:
@@ -292,6 +295,9 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
         gone = [_finding(judged[0], judged[1], s, judged[2], judged[3])] if judged else []
     if gone:
         return gone
+    lacking = presence.needs - (ctx.kernel[1] if ctx.kernel else frozenset()) if presence is not None else None
+    if lacking:
+        return [_option_gated(s, ctx, presence, lacking)]
     semantic = _semantics(s, ctx)
     if semantic:
         return semantic
@@ -381,6 +387,24 @@ def _cached_presence(source, name: str, low, high) -> Presence:
 # OpenZFS replaced FreeBSD's ZFS in 13.0 and renamed most vfs.zfs.* names, keeping some old names as
 # aliases set up at run time: absence from the newer source says little there.
 UNSURE_REMOVALS = ("vfs.zfs.",)
+
+
+def _option_gated(s: Setting, ctx: Context, presence: Presence, lacking: frozenset[str]) -> Finding:
+    """A name the source compiles only inside `#ifdef OPTION` (or in a file sys/conf/files builds only with
+    it) for an option amd64 GENERIC does not turn on: a stock kernel has no such name, so the line does
+    nothing there (`sysctl: unknown oid`); a kernel built with the option has it (--kernel-config)."""
+    options = " and ".join(f"options {o}" for o in sorted(lacking))
+    build = (f"{s.key} exists only in kernels built with `{options}` ({presence.origin}, {source_list(ctx.family).label()})"
+             f"; FreeBSD's GENERIC kernel lacks it")
+    if ctx.kernel:
+        return _finding("LR018", "warning", s, f"{build}, and so does your kernel config {ctx.kernel[0]}: this line "
+                        "does nothing", f"remove it, or add `{options}` to {ctx.kernel[0]} and rebuild")
+    if ctx.os_name == ctx.family:
+        return _finding("LR018", "warning", s, f"{build}, so on a stock kernel this line does nothing (a custom "
+                        "kernel: give its config with --kernel-config)", f"remove it, or build a kernel config with "
+                        f"`{options}`; `sysctl -d {s.key}` on the box says whether it is there")
+    return _finding("LR018", "info", s, f"{build}; {ctx.os_name} builds its own kernel, which may have it",
+                    f"check with `sysctl -d {s.key}` on the box (no output: the line does nothing)")
 
 
 def _gone(s: Setting, ctx: Context, presence: Presence | None, knob: Knob | None) -> list[Finding]:
@@ -512,6 +536,13 @@ def _judged_by_source(catalog: Catalog, s: Setting, ctx: Context, presence: Pres
                          f"({source.label()}){doc}; a driver from ports (a vendor kmod) has names of its own",
                          "remove it, or use one of the names the driver declares (check with `sysctl -d "
                          f"{branch}` on the box)")]
+    moved = source.moved_branch(s.key) if not documented and not _other_os(catalog, s.key, ctx.family) else None
+    if moved:  # a whole branch no release has (newer releases included: the subsystem lives elsewhere)
+        there = f"{moved}.{s.key.split('.', 2)[2]}"
+        known = " (declared there)" if source.declared(there) else ""
+        return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}: no {source.label()} "
+                         f"declares anything under {'.'.join(s.key.split('.')[:2])}; that subsystem's names are "
+                         f"under {moved}", f"use {there}{known}, after checking it with `sysctl -d {there}`")]
     if presence.state == "unsure" or documented:
         why = (f"documented in {documented} (12.2 man pages)" if documented else describe(presence))
         return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: {why}",

@@ -169,3 +169,28 @@ def parse_file(path: str, kind: str | None = None) -> list[Setting]:
     if kind == "rc_conf":
         return parse_rc_conf(text, path)
     return parse_keyvalue(text, path, kind)
+
+
+def kernel_config_options(path: str) -> tuple[str, frozenset[str]]:
+    """(the config's name, the options it turns on) of a FreeBSD kernel configuration file (config(5)):
+    `options A B=1` and `device x` lines (a device's DEV_X macro too), less `nooptions` / `nodevice`;
+    `include GENERIC` needs nothing here (what GENERIC has is what linerate assumes anyway)."""
+    text = read_text(path)
+    ident, enabled = Path(path).name, set()
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].replace(",", " ").split()
+        if len(words) < 2:
+            continue
+        names = [w.split("=", 1)[0] for w in words[1:]]
+        if words[0] == "ident":
+            ident = words[1].strip('"')
+        elif words[0] == "options":
+            enabled.update(names)
+        elif words[0] == "device":
+            enabled.update(names + [f"DEV_{n.upper()}" for n in names])
+        elif words[0] in ("nooptions", "nodevice"):
+            enabled.difference_update(names)
+    if not enabled:
+        raise ConfigError("--kernel-config", f"{path} has no `options` or `device` line: give a FreeBSD kernel "
+                          "configuration file (config(5)), such as /usr/src/sys/amd64/conf/MYKERNEL")
+    return ident, frozenset(enabled)

@@ -42,6 +42,7 @@ class Row:
     seen: frozenset[int]
     origin: str
     inert: frozenset[int] = frozenset()
+    needs: frozenset[str] = frozenset()  # kernel options amd64 GENERIC lacks, without which it is not compiled
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class Presence:
     last: str | None = None  # the newest snapshot that declared it and read it
     gone: str | None = None  # the first snapshot after `last` without it (or with it inert)
     inert: bool = False  # gone because it is declared but read nowhere
+    needs: frozenset[str] = frozenset()  # exists only in kernels built with these options (not GENERIC's)
 
 
 @dataclass
@@ -105,7 +107,7 @@ class SourceList:
         alive = [i for i in span if self.alive(name, i)]
         if alive and len(alive) == len(span):
             row = self.alive(name, alive[-1])
-            return Presence("exists", row.where, row.origin)
+            return Presence("exists", row.where, row.origin, needs=row.needs)
         if alive:  # declared at one end of the span only
             row = self.alive(name, alive[-1])
             if alive[0] == first and low != high and lower is not None:
@@ -179,6 +181,26 @@ class SourceList:
                 return parent
         return None
 
+    def moved_branch(self, name: str) -> str | None:
+        """For a name under TOP.X (three parts or more) when no snapshot declares anything under TOP.X but
+        another top level declares the branch X (hw.netmap.ring_size: netmap's knobs are dev.netmap.*): that
+        branch. dev.X is never the wrong one (the bus makes dev.<driver> at run time), nor is a branch a
+        driver from ports adds."""
+        parts = name.split(".")
+        if len(parts) < 3 or parts[0] == "dev":
+            return None
+        branch = ".".join(parts[:2])
+        if branch in VENDOR_KMOD_BRANCHES or self._holds(branch):
+            return None
+        others = sorted(f"{top}.{parts[1]}" for top in {n.split(".")[0] for n in self.nodes}
+                        if top != parts[0] and f"{top}.{parts[1]}" in self.nodes)
+        return others[0] if len(others) == 1 else None
+
+    def _holds(self, branch: str) -> bool:
+        prefix = branch + "."
+        return branch in self.nodes or branch in self.rows or any(n.startswith(prefix) for n in self.rows) \
+            or any(n.startswith(prefix) for n in self.nodes)
+
     def children(self, parent: str) -> list[str]:
         prefix = parent + "."
         return [n for n in self.rows if n.startswith(prefix) and "." not in n[len(prefix):]]
@@ -206,7 +228,8 @@ def parse_source_list(text: str) -> SourceList:
             nodes[name] = nodes.get(name, False) or where == "open-node"
             continue
         inert = next((_indices(e[6:]) for e in extra if e.startswith("inert:")), frozenset())
-        rows.setdefault(name, []).append(Row(where, _indices(spans), origin, inert))
+        needs = next((frozenset(e[6:].split("+")) for e in extra if e.startswith("needs:")), frozenset())
+        rows.setdefault(name, []).append(Row(where, _indices(spans), origin, inert, needs))
     return SourceList(os_name, snapshots, sources, rows, nodes)
 
 
