@@ -294,6 +294,8 @@ def test_a_name_declared_inside_an_ifdef_of_a_kernel_option_needs_that_option():
     assert source.rows["net.inet.ip.stealth"][0].needs == {"IPSTEALTH"}
     assert source.rows["net.inet.rss.bits"][0].needs == {"RSS"}  # net/rss_config.c: `optional inet rss | inet6 rss`
     assert not source.rows["net.inet.ip.forwarding"][0].needs and not source.rows["vfs.zfs.arc_max"][0].needs
+    from linerate.tuning.releases import coverage_line
+    assert "compiled only with `options IPSTEALTH`" in coverage_line("freebsd", "net.inet.ip.stealth")  # explain
 
 
 def test_an_option_gated_name_is_flagged_on_generic_and_not_on_the_kernel_that_has_the_option():

@@ -288,6 +288,10 @@ def _freebsd_coverage(name: str) -> str | None:
         how = ", ".join(sorted({f"{row.where} in {row.origin}" for row in rows}))
         absent = [label for label in labels if label not in alive]
         seen = f"declared in {', '.join(alive)} ({how})" + (f"; not in {', '.join(absent)}" if absent else "")
+        needs = sorted({option for row in rows for option in row.needs})
+        if needs:
+            seen += (f"; compiled only with `{' and '.join(f'options {o}' for o in needs)}`, which amd64 GENERIC "
+                     "lacks (audit: LR018)")
     elif name.startswith(OPEN_TOP) or source.closed_parent(name) is None:
         seen = "declared in none of them, under a branch that drivers outside the tree or devices add names to"
     else:
