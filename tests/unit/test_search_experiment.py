@@ -91,10 +91,16 @@ def test_rfc2544_experiment_file_is_validated():
                           ('generator = "iperf3"\n', 'generator applies to test = "rfc2544"'),
                           ('test = "rfc2544"\nprecision = 0.05\n', "precision applies to throughput tests"),
                           ('test = "latency"\nlatency = false\n', "drop latency = false"),
-                          ('test = "pps"\n', "test: unknown test 'pps'")):
+                          ('test = "pps"\n', "test: unknown test 'pps'"),
+                          ('test = "rfc2544"\nrelative_width = 0.5\n', "relative_width"),
+                          ('relative_width = 0.05\n', 'relative_width applies to test = "rfc2544"')):
         with pytest.raises(ConfigError, match=problem):
             parse_experiment('name = "bad"\n' + text)
     assert all(cell["latency"] for cell in parse_experiment('name = "l"\ntest = "latency"\n').cells())
+    coarse = parse_experiment('name = "c"\ntest = "rfc2544"\nrelative_width = 0.05\n')
+    assert {goal["relative_width"] for goal in SearchSettings(1.0, 0.005, coarse.relative_width).goals()} == {0.05}
+    with pytest.raises(ConfigError, match="--relative-width"):
+        SearchSettings(1.0, 0.005, 0.0)
 
 
 def test_searches_repeat_in_shuffled_rounds_and_are_all_stored(tmp_path):

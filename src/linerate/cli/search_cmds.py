@@ -48,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--trial-duration", type=float, default=1.0,
                      help="seconds per search trial (default 1; RFC 2544 asks for 60 in final figures)")
     cmd.add_argument("--pdr-loss", type=float, default=0.005, help="loss ratio PDR allows (default 0.005 = 0.5%%)")
+    cmd.add_argument("--relative-width", type=float, default=0.005,
+                     help="a search ends when its bounds are within this ratio of each other (default 0.005 = 0.5%%; "
+                     "0.05 takes fewer trials for a coarser figure)")
     cmd.add_argument("--generator", choices=GENERATORS, default="auto",
                      help="packet generator on the client: trafgen (netsniff-ng), iperf3 (UDP with a fixed -l: no "
                      "IMIX, IPv6 frames from 82 B), or auto (default: trafgen where installed, else iperf3)")
@@ -74,7 +77,7 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
 
     for size in args.frame_sizes or []:
         check_frame_for(size, args.family, args.generator)
-    settings = SearchSettings(args.trial_duration, args.pdr_loss)
+    settings = SearchSettings(args.trial_duration, args.pdr_loss, args.relative_width)
     if not NAME_RE.fullmatch(args.name or ""):
         raise ConfigError("--name", f"{(args.name or '')[:40]!r} is not a name; use letters, digits, '.', '_' or '-' "
                           "(up to 64, starting with a letter or digit)")
@@ -83,6 +86,7 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     experiment = experiment_from_dict({
         "name": args.name, "test": "rfc2544", "repetitions": 1, "calibrate": False,
         "duration_s": max(1, math.ceil(args.trial_duration)), "pdr_loss": args.pdr_loss,
+        "relative_width": args.relative_width,
         "generator": args.generator, "frame_sizes": args.frame_sizes,
         "fixed": {"family": args.family, **lab_params}}, "rfc2544 options")
     testbeds.check(experiment.cells(), set())

@@ -26,7 +26,7 @@ MAX_DEPTH = 8
 MAX_SEED = 2**63 - 1  # SQLite INTEGER is signed 64-bit
 # Experiment fields that one kind reads (it lists them in its experiment_fields); in any other
 # kind's file they are a mistake
-KIND_FIELDS = ("frame_sizes", "pdr_loss", "generator")
+KIND_FIELDS = ("frame_sizes", "pdr_loss", "relative_width", "generator")
 
 
 class Experiment(BaseModel):
@@ -47,6 +47,7 @@ class Experiment(BaseModel):
     test: str = "throughput"  # a test kind (kinds/): throughput, latency, rfc2544 ...
     frame_sizes: list[StrictInt | Literal["imix"]] | None = Field(None, min_length=1, max_length=64)
     pdr_loss: float = Field(0.005, gt=0, lt=0.5, strict=True)
+    relative_width: float = Field(0.005, ge=0.001, le=0.2, strict=True)  # rfc2544: bounds this close end a search
     generator: Literal["auto", "trafgen", "iperf3"] = "auto"  # the packet generator (search/frame_path.py)
     fixed: dict[str, Any] = Field(default_factory=dict)
     axes: dict[str, list[Any]] = Field(default_factory=dict)

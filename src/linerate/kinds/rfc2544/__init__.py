@@ -76,7 +76,7 @@ class SearchRun:
 class Rfc2544:
     name = "rfc2544"
     formats = ("md", "csv", "json", "html")
-    experiment_fields = ("frame_sizes", "pdr_loss", "generator")  # shared Experiment fields only it reads
+    experiment_fields = ("frame_sizes", "pdr_loss", "relative_width", "generator")  # shared Experiment fields only it reads
     compared_as = "NDR frames/s, mean over repeated searches"
     bit_rate_samples = False
 
@@ -114,7 +114,8 @@ class Rfc2544:
 
     def run(self, context: RunContext) -> SearchRun:
         experiment = context.experiment
-        settings = context.settings or SearchSettings(float(experiment.duration_s), experiment.pdr_loss)
+        settings = context.settings or SearchSettings(float(experiment.duration_s), experiment.pdr_loss,
+                                                         experiment.relative_width)
         run = SearchRun(context.experiment_id, context.seed, context.resumed)
         order = random.Random(context.seed)
 

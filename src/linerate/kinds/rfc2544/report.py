@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from linerate import schema
+from linerate.kinds.rfc2544.search import RELATIVE_WIDTH
 from linerate.report.csv_export import safe
 from linerate.report.layout import markdown_table, md_name, plain
 from linerate.stats import Summary, summarize
@@ -107,6 +108,12 @@ def trial_settings(config: dict[str, Any]) -> tuple[float | None, float]:
     return duration, float(config.get("pdr_loss") or goals[-1].get("loss_ratio", 0.005))
 
 
+def search_width(config: dict[str, Any]) -> float:
+    """The relative width that ended each search (RELATIVE_WIDTH before it could be chosen)."""
+    goals = config.get("goals") or [{}]
+    return float(config.get("relative_width") or goals[0].get("relative_width") or RELATIVE_WIDTH)
+
+
 def _figure(summary: Summary, share: float | None) -> str:
     if summary.n == 0 or summary.mean is None:
         return "–"
@@ -149,7 +156,8 @@ def serialize_markdown(experiment: ExperimentRow, summaries: list[SizeSummary]) 
     duration, pdr_loss = trial_settings(config)
     seconds = f"{duration:g}" if isinstance(duration, (int, float)) else "?"
     footer = md_name(f"Experiment {experiment.id} '{experiment.name}', {experiment.status}, seed {experiment.seed}; "
-                   f"{seconds} s search trials, NDR loss 0, PDR loss {pdr_loss * 100:g}%; "
+                   f"{seconds} s search trials, NDR loss 0, PDR loss {pdr_loss * 100:g}%, bounds within "
+                   f"{search_width(config) * 100:g}%; "
                    "the frame rate counts MAC header to FCS, the theoretical maximum adds preamble, SFD and gap.")
     if not summaries:
         return md_name(f"Experiment {experiment.id} '{experiment.name}': no searches stored yet.") + "\n"

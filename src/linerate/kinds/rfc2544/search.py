@@ -44,6 +44,9 @@ class SearchSettings:
     def __post_init__(self) -> None:
         if not 0.1 <= self.trial_duration_s <= 600:
             raise ConfigError("--trial-duration", f"{self.trial_duration_s!r} is out of range; use 0.1 to 600 s")
+        if not 0.001 <= self.relative_width <= 0.2:
+            raise ConfigError("--relative-width", f"{self.relative_width!r} is out of range; use 0.001 to 0.2 (0.005: "
+                              "a search ends when its bounds are within 0.5% of each other)")
         if not 0 < self.pdr_loss < 0.5:
             raise ConfigError("--pdr-loss", f"{self.pdr_loss!r} is out of range; use a ratio above 0 and below "
                               "0.5 (0.005 is 0.5%)")

@@ -21,7 +21,8 @@ def _share(fps: float | None, theoretical: float | None) -> str:
 def render_table(results: Sequence[Any], where: str, settings: Any, library: str, generator: str) -> str:
     """where: the path's description (Testbed.description)."""
     head = (f"RFC 2544 throughput, IPv{results[0].family if results else '?'}, {where}; {library}, {generator}, "
-            f"{settings.trial_duration_s:g} s trials, NDR loss 0, PDR loss {settings.pdr_loss * 100:g}%")
+            f"{settings.trial_duration_s:g} s trials, NDR loss 0, PDR loss {settings.pdr_loss * 100:g}%, bounds within "
+            f"{settings.relative_width * 100:g}%")
     columns = ["frame B", "theoretical fps", "NDR fps", "NDR Mbit/s", "NDR %", "PDR fps", "PDR Mbit/s", "PDR %",
                "generator max fps", "limit"]
     rows = []
