@@ -170,6 +170,18 @@ def _fits(kind: str, line: str) -> bool:
             }.get(kind, False)
 
 
+def _glued_output(line: str) -> tuple[str, str | None]:
+    """(command, output) of a prompt line that carries its output too, when some tracker stored the paste
+    without its line breaks ('$ conntrack -S cpu=0 found=770 ... cpu=1 ...'): the output starts at the
+    first word from which the rest of the line is output of a kind linerate reads; (line, None) otherwise."""
+    words = line.split()
+    for index in range(2, len(words)):
+        rest = " ".join(words[index:])
+        if "=" in words[index] and _start(rest) is not None:
+            return " ".join(words[:index]), rest
+    return line, None
+
+
 @dataclass
 class Block:
     kind: str | None  # None: not recognised
@@ -199,9 +211,12 @@ def blocks(text: str) -> list[Block]:
                 and current.kind is None and not any(text.strip() for text in current.lines):
             continue  # a remark between a command and its output ('#    user   nice   system', CI20_linux#35)
         if PROMPT.match(line.strip()) or (_start(line) is None and ECHOED.match(line.strip())):
-            current = Block(None, [], line.strip())
+            command, glued = _glued_output(line.strip())
+            current = Block(None, [], command)
             out.append(current)
-            continue
+            if glued is None:
+                continue
+            line = glued  # its output, on the same line (a tracker that lost the paste's line breaks)
         kind = _start(line)
         if current is not None and current.kind in STRICT:
             if _fits(current.kind, line):

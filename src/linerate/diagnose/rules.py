@@ -172,6 +172,8 @@ def single_core_bound(facts: Facts) -> Verdict | None:
     hot = max(facts.cpus, key=lambda c: c.get("busy_pct", 0.0)) if facts.cpus else None
     thread = facts.threads[0] if facts.threads else None
     one_cpu_thread = thread is not None and SATURATED_PCT <= thread["pct"] <= ONE_CPU_MAX_PCT
+    if not facts.cpus and len(_saturating_threads(facts)) > 1:
+        return None  # two threads each filling a CPU: the work is on several CPUs, not one
     if hot is not None and len(facts.cpus) >= 2 and hot["busy_pct"] >= SATURATED_PCT:
         others = [c["busy_pct"] for c in facts.cpus if c is not hot]
         if any(b >= SATURATED_PCT for b in others) or _all_busy([hot["busy_pct"], *others]) or \
@@ -201,11 +203,23 @@ def single_core_bound(facts: Facts) -> Verdict | None:
                    "queue bound", evidence, _spread_advice(facts))
 
 
+def _saturating_threads(facts: Facts) -> list[dict]:
+    """Threads of the paste each at about a whole CPU (top's per-CPU %CPU; not BusyBox's share of all)."""
+    return [t for t in facts.threads if not t.get("of_all_cpus") and SATURATED_PCT <= t["pct"] <= ONE_CPU_MAX_PCT]
+
+
+# BusyBox top without per-CPU lines: its %CPU is a share of all CPUs together, so a thread at X% is a
+# whole CPU only if the box has 100/X CPUs. BusyBox boxes (OpenWrt's SoCs: MT7621 2 cores / 4 threads,
+# MT7622 and IPQ40xx 2 or 4 cores) have a few: up to this many, that reading is taken as the likely one;
+# a smaller share would need more CPUs than such a box has (a thread at 7% is 14% of one of 2 CPUs).
+FEW_CPUS = 4
+
+
 def _one_cpu_of_a_few(facts: Facts, thread: dict) -> Verdict | None:
     """BusyBox top without per-CPU lines: a thread's %CPU is a share of every CPU together, and one thread
     fills at most one CPU, so X% bounds the CPU count at 100/X; at that count the thread is a whole CPU."""
     most = int(100 // thread["pct"]) if thread["pct"] > 0 else 0
-    if most < 2 or thread["pct"] * most < SATURATED_PCT or busy.total_saturated(facts):
+    if not 2 <= most <= FEW_CPUS or thread["pct"] * most < SATURATED_PCT or busy.total_saturated(facts):
         return None
     evidence = (f"{_thread_text(thread)}: one thread fills at most one CPU, so the box has at most {most} CPUs, and "
                 f"with {most} this thread is a whole CPU; the CPU count is not in the paste (BusyBox top's per-CPU "

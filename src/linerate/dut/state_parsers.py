@@ -188,11 +188,12 @@ def parse_conntrack_stats(text: str) -> dict[str, int]:
     cpus = 0
     for line in lines:
         fields = line.split()
-        if fields[0].startswith("cpu="):
-            cpus += 1
-            for field in fields[1:]:
+        if fields[0].startswith("cpu="):  # one CPU per line, or all of them on one (line breaks lost)
+            for field in fields:
                 name, sep, value = field.partition("=")
-                if sep and re.fullmatch(r"[a-z_]+", name):
+                if name == "cpu":
+                    cpus += 1
+                elif sep and re.fullmatch(r"[a-z_]+", name):
                     out[name] = out.get(name, 0) + _int(value, f"conntrack -S {name}")
         elif len(fields) == 2 and re.fullmatch(r"[a-z_]+", fields[0]) and _DEC.fullmatch(fields[1]):
             out[fields[0]] = int(fields[1])
