@@ -75,6 +75,34 @@ def test_check_all_ok_and_bypass_fails(bed):
     assert not iperf3_on(bed, "server")
 
 
+def scratch_dirs() -> set[str]:
+    return {p.name for p in Path("/tmp").glob("linerate-*") if p.is_dir()}  # the hosts share this machine's /tmp
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_check_stopped_during_its_burst_leaves_no_server_or_directory(bed, sig):
+    """`testbed check` stopped while its burst runs: SIGTERM ends it through its clean-up (143); after a
+    SIGKILL, `testbed restore` finds the server and directory it journaled before making them. Either way
+    nothing is left, and the next check passes (its port is free again)."""
+    before = scratch_dirs()
+    proc = subprocess.Popen([*LINERATE, "testbed", "check", str(bed.inventory())], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not iperf3_on(bed, "server") and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the check ended before its burst's server came up"
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 143 and "SIGTERM" in err, err[-400:]
+        assert "nothing to restore" in linerate("testbed", "restore", str(bed.inventory())).stdout
+    else:
+        restored = linerate("testbed", "restore", str(bed.inventory())).stdout
+        assert "iperf3 server stopped" in restored and "removed" in restored, restored
+    assert not iperf3_on(bed, "server") and scratch_dirs() == before
+    assert linerate("testbed", "check", str(bed.inventory())).returncode == 0
+
+
 def test_changed_and_unknown_host_keys_are_refused(bed, tmp_path):
     wrong = tmp_path / "known_hosts"
     other = bed.host_key_line("server").split()[1:]  # the server's key, filed under the DUT's address

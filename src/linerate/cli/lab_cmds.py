@@ -151,9 +151,12 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
 
 def cmd_lab_down(args: argparse.Namespace) -> int:
     from linerate.lab.registry import Registry
+    from linerate.lab.signals import terminations_deferred
     from linerate.testbed.base import find_lab
 
-    removed = as_option(lambda: find_lab(args.name, Registry())).down()
+    lab = as_option(lambda: find_lab(args.name, Registry()))
+    with terminations_deferred():  # a signal waits until the lab is removed whole, then ends the command
+        removed = lab.down()
     if args.json:
         print(dumps({"lab": args.name, "removed_namespaces": list(removed)}))
         return 0
@@ -167,6 +170,7 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     they are. One bad record never stops the others: it is reported and the exit code is 1."""
     from linerate.errors import LinerateError
     from linerate.lab.registry import Registry, vet
+    from linerate.lab.signals import terminations_deferred
     from linerate.testbed.namespace import remove_record
 
     registry = Registry()
@@ -182,7 +186,8 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
             say(f"left {record.kind} {record.lab_id} untouched: {'; '.join(problems)}")
             continue
         try:
-            remove_record(record, registry)  # as a lab's own down(): namespaces (and a VM's qemu), files, record
+            with terminations_deferred():  # a signal waits until this one is removed whole
+                remove_record(record, registry)  # as a lab's own down(): namespaces (and a VM's qemu), files, record
         except (LinerateError, OSError) as exc:
             left.append({"kind": record.kind, "lab": record.lab_id, "problem": f"could not finish removing: {exc}"})
             say(f"could not finish removing {record.kind} {record.lab_id}: {exc}; its record is kept")

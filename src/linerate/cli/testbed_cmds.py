@@ -39,9 +39,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     from linerate.testbed.check import passed, run_checks
     from linerate.testbed.inventory import load_inventory
 
+    from linerate.lab.signals import terminations_raise
+
     inventory = load_inventory(args.inventory)
-    checks, environment = run_checks(inventory, accept_new=args.accept_new_host_keys,
-                                     on_message=lambda m: print(m, file=sys.stderr))
+    with terminations_raise():  # SIGTERM/SIGHUP end the check through its clean-up, as Ctrl-C does
+        checks, environment = run_checks(inventory, accept_new=args.accept_new_host_keys,
+                                         on_message=lambda m: print(m, file=sys.stderr))
     if args.json:
         print(dumps({"testbed": inventory.name, "ok": passed(checks),
                      "checks": [c.__dict__ for c in checks], "environment": environment}))

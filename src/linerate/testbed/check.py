@@ -13,15 +13,16 @@ from dataclasses import dataclass
 
 from linerate import counters
 from linerate.dut.base import DutDriver, Probe, Snapshot, rx_packets
-from linerate.errors import ExecError, LinerateError, ParseError
-from linerate.exec.scratch import make_temp
+from linerate.errors import ConfigError, ExecError, LinerateError, ParseError
+from linerate.exec import scratch
+from linerate.lab.signals import terminations_deferred
 from linerate.exec.ssh import SshError, SshExecutor
 from linerate.model import TrialParams
 from linerate.numbers import is_ascii_int
 from linerate.testbed.fingerprint import host_fingerprint
 from linerate.testbed.inventory import Inventory
 from linerate.testbed.ssh import SERVER_PORT, close_hosts, connect_host, detect_driver
-from linerate.testbed.ssh_restore import start_server, stop_server
+from linerate.testbed.ssh_restore import SCRATCH_KIND, held_journal, start_server, stop_server
 from linerate.traffic import iperf3
 
 BURST_PACKETS = 2000
@@ -145,21 +146,41 @@ def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lam
                 checks.append(Check(f"{role} iperf3", version is not None, version or "iperf3 not found"))
         checks += tool_checks(executors)
         if {"client", "server", "dut"} <= executors.keys() and driver is not None:
-            server, workdir, pidfile = executors["server"], None, None
-            try:  # a fresh directory (mktemp -d) for the pid file: never a predictable path in /tmp
-                workdir = make_temp(server, "check", directory=True)
-                pidfile = f"{workdir}/iperf3.pid"
-                start_server(server, pidfile, SERVER_PORT + 1, 60)  # not the run's port: a run may hold it
-                for family in (4, 6):
-                    if inventory.address(family):
-                        checks.append(path_check(inventory, executors, driver, family, SERVER_PORT + 1))
-            except LinerateError as exc:
-                checks.append(Check("path", False, f"could not run the burst: {exc}"))
-            finally:
-                if pidfile is not None:
-                    stop_server(server, pidfile)
-                    server.run(["rm", "-rf", "--", workdir], timeout_s=TIMEOUT_S, check=False)
+            checks += burst_checks(inventory, executors, driver)
     finally:
         close_hosts(executors)
     return checks, environment
+
+
+def burst_checks(inventory: Inventory, executors: dict[str, SshExecutor], driver: DutDriver) -> list[Check]:
+    """The path check's bursts through the DUT, with the testbed held as a run holds it: never during
+    another run's trials (its figures would carry the burst), and the iperf3 server and its directory
+    journaled before they exist, so a check killed even by SIGKILL leaves `testbed restore` their removal."""
+    try:
+        journal = held_journal(inventory.identity_key(), inventory.name)
+    except ConfigError as exc:
+        return [Check("path", False, f"not run: {exc.problem} (a burst now would disturb that run's trials)")]
+    server, checks = executors["server"], []
+    try:
+        workdir = scratch.new_scratch_path(inventory.identity_key())
+        made = journal.add("server", SCRATCH_KIND, workdir, "", None)
+        pidfile = f"{workdir}/iperf3-check.pid"
+        started = journal.add("server", "process", pidfile, "", None)
+        try:
+            server.run(scratch.make_argv(workdir), timeout_s=TIMEOUT_S)
+            start_server(server, pidfile, SERVER_PORT + 1, 60)  # not the run's port: a run may hold it
+            for family in (4, 6):
+                if inventory.address(family):
+                    checks.append(path_check(inventory, executors, driver, family, SERVER_PORT + 1))
+        except LinerateError as exc:
+            checks.append(Check("path", False, f"could not run the burst: {exc}"))
+        finally:
+            with terminations_deferred():  # a signal now waits until the server is stopped and the directory gone
+                stop_server(server, pidfile)
+                journal.done(started)
+                if server.run(scratch.remove_argv(workdir), timeout_s=TIMEOUT_S, check=False).returncode == 0:
+                    journal.done(made)
+    finally:
+        journal.close()
+    return checks
 
