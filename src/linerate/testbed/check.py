@@ -15,8 +15,8 @@ from linerate import counters
 from linerate.dut.base import DutDriver, Probe, Snapshot, rx_packets
 from linerate.errors import ConfigError, ExecError, LinerateError, ParseError
 from linerate.exec import scratch
-from linerate.lab.signals import terminations_deferred
 from linerate.exec.ssh import SshError, SshExecutor
+from linerate.lab.signals import terminations_deferred
 from linerate.model import TrialParams
 from linerate.numbers import is_ascii_int
 from linerate.testbed.fingerprint import host_fingerprint
