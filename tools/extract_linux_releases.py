@@ -127,14 +127,54 @@ def unread_variables(text: str, path: str) -> dict[str, str]:
 
 def declarations(text: str, path: str = "") -> tuple[set[str], set[str], set[str]]:
     """(full dotted names, leaf names, full names declared read-only) of one C file's ctl_tables."""
-    full, leaves, read_only, _ = declarations_with_data(text, path)
+    full, leaves, read_only, _, _ = declarations_with_data(text, path)
     return full, leaves, read_only
 
 
-def declarations_with_data(text: str, path: str = "") -> tuple[set[str], set[str], set[str], dict[str, str]]:
-    """declarations() and, for each full name whose entry writes a variable nothing reads, that variable."""
+# The handlers that refuse a value outside [*extra1, *extra2] (EINVAL, the old value stays): kernel/sysctl.c
+# do_proc_dointvec_minmax_conv / do_proc_douintvec_minmax_conv / proc_dou8vec_minmax, 4.4 .. 6.12
+MINMAX = re.compile(r"\.proc_handler\s*=\s*&?(proc_dointvec_minmax|proc_douintvec_minmax|proc_dou8vec_minmax)\b")
+# include/linux/sysctl.h (5.8+): the shared bounds
+SYSCTL_VALUES = {"SYSCTL_ZERO": 0, "SYSCTL_ONE": 1, "SYSCTL_TWO": 2, "SYSCTL_THREE": 3, "SYSCTL_FOUR": 4,
+                 "SYSCTL_ONE_HUNDRED": 100, "SYSCTL_TWO_HUNDRED": 200, "SYSCTL_ONE_THOUSAND": 1000,
+                 "SYSCTL_THREE_THOUSAND": 3000, "SYSCTL_INT_MAX": 2147483647, "SYSCTL_MAXOLDUID": 65535,
+                 "SYSCTL_NEG_ONE": -1}
+STATIC_INT = re.compile(r"^\s*static\s+(?:const\s+)?(?:unsigned\s+)?(?:int|long|u8|u32)\s+(\w+)"
+                        r"\s*(?:=\s*(-?\d+)\s*)?;", re.M)
+
+
+def _bound(expression: str | None, constants: dict[str, int]) -> int | None:
+    """The value an .extra1/.extra2 points at, when the file says it: SYSCTL_ONE, &one (`static int one =
+    1;`, or `static int zero;`: 0); None for anything computed (10 * HZ, a value set at run time)."""
+    if expression is None:
+        return None
+    expression = re.sub(r"\(\s*void\s*\*\s*\)", "", expression).strip()
+    if expression in SYSCTL_VALUES:
+        return SYSCTL_VALUES[expression]
+    match = re.fullmatch(r"&\s*(\w+)", expression)
+    return constants.get(match.group(1)) if match else None
+
+
+def entry_bounds(entry: str, constants: dict[str, int]) -> tuple[str, int | None, int | None] | None:
+    """(handler, min, max) of one ctl_table entry whose handler refuses values out of bounds; None otherwise."""
+    handler = MINMAX.search(entry)
+    if handler is None or re.search(r"^\s*#\s*if", entry, re.M):
+        return None  # bounds under #ifdef CONFIG_X (bpf_jit_enable: 1..1 with BPF_JIT_ALWAYS_ON, else 0..2)
+    extra = {key: value.strip() for key, value in re.findall(r"\.(extra[12])\s*=\s*([^,\n]+)", entry)}
+    return handler.group(1), _bound(extra.get("extra1"), constants), _bound(extra.get("extra2"), constants)
+
+
+def declarations_with_data(text: str, path: str = "") -> tuple[set[str], set[str], set[str], dict[str, str],
+                                                                dict[str, tuple[str, int | None, int | None]]]:
+    """declarations(), for each full name whose entry writes a variable nothing reads, that variable, and
+    for each full name whose handler refuses values out of bounds, (handler, min, max) (None: unbounded or
+    not known; a name declared twice with other bounds keeps the looser)."""
     tables: dict[str, list[tuple[str, str | None]]] = {}
     data: dict[str, str] = {}
+    # file-static bounds, unless the file also assigns them (a bound set at boot is not its initialiser)
+    constants = {name: int(value or 0) for name, value in STATIC_INT.findall(text)
+                 if len(re.findall(rf"\b{name}\s*=[^=]", text)) <= (1 if value else 0)}
+    bounds: dict[str, tuple[str, int | None, int | None]] = {}
     unread = unread_variables(text, path)
     leaves: set[str] = set()
     full: set[str] = set()
@@ -149,6 +189,10 @@ def declarations_with_data(text: str, path: str = "") -> tuple[set[str], set[str
                 written = re.search(r"\.data\s*=\s*&([\w.]+)\s*,", entry)
                 if written and written.group(1) in unread:
                     data[proc.group(1)] = unread[written.group(1)]
+                bounded = entry_bounds(entry, constants)
+                known = bounds.get(proc.group(1), bounded)
+                bounds[proc.group(1)] = None if bounded is None or known is None else (
+                    bounded[0], _looser(known[1], bounded[1], min), _looser(known[2], bounded[2], max))
                 if READ_ONLY.search(entry) and not RUNTIME_MODE.search(text):
                     read_only_leaves.add(proc.group(1))
         entries += [(macro, None) for macro in MACRO_NAME.findall(body)]
@@ -191,7 +235,15 @@ def declarations_with_data(text: str, path: str = "") -> tuple[set[str], set[str
     unread_names = {canonical(f"{paths[table]}/{proc}".replace("/", ".")): data[proc]
                     for table, entries in tables.items() if paths.get(table)
                     for proc, child in entries if child is None and proc in data}
-    return full, leaves, read_only, unread_names
+    bounded_names = {canonical(f"{paths[table]}/{proc}".replace("/", ".")): bounds[proc]
+                     for table, entries in tables.items() if paths.get(table)
+                     for proc, child in entries if child is None and bounds.get(proc)
+                     and (bounds[proc][1] is not None or bounds[proc][2] is not None)}
+    return full, leaves, read_only, unread_names, bounded_names
+
+
+def _looser(a: int | None, b: int | None, pick) -> int | None:
+    return None if a is None or b is None else pick(a, b)
 
 
 def canonical(name: str) -> str:
@@ -273,11 +325,15 @@ def main() -> None:
     origin: dict[str, str] = {}
     unread: dict[str, dict[int, str]] = {}  # name -> release index -> what it writes that nothing reads, and why
     declared: dict[str, set[int]] = {}
+    ranges: dict[str, dict[int, tuple[str, int | None, int | None]]] = {}  # name -> release -> (handler, min, max)
     for index, (_, _, where, prefix) in enumerate(LINUX_TREES):
         tree = Tree(where, prefix)
         for path in tree.files_with("ctl_table"):
             text = tree.read(path) or ""
-            full, leaf, fixed, unread_here = declarations_with_data(text, path)
+            full, leaf, fixed, unread_here, bounded = declarations_with_data(text, path)
+            for name, found in bounded.items():
+                known = ranges.setdefault(name, {}).get(index, found)
+                ranges[name][index] = (found[0], _looser(known[1], found[1], min), _looser(known[2], found[2], max))
             for name, var in unread_here.items():
                 unread.setdefault(name, {})[index] = var
             for name in full:
@@ -317,13 +373,21 @@ def main() -> None:
               "and Documentation/networking/ip-sysctl, nf_conntrack-sysctl, sysctl/net",
               "# generated by tools/extract_linux_releases.py; columns: name, kind (name | leaf), release "
               "indices, no-op from (version: the documentation's words, or what the source shows), origin; 'read-only' rows: the releases whose "
-              "declaration is mode 0444 or a *_RO_ENTRY macro"]
+              "declaration is mode 0444 or a *_RO_ENTRY macro; 'range' rows: the releases whose handler refuses a value "
+              "outside min..max (an empty end: no bound known), as 'handler min..max'"]
     for name in sorted(names):
         seen = ",".join(map(str, sorted(names[name])))
         op = f"{no_op[name][0]}:{no_op[name][1]}" if name in no_op else ""
         lines.append(f"{name}\tname\t{seen}\t{op}\t{origin[name]}")
     for name in sorted(read_only):
         lines.append(f"{name}\tread-only\t{','.join(map(str, sorted(read_only[name])))}\t\t{origin.get(name, '')}")
+    for name in sorted(ranges):  # one row per (handler, min, max) and the releases that declare it so
+        same: dict[tuple, list[int]] = {}
+        for index, bound in ranges[name].items():
+            same.setdefault(bound, []).append(index)
+        for (handler, low, high), indices in sorted(same.items(), key=lambda item: min(item[1])):
+            span = f"{'' if low is None else low}..{'' if high is None else high}"
+            lines.append(f"{name}\trange\t{','.join(map(str, sorted(indices)))}\t{handler} {span}\t{origin.get(name, '')}")
     for leaf in sorted(leaves):
         lines.append(f"{leaf}\tleaf\t{','.join(map(str, sorted(leaves[leaf])))}\t\t")
     sys.stdout.write("\n".join(lines) + "\n")

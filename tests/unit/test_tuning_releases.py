@@ -154,3 +154,45 @@ def test_releases_older_than_every_list_get_no_warning_from_a_newer_list(tmp_pat
     found = audit(load_catalog(), parse_file(str(path), None), ctx)
     assert not [f for f in found if f.severity == "warning"], found
     assert resolve_release("openwrt", "15.05").version == (3, 18)
+
+
+def test_a_distribution_patchs_name_is_not_called_new_in_the_release_whose_tree_carries_the_patch():
+    """kernel.unprivileged_userns_clone: Debian's patch 'add sysctl to disallow unprivileged CLONE_NEWUSER by
+    default'; Debian 12's /proc/sys lists it, no upstream tree declares it, and the 6.12 tree read is Debian's
+    linux-source (held-out check: a Debian 12 sysctl.conf got 'only exists from linux 6.12 on')."""
+    from linerate.tuning.releases import distribution_names, linux_lifecycle
+
+    assert "kernel.unprivileged_userns_clone" in distribution_names()
+    assert "net.ipv4.tcp_rto_min_us" not in distribution_names()  # new upstream in 6.12: still LR008
+    code, severity, message, _ = linux_lifecycle("kernel.unprivileged_userns_clone", "linux 6.1", (6, 1), (6, 1), "")
+    assert (code, severity) == ("LR016", "info") and "Debian/Ubuntu kernel patch" in message
+    assert linux_lifecycle("net.ipv4.tcp_rto_min_us", "linux 6.1", (6, 1), (6, 1), "")[:2] == ("LR008", "warning")
+
+
+def test_a_value_outside_a_minmax_handlers_bounds_is_refused_by_the_kernel():
+    """kernel/sysctl.c of 6.1.20 (c1336658570/linux-6.1.20@fad5889c), the modules_disabled entry verbatim:
+    proc_dointvec_minmax with extra1 = extra2 = SYSCTL_ONE, so a write of 0 is EINVAL; an entry whose
+    bounds sit under #ifdef (bpf_jit_enable) or point at a variable the file sets at run time says nothing."""
+    import importlib.util
+    from pathlib import Path
+
+    from linerate.tuning.releases import linux_range_problem
+
+    spec = importlib.util.spec_from_file_location("extract_linux_releases", Path(__file__).resolve().parents[2] /
+                                                  "tools" / "extract_linux_releases.py")
+    tools = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tools)
+    entry = ('\t\t.procname\t= "modules_disabled",\n\t\t.data\t\t= &modules_disabled,\n\t\t.maxlen\t\t= sizeof(int),\n'
+             '\t\t.mode\t\t= 0644,\n\t\t/* only handle a transition from default "0" to "1" */\n'
+             '\t\t.proc_handler\t= proc_dointvec_minmax,\n\t\t.extra1\t\t= SYSCTL_ONE,\n\t\t.extra2\t\t= SYSCTL_ONE,\n')
+    assert tools.entry_bounds(entry, {}) == ("proc_dointvec_minmax", 1, 1)
+    assert tools.entry_bounds(entry.replace("SYSCTL_ONE,\n\t\t.extra2", "&one,\n\t\t.extra2"), {"one": 1})[1] == 1
+    assert tools.entry_bounds("#ifdef CONFIG_BPF_JIT_ALWAYS_ON\n" + entry, {}) is None
+    assert tools.entry_bounds(entry.replace("SYSCTL_ONE,\n", "&max_threads,\n", 1), {})[1] is None
+
+    refused = linux_range_problem("kernel.modules_disabled", "0", (6, 1), (6, 1))
+    assert refused and "takes 1..1" in refused and "EINVAL" in refused
+    assert linux_range_problem("kernel.modules_disabled", "1", (6, 1), (6, 1)) is None
+    assert "300" in linux_range_problem("net.ipv4.ip_default_ttl", "300", (4, 4), (6, 12))
+    assert linux_range_problem("net.ipv4.tcp_rmem", "4096 87380 6291456", (6, 1), (6, 1)) is None  # each one checked
+    assert linux_range_problem("net.core.somaxconn", "65535", (6, 1), (6, 1)) is None  # no upper bound declared

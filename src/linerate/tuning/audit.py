@@ -37,7 +37,7 @@ from linerate.tuning.catalog import Catalog, Knob, defaults_over
 from linerate.tuning.harm import above_netisr_limit, below_lists, ipv6_forwarding_scope
 from linerate.tuning.names import all_lists, bracketing_lists, close_names, edit_distance, missing_node, name_list
 from linerate.tuning.parsers import Setting
-from linerate.tuning.releases import linux_absent, linux_lifecycle
+from linerate.tuning.releases import linux_absent, linux_lifecycle, linux_range_problem
 from linerate.tuning.values import (fraction_problem, quoted_problem, freebsd_ms_fix, freebsd_ms_problem, harmful_value, lowers_capacity,
                                     rc_service_problem, read_only, unit_problem)
 from linerate.tuning.sources import Presence, describe, source_list, span_text
@@ -320,6 +320,9 @@ def _semantics(s: Setting, ctx: Context) -> list[Finding]:
     listed = read_only(s, ctx.family, ctx.version, ctx.span)
     if listed:
         return [_finding("LR017", "warning", s, listed, "delete the line")]
+    refused = linux_range_problem(s.key, s.value, *ctx.span) if ctx.family == "linux" and s.kind == "sysctl" else None
+    if refused:
+        return [_finding("LR017", "warning", s, refused, "write a value inside the bounds, or delete the line")]
     timer = freebsd_ms_problem(s, ctx.family)
     if timer:
         return [_finding("LR017", "warning", s, timer, freebsd_ms_fix(s))]

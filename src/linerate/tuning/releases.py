@@ -70,6 +70,8 @@ class ReleaseTable:
     names: dict[str, tuple[frozenset[int], tuple[str, str] | None, str]] = field(default_factory=dict)
     leaves: dict[str, frozenset[int]] = field(default_factory=dict)
     read_only: dict[str, frozenset[int]] = field(default_factory=dict)
+    # name -> [(releases, handler, min, max)]: a handler that refuses values outside min..max (None: no bound)
+    ranges: dict[str, list[tuple[frozenset[int], str, int | None, int | None]]] = field(default_factory=dict)
 
     def coverage(self) -> str:
         return (f"Linux {fmt(self.releases[0].version)} .. {fmt(self.releases[-1].version)} "
@@ -129,6 +131,7 @@ def parse_table(text: str) -> ReleaseTable:
     names: dict[str, tuple[frozenset[int], tuple[str, str] | None, str]] = {}
     leaves: dict[str, frozenset[int]] = {}
     read_only: dict[str, frozenset[int]] = {}
+    ranges: dict[str, list[tuple[frozenset[int], str, int | None, int | None]]] = {}
     for line in text.splitlines():
         if line.startswith("# release: "):
             version, label, where = line[len("# release: "):].split("\t")
@@ -142,10 +145,15 @@ def parse_table(text: str) -> ReleaseTable:
             leaves[name] = indices
         elif kind == "read-only":
             read_only[name] = indices
+        elif kind == "range":
+            handler, _, span = no_op.partition(" ")
+            low, _, high = span.partition("..")
+            ranges.setdefault(name, []).append((indices, handler, int(low) if low else None,
+                                                int(high) if high else None))
         else:
             since, _, words = no_op.partition(":")
             names[name] = (indices, (since, words) if no_op else None, origin)
-    return ReleaseTable(releases, names, leaves, read_only)
+    return ReleaseTable(releases, names, leaves, read_only, ranges)
 
 
 @lru_cache(maxsize=1)
@@ -242,10 +250,30 @@ def linux_lifecycle(name: str, label: str, low: tuple[int, ...], high: tuple[int
         return ("LR001", "info", f"{name} was removed in linux {found.since} (declared up to {found.last}): it "
                 f"does nothing if your box runs {found.since} or later ({label} straddles it; {hint})",
                 "delete the line if your kernel is newer")
+    if found.state == "added" and name in distribution_names():
+        return ("LR016", "info", f"{name} comes from a Debian/Ubuntu kernel patch (Debian 12's /proc/sys lists it; "
+                f"no upstream tree linerate read declares it, and its {found.since} tree is Debian's own): it exists "
+                f"on their kernels, not on an upstream {label}",
+                f"check with `sysctl {name}` on the box (unknown key: the line does nothing)")
     if found.state == "added":
         return ("LR008", "warning", f"{name} only exists from linux {found.since} on, not on {label} ({lists})",
                 "delete it, or upgrade")
     return None
+
+
+@lru_cache(maxsize=1)
+def distribution_names() -> frozenset[str]:
+    """Names a distribution's kernel patches add: in the /proc/sys listing of Debian 12's kernel (linux-6.1.tsv)
+    but declared by none of the upstream trees the release table read up to 6.6 (its 6.12 tree is Debian's
+    linux-source, patches included): kernel.unprivileged_userns_clone, Debian's patch 'add sysctl to
+    disallow unprivileged CLONE_NEWUSER by default'."""
+    table = linux_releases()
+    debian = next((n for n in all_lists() if n.os == "linux" and n.release == (6, 1)), None)
+    if debian is None:
+        return frozenset()
+    upstream = {i for i, r in enumerate(table.releases) if "Debian" not in r.where}
+    return frozenset(name for name in debian.entries
+                     if name in table.names and not (table.names[name][0] & upstream))
 
 
 def linux_absent(name: str, label: str, low: tuple[int, ...], high: tuple[int, ...],
@@ -275,6 +303,33 @@ def linux_read_only(name: str, low: tuple[int, ...], high: tuple[int, ...]) -> s
     first, last = table.releases[declared[0]].label, table.releases[declared[-1]].label
     span = first if first == last else f"{first} .. {last}"
     return f"{entry[2]} of linux {span} declares it read-only (mode 0444 or a *_RO_ENTRY macro)"
+
+
+def linux_range_problem(name: str, value: str, low: tuple[int, ...], high: tuple[int, ...]) -> str | None:
+    """Why the kernel refuses this value (EINVAL, the old value stays): on every release judged that declares
+    the name, its handler is a *_minmax one and some number of the value falls outside the loosest bounds
+    those releases give; None when any release judged leaves it unbounded or the value is not integers."""
+    table = linux_releases()
+    key = canonical("linux", name)
+    entry, rows = table.names.get(key), table.ranges.get(key)
+    if entry is None or not rows:
+        return None
+    declared = [i for i in table.indices(low, high) if i in entry[0]]
+    found = [next((row for row in rows if i in row[0]), None) for i in declared]
+    numbers = value.split()
+    if not declared or None in found or not numbers or not all(re.fullmatch(r"-?[0-9]{1,19}", n) for n in numbers):
+        return None
+    lows, highs = [row[2] for row in found], [row[3] for row in found]
+    least = None if None in lows else min(lows)
+    most = None if None in highs else max(highs)
+    outside = [n for n in numbers if (least is not None and int(n) < least) or (most is not None and int(n) > most)]
+    if not outside:
+        return None
+    bounds = f"{'' if least is None else least}..{'' if most is None else most}"
+    first, last = table.releases[declared[0]].label, table.releases[declared[-1]].label
+    span = first if first == last else f"{first} .. {last}"
+    return (f"{name} takes {bounds} (its ctl_table handler {found[-1][1]} with .extra1/.extra2, {entry[2]} of linux "
+            f"{span}): {', '.join(outside)} is refused with EINVAL, the old value stays, and sysctl -p reports an error")
 
 
 def _freebsd_coverage(name: str) -> str | None:
