@@ -89,6 +89,28 @@ def test_a_fifo_nobody_reads_is_refused_not_hung_on(db, tmp_path, capsys):
     assert "FIFO nobody reads" in err and stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+@pytest.mark.parametrize("command", [["report", "exp", "-o"], ["report", "exp", "--plot"],
+                                     ["compare", "exp", "exp", "-o"]])
+@pytest.mark.parametrize("name", ["the file", "a link to it", "a hard link to it", "its -wal", "the journal dir"])
+def test_an_output_is_never_written_over_the_database_it_reads_or_linerates_state(db, tmp_path, capsys, monkeypatch,
+                                                                                   command, name):
+    monkeypatch.setenv("LINERATE_JOURNAL_DIR", str(tmp_path / "journal"))
+    (tmp_path / "journal").mkdir()
+    target = {"the file": db, "a link to it": tmp_path / "link.db", "a hard link to it": tmp_path / "hard.db",
+              "its -wal": Path(f"{db}-wal"), "the journal dir": tmp_path / "journal" / "x.db"}[name]
+    if name == "a link to it":
+        target.symlink_to(db)
+    elif name == "a hard link to it":
+        os.link(db, target)
+    import sqlite3
+
+    dump = lambda: list(sqlite3.connect(db).iterdump())  # noqa: E731 - tables, columns and rows
+    before = dump()
+    err = one_line_exit_2([*command, str(target), "--db", str(db)], capsys)
+    assert "results database" in err or "state directory" in err, err
+    assert dump() == before
+
+
 def test_a_symlink_is_followed_and_stays_a_link(db, tmp_path, capsys):
     target = tmp_path / "real.json"
     target.write_text("old")

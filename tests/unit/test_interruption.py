@@ -3,8 +3,10 @@ SIGTERM/SIGHUP handler raises errors.Interrupted, a BaseException, which no best
 (`except LinerateError`, `except Exception`) may swallow. Each best-effort read below gets a host
 that sends SIGTERM to this very process while it is being read."""
 
+import io
 import os
 import signal
+import sys
 
 import pytest
 
@@ -157,3 +159,20 @@ def test_a_signal_while_lab_up_builds_removes_the_half_built_lab_and_keeps_nothi
     with pytest.raises(raised):
         up_and_kept(HalfBuilt())
     assert done == ["first namespace", "removed"]
+
+
+@pytest.mark.parametrize("command, code", [("report", 0), ("list", 0), ("run", 141), ("tune", 141), ("cps", 141),
+                                           ("testbed", 141)])
+def test_a_closed_output_pipe_ends_a_measuring_command_as_not_finished(monkeypatch, capsys, command, code):
+    """`linerate run … | head -2`: the reader leaves, the next print raises BrokenPipeError. A command that
+    only prints loses nothing (0, as `report | head` should); one that measures or changes something
+    stopped part-way and must not look finished."""
+    def closed(args):
+        raise BrokenPipeError
+
+    monkeypatch.setattr("linerate.cli.build_parser", lambda words: _parser_calling(closed))
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    said = sys.stderr
+    monkeypatch.setattr(said, "close", lambda: None)
+    assert main([command]) == code
+    assert ("--resume" in said.getvalue()) == (code == 141)

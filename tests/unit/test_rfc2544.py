@@ -244,3 +244,11 @@ def test_a_sender_that_prints_no_summary_is_an_error_naming_what_it_said():
     with pytest.raises(ExecError, match="no JSON: Usage: iperf3.*stderr: iperf3: parameter error"):
         Iperf3UdpSender("3.12").send(client, "eth0", FLOW4, 64, 1000, 10)
     assert client.calls[0][:3] == ("iperf3", "-c", "198.19.0.2")
+
+
+def test_a_search_whose_ceiling_is_below_mlrsearchs_default_minimum_runs(tmp_path):
+    """MLRsearch's Config checks max_load against its default min_load (9001) as it is set: a path whose
+    generator or link tops out below that (1518 B frames on a 100 Mbit/s link: 8,127 frames/s) was a
+    ValueError traceback; the minimum is now set first."""
+    _, result = search(Store(tmp_path / "s.db"), SimulatedPath(dut_fps=10e6, generator_fps=5_000), frame=1518)
+    assert 0.9 * 5_000 <= result.ndr_fps <= 5_000 and result.generator_limited

@@ -155,6 +155,9 @@ def test_rate_search_is_mlrsearch_ndr_over_the_simulated_dut():
     table = Table(4096, rate_ok=30_000, queue=500)
     rate = search_rate(table, 1000, 200.0, 200_000.0, 0.01)
     assert rate is not None and 0.98 * 30_000 <= rate <= 30_000
+    # a ceiling under MLRsearch's default minimum (9001): was a ValueError from Config (--max-rate 5000, --link 1m)
+    slow = search_rate(Table(4096, rate_ok=30_000, queue=500), 1000, 5.0, 5_000.0, 0.01)
+    assert slow is not None and 0.98 * 5_000 <= slow <= 5_000
 
 
 def test_options_refuse_with_the_key_named():

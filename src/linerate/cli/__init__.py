@@ -4,6 +4,7 @@ errors into one line on stderr and an exit code (2 for bad input, 1 for failures
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import re
 import sqlite3
@@ -104,7 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+# Commands that only print what is stored or computed: a reader that stops reading (`| head`) loses nothing
+PRINT_ONLY = {"report", "list", "compare", "calc", "audit", "explain", "recommend", "diagnose", "doctor", "completion"}
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    args = None
     try:  # Ctrl-C during start-up (imports, parsing) is an interruption too, not a traceback
         words = sys.argv[1:] if argv is None else list(argv)
         args = build_parser(words).parse_args(words)
@@ -131,9 +137,18 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stderr.write(f"linerate: --db: the results database cannot be written ({_one_line(str(exc))[:120]}); "
                          "free space or give --db a file linerate may write\n")
         return 2
-    except BrokenPipeError:  # `linerate report | head`: the reader left; not an error of ours
+    except BrokenPipeError:
+        # The reader of our output left. `linerate report | head` loses nothing; a command that measures or
+        # changes something stopped there (its trials are stored, its changes put back on the way out) and
+        # must not look finished: 141, as a shell reports a SIGPIPE.
+        command = getattr(args, "command", None)
+        with contextlib.suppress(OSError, ValueError):
+            if command not in PRINT_ONLY:
+                sys.stderr.write(f"linerate: {command}: its output was closed (the reader of the pipe left): stopped; "
+                                 "what was measured is stored, continue with --resume\n")
+                sys.stderr.flush()
         sys.stderr.close()
-        return 0
+        return 0 if command in PRINT_ONLY else 141
     except KeyboardInterrupt:
         sys.stderr.write("linerate: interrupted\n")
         return 130

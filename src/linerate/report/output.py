@@ -9,7 +9,9 @@ without its accidents.
   is refused instead of hanging;
 - a symbolic link is followed: what it points to gets the rule above, and the link stays a link;
   a link to nothing is refused (nothing is created at its target);
-- a directory, a block device (a disk) or a socket: refused.
+- a directory, a block device (a disk) or a socket: refused;
+- a results database this process opened (its -wal, -shm, -journal too, through any link or hard link),
+  or a file in linerate's own state directories (the DUT journals, the labs' records): refused.
 
 Every refusal is a ConfigError naming the option (exit 2) and nothing is written. check() runs
 the same rule before any work, so a bad path fails at once rather than after a long report.
@@ -25,6 +27,8 @@ import tempfile
 from dataclasses import dataclass
 
 from linerate.errors import ConfigError
+from linerate.store.db import OPENED
+from linerate.store.journal import journal_dir
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ def check(path: str, option: str) -> Target:
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             raise ConfigError(option, f"directory {parent[:200]!r} does not exist; create it first") from None
+        _refuse_own(os.path.join(os.path.realpath(parent), os.path.basename(path)), None, option, shown)
         return Target("replace", path, None)
     except OSError as exc:
         raise ConfigError(option, f"{shown}: {exc.strerror}") from None
@@ -60,6 +65,7 @@ def check(path: str, option: str) -> Target:
         real = os.path.realpath(path)
     mode = info.st_mode
     if stat.S_ISREG(mode):
+        _refuse_own(os.path.realpath(real), info, option, shown)
         return Target("replace", real, stat.S_IMODE(mode))
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return Target("stream", path, None)
@@ -68,6 +74,25 @@ def check(path: str, option: str) -> Target:
     if stat.S_ISBLK(mode):
         raise ConfigError(option, f"{shown} is a block device (a disk); give a file name")
     raise ConfigError(option, f"{shown} is a socket or other special file; give a file name")
+
+
+def _refuse_own(real: str, info: os.stat_result | None, option: str, shown: str) -> None:
+    """ConfigError when the file is one linerate reads or keeps: an opened results database (or a sidecar),
+    the same file under another name included, or anything in its state directories."""
+    for database in OPENED:
+        for own in (database, database + "-wal", database + "-shm", database + "-journal"):
+            try:
+                same = info is not None and os.path.samefile(own, real)
+            except OSError:
+                same = False
+            if same or os.path.realpath(own) == real:
+                raise ConfigError(option, f"{shown} is the results database this command reads ({database[:200]}); "
+                                  "give another file name")
+    for directory in (journal_dir(), os.environ.get("LINERATE_STATE_DIR") or "/run/linerate/labs"):
+        inside = os.path.realpath(directory)
+        if real == inside or real.startswith(inside.rstrip("/") + "/"):
+            raise ConfigError(option, f"{shown} is in linerate's own state directory {inside[:200]}; give a file "
+                              "elsewhere")
 
 
 def write(path: str, data: bytes | str, option: str = "--output") -> int:

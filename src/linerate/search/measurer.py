@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
-from linerate.errors import LinerateError
+from linerate.errors import ConfigError, LinerateError
 from linerate.traffic.frames import FrameSize
 from linerate.traffic.trafgen import Sent
 
@@ -94,6 +94,17 @@ class PacketTrial:
                                  intended_count=self.intended_count, offered_count=offered,
                                  loss_count=offered - min(self.forwarded, offered),
                                  offered_duration=self.send_s)
+
+
+def set_load_bounds(config, min_load: float, max_load: float, field: str) -> None:
+    """An MLRsearch Config's load range, the minimum first: Config checks each value as it is set against
+    the other (its min_load defaults to 9001, so a max_load of 9001 or less set first is refused with a
+    ValueError). A range with no room in it is the user's figure: one line naming `field`."""
+    if not max_load > min_load:
+        raise ConfigError(field, f"leaves no room to search ({min_load:g} .. {max_load:g} per second); give a higher "
+                          "rate or a faster link")
+    config.min_load = min_load
+    config.max_load = max_load
 
 
 def unsent_frames(intended_count: int, sent: Sent, duration_s: float, tolerance: float = LATE_TOLERANCE) -> int:

@@ -35,6 +35,11 @@ UNWRITABLE = ("readonly", "read-only", "unable to open", "disk I/O error", "not 
               "disk is full")  # linerate databases from before application_id was set
 
 
+# every results database this process opened: a report, plot or export written over one (or its -wal) would
+# destroy what it was made from
+OPENED: set[str] = set()
+
+
 def default_db_path() -> str:
     return os.environ.get("LINERATE_DB") or "linerate.db"
 
@@ -141,6 +146,7 @@ def unwritable(exc: BaseException) -> bool:
 class Store:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True):
         self.path = str(path if path is not None else default_db_path())
+        OPENED.add(os.path.abspath(self.path))  # never an output file of this process (report/output.py)
         existed_before = _check_path(self.path, create)
         if existed_before:
             _inspect(self.path)

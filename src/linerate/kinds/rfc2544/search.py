@@ -22,7 +22,7 @@ from typing import Any
 
 from linerate.calc.linerate import frame_rate
 from linerate.errors import ConfigError
-from linerate.search.measurer import SETTLE_S, Measurer, PacketPath, PacketTrial, measure
+from linerate.search.measurer import SETTLE_S, Measurer, PacketPath, PacketTrial, measure, set_load_bounds
 from linerate.store.db import Store
 from linerate.traffic import frames
 from linerate.traffic.frames import FrameSize
@@ -171,8 +171,7 @@ def search_frame_size(path: PacketPath, store: Store, experiment_id: int, params
     config = Config()
     config.goals = [SearchGoal(**{k: v for k, v in goal.items() if k != "name"}) for goal in goals]
     max_load = min(x for x in (theoretical, generator_max) if x) if (theoretical or generator_max) else 1e6
-    config.max_load = max_load
-    config.min_load = max(1.0, max_load / 1000)
+    set_load_bounds(config, max(1.0, max_load / 1000), max_load, "--link")
     config.search_duration_max = settings.max_search_s
     config.warmup_duration = None
     try:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linerate.dut.state_table import FULL_SHARE, firewall, state_deltas
+from linerate.search.measurer import set_load_bounds
 from linerate.search.state_path import StateTrial
 
 NOMINAL_DURATION_S = 1.0  # what MLRsearch is told a trial lasts (a trial is C connections, whatever its rate)
@@ -90,7 +91,7 @@ def search_rate(trial: Trial, connections: int, min_load: float, max_load: float
                                initial_trial_duration=NOMINAL_DURATION_S, final_trial_duration=NOMINAL_DURATION_S,
                                duration_sum=NOMINAL_DURATION_S, preceding_targets=2, expansion_coefficient=2,
                                fail_fast=False)]
-    config.max_load, config.min_load = max_load, min_load
+    set_load_bounds(config, min_load, max_load, "max_rate")
     config.search_duration_max = max_search_s
     config.warmup_duration = None
     found = MultipleLossRatioSearch(config=config).search(measurer=_Measurer(trial, connections), debug=lambda _: None)
