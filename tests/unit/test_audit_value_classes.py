@@ -17,6 +17,8 @@ from tests.unit.test_tuning_knowledge import _line
     ("linux", "5.15", "net.ipv4.route.max_size=8048576", "LR001", "route cache is no longer used"),
     ("linux", "6.1", "net.ipv4.conf.eth0.mc_forwarding=0", "LR017", "devinet.c"),
     ("linux", "6.1", "net.core.somaxconn = 16384 12", "LR017", "reads 16384"),
+    ("linux", "6.1", "net.ipv4.tcp_rmem = 4096 131072 $rmem_max", "LR017", "would instead fail at '$rmem_max'"),
+    ("linux", "6.1", "kernel.modules_disabled = 0", "LR017", "takes 1..1"),
     ("linux", "5.15", "net.ipv4.tcp_mem = 300 200 400", "LR017", "out of order"),
     ("freebsd", "12.2", "net.inet.tcp.keepidle=3600", "LR017", "milliseconds"),
     ("freebsd", "13.2", "net.inet.tcp.minmss=1460", "LR005", "RFC 1122"),

@@ -357,8 +357,9 @@ def _linux_first_number(s: Setting, ctx: Context, catalog: Catalog) -> Finding |
     if not single and all(re.fullmatch(r"-?\d+", token) for token in s.value.split()):
         return None  # a vector (tcp_rmem = 4096 87380 6291456) or a name linerate cannot size: fine
     first, rest = match.group(1), match.group(2)
+    bad = next((token for token in rest.split() if not re.fullmatch(r"-?\d+", token)), rest.split()[0])
     what = ("a one-number sysctl" if single else "a one-number sysctl (a vector would instead fail at "
-            f"'{rest.split()[0]}' with EINVAL)")
+            f"'{bad}' with EINVAL)")
     return _finding("LR017", "warning", s, f"{s.key} = {s.value}: for {what} the kernel's integer handler "
                     f"(kernel/sysctl.c, proc_dointvec) reads {first}, stops at the space and ignores '{rest}'; the "
                     f"value set is {first}, whatever the rest meant", f"write {s.key} = {first}, remarks after a '#'")
