@@ -662,3 +662,14 @@ def test_a_short_trial_served_ever_later_is_not_a_pass():
     assert verdict(3000, 0, 1e-5, [], late) == LATE and verdict(3000, 0, 1e-5, []) == PASS
     assert verdict(3000, 10, 1e-5, [], late) == DUT  # connections lost: the DUT's, as before
     assert served_late(starts[:5], elapsed[:5]) is None  # too few to tell
+
+
+def test_a_dut_that_holds_under_two_connections_per_second_still_gets_its_latency_trial(tmp_path):
+    """h2load paces whole connections per second: the latency trial at half of a rate under 2/s was refused
+    ('0.5 is not a connection rate') after the search was done, and the result was lost."""
+    store, client, server = Store(tmp_path / "c.db"), ClientHost(1), ServerHost()
+    text = CPS.replace("repetitions = 2", "repetitions = 1").replace('object_sizes = ["1k", "16k"]',
+                                                                      'object_sizes = ["1k"]').replace(
+        "start_rate = 100\nmax_rate = 20000", "start_rate = 1\nmax_rate = 1")
+    [result] = run_experiment(parse_experiment(text), store, beds(client, server), file_text=text).results
+    assert result.latency is not None and result.latency.rate == pytest.approx(1.0)

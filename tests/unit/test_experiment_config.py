@@ -112,3 +112,17 @@ def test_random_toml_never_tracebacks(top, axes, noise):
                 for name, value in cell.items():
                     if name in AXES:
                         assert AXES[name].validate(value) == value, (name, value)
+
+
+@pytest.mark.parametrize("mtu", [68, 576, 1279])
+def test_a_lab_mtu_under_ipv6s_minimum_is_refused_before_anything_is_built(mtu, capsys):
+    """Every lab link carries IPv6, which needs 1280 (RFC 8200 section 5): `lab up --mtu 576` built half a
+    lab and failed on an IPv6 route with a message that did not name --mtu."""
+    from linerate.cli import main
+
+    from linerate.experiment.config import parse_experiment
+
+    with pytest.raises(ConfigError, match="out of range; allowed: 1280 to 9216"):
+        parse_experiment(f'name = "m"\n[axes]\nmtu = [{mtu}]\n')
+    assert main(["lab", "up", "--name", "m", "--mtu", str(mtu), "--dry-run"]) == 2
+    assert "--mtu: " in capsys.readouterr().err  # one line naming it, nothing built

@@ -252,3 +252,12 @@ def test_a_search_whose_ceiling_is_below_mlrsearchs_default_minimum_runs(tmp_pat
     ValueError traceback; the minimum is now set first."""
     _, result = search(Store(tmp_path / "s.db"), SimulatedPath(dut_fps=10e6, generator_fps=5_000), frame=1518)
     assert 0.9 * 5_000 <= result.ndr_fps <= 5_000 and result.generator_limited
+
+
+def test_a_trial_sent_in_one_burst_still_counts_its_whole_window():
+    """At 100 kbit/s a 0.1 s trial is 8 frames that trafgen puts out in ~95 us: counted as a 95 us trial,
+    MLRsearch repeated it until its duration sum was met (188 trials of one load in 4 minutes)."""
+    burst = PacketTrial(0.1, 80.0, 8, 8, 8, 0, 0, 95e-6)
+    assert burst.to_result().offered_duration == pytest.approx(0.1)
+    late = PacketTrial(1.0, 1000.0, 1000, 1000, 1000, 0, 0, 1.2)
+    assert late.to_result().offered_duration == pytest.approx(1.2)  # a late sender's longer time stays its own

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--name", help="lab id, 1-8 lower-case letters/digits (default: random)")
     up.add_argument("--firewall", type=firewall_type, default=None,
                     help="DUT ruleset: none, stateful, nat, rules:N or rules-stateless:N (default: none)")
-    up.add_argument("--mtu", type=int, default=None, help="MTU of every lab link (68-9216, default 1500)")
+    up.add_argument("--mtu", type=int, default=None, help="MTU of every lab link (1280-9216, default 1500; IPv6 needs 1280)")
     add_link_options(up)
     add_vm_options(up)
     up.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")

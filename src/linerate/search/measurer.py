@@ -93,7 +93,10 @@ class PacketTrial:
         return MeasurementResult(intended_duration=self.intended_duration_s, intended_load=self.intended_load_fps,
                                  intended_count=self.intended_count, offered_count=offered,
                                  loss_count=offered - min(self.forwarded, offered),
-                                 offered_duration=self.send_s)
+                                 # a trial lasts its window at least: a sender that put a short trial's few frames
+                                 # out in one burst (95 us at 100 kbit/s) must not count as a 95 us trial, or
+                                 # MLRsearch repeats it until its duration sum is reached
+                                 offered_duration=max(self.send_s, self.intended_duration_s))
 
 
 def set_load_bounds(config, min_load: float, max_load: float, field: str) -> None:

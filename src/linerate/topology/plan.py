@@ -24,7 +24,9 @@ ROLES = ("client", "dut", "server")
 # port in TIME_WAIT reused for a new outgoing connection (tcp_tw_reuse=1; both per namespace since
 # Linux 4.11), so the client's own ports do not limit what is measured of the DUT.
 CLIENT_PORTS = (("net.ipv4.ip_local_port_range", "1024 65535"), ("net.ipv4.tcp_tw_reuse", "1"))
-MTU_MIN, MTU_MAX = 68, 9216
+# Every lab link carries IPv6 too, which needs an MTU of 1280 or more (RFC 8200, section 5): below it the
+# kernel takes IPv6 off the interface and the lab's IPv6 routes cannot be added.
+MTU_MIN, MTU_MAX = 1280, 9216
 
 CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF = "eth0", "lan0", "wan0", "eth0"
 IFINDEX = {CLIENT_IF: 10, DUT_LAN_IF: 11, DUT_WAN_IF: 12, "lo": 1}  # per namespace; lo is always 1
