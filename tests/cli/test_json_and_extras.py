@@ -86,6 +86,35 @@ def test_export_into_a_file_is_refused_before_any_work(store_with_imports, tmp_p
     assert "--iperf3-json" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("where", ["another user's directory", "a directory others may write",
+                                   "a link at a trial's name in my directory"])
+def test_export_never_writes_through_a_link_someone_planted(store_with_imports, tmp_path, capsys, where):
+    """The export's file names are linerate's: in a directory another user controls, a link at one of them
+    would have root overwrite whatever it points at. Refused in one line, before any file is written."""
+    import os
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    target = tmp_path / "exp"
+    target.mkdir(mode=0o755)
+    if where == "another user's directory":
+        os.chown(target, 65534, 65534) if os.geteuid() == 0 else pytest.skip("needs root to give a directory away")
+    elif where == "a directory others may write":
+        target.chmod(0o777)
+    first = ["export", "before", "--iperf3-json", str(target), "--db", store_with_imports, "--json"]
+    if where == "a link at a trial's name in my directory":
+        code, doc = run_json(capsys, first)  # learn the names, then plant a link at the last one
+        assert code == 0
+        for path in doc["files"]:
+            Path(path).unlink()
+        Path(doc["files"][-1]).symlink_to(victim)
+    else:
+        (target / "trial-1_cell-1_rep-0_attempt-1_ok.json").symlink_to(victim)
+    assert main(first[:-1]) == 2
+    assert "--iperf3-json" in capsys.readouterr().err
+    assert victim.read_text() == "keep" and [p.name for p in target.iterdir() if not p.is_symlink()] == []
+
+
 @pytest.mark.parametrize("argv,key", [
     (["calc", "--link", "1g", "--json"], "goodput_bps"),
     (["calc", "--rfc2544", "--json"], "frames"),

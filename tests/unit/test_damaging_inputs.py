@@ -542,3 +542,19 @@ def test_process_and_nginx_rows_outside_a_run_directory_are_never_acted_on(tmp_p
     server = FakeExecutor("server")
     assert restore_journal(None, journal, {"server": server}, None) == [] and server.calls == []
     assert {h["kind"] for h in journal.hand_entries()} == {"nginx", "process"}
+
+
+def test_lab_down_leaves_a_lab_in_use_by_a_live_process_alone(monkeypatch, capsys):
+    """`lab down` of a lab a running `run` holds removed it under the run: its remaining trials failed and it
+    still ended 'done' with exit 0. A record whose owner is alive is left alone (lab/registry.py)."""
+    from types import SimpleNamespace
+
+    from linerate.process import ProcessRef
+
+    removed = []
+    lab = SimpleNamespace(record=SimpleNamespace(owner=ProcessRef.me()), down=lambda: removed.append("lab") or [])
+    monkeypatch.setattr("linerate.testbed.base.find_lab", lambda name, registry: lab)
+    err = one_line_exit_2(["lab", "down", "busy1"], capsys)
+    assert "in use by pid" in err and removed == []
+    lab.record.owner = None  # kept on purpose (`lab up`): lab down removes it
+    assert main(["lab", "down", "busy1"]) == 0 and removed == ["lab"]

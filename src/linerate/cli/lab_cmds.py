@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from linerate.errors import LabError
+from linerate.errors import ConfigError, LabError
 
 from linerate.cli.options import (add_json_flag, add_link_options, add_vm_options, as_option, firewall_type,
                                   lab_params_from_args)
@@ -155,6 +155,10 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
     from linerate.testbed.base import find_lab
 
     lab = as_option(lambda: find_lab(args.name, Registry()))
+    owner = lab.record.owner if lab.record is not None else None
+    if owner is not None and owner.alive():  # registry.py: a record whose owner is alive is left alone
+        raise ConfigError("lab", f"'{args.name}' is in use by pid {owner.pid} (a run, trial or `lab up` on it); "
+                          "stop that first or wait for it to end, then `linerate lab down` it")
     with terminations_deferred():  # a signal waits until the lab is removed whole, then ends the command
         removed = lab.down()
     if args.json:

@@ -4,8 +4,11 @@ in their own tools.
 
 A file is named after its trial: `trial-<trial id>_cell-<cell id>_rep-<repetition>_attempt-<attempt>
 _<ok|failed>.json`. Trials without stored output (a trial that failed before iperf3 ran) are
-counted, not written. DIR is created when missing (its parent must exist); files are written by
-report/output.py's rule (a temp file renamed into place; an existing file of that name replaced).
+counted, not written. DIR is created when missing (its parent must exist). An existing DIR must be this
+user's and writable by no one else: the file names are linerate's, so a link another user planted under one
+would have root write wherever it points. A name already taken by a link or a non-file is refused before
+anything is written; a regular file of that name is replaced (a temp file renamed into place,
+report/output.py).
 """
 
 from __future__ import annotations
@@ -52,6 +55,11 @@ def check_directory(directory: str) -> None:
     if not stat.S_ISDIR(mode):
         raise ConfigError(OPTION, f"{directory} exists and is not a directory; name a directory (it is created "
                           "when missing)")
+    info = os.stat(directory)
+    if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise ConfigError(OPTION, f"{directory} is another user's or others may write to it (a link planted "
+                          "there under a trial's file name would be followed); name a new directory, or one of "
+                          "yours that only you can write")
 
 
 def export_iperf3_json(store: Store, experiment_ref: str | None, directory: str) -> Iperf3Export:
@@ -63,13 +71,15 @@ def export_iperf3_json(store: Store, experiment_ref: str | None, directory: str)
         raise ConfigError("experiment", f"'{experiment.name}' has no stored iperf3 output (packet-rate, cps and "
                           "rfc9693 experiments store search trials, not iperf3 runs); export a throughput experiment")
     os.makedirs(directory, mode=0o755, exist_ok=True)
+    check_directory(directory)  # again: what is there now (made by us, or changed since)
     result = Iperf3Export(directory, experiment.id)
-    for row in rows:
-        text = texts.get(row["id"], "")
-        if not text:
-            result.without_output.append(row["id"])
-            continue
-        path = os.path.join(directory, trial_file_name(row))
-        output.write(path, text, OPTION)
+    planned = [(row, os.path.join(directory, trial_file_name(row))) for row in rows if texts.get(row["id"])]
+    for _, path in planned:  # every name checked before the first file is written
+        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+            raise ConfigError(OPTION, f"{path} exists and is not a regular file (a link?): linerate writes its "
+                              "own files only; remove it or name another directory")
+    result.without_output = [row["id"] for row in rows if not texts.get(row["id"])]
+    for row, path in planned:
+        output.write(path, texts[row["id"]], OPTION)
         result.files.append(path)
     return result
