@@ -20,6 +20,12 @@ from pathlib import Path
 from linerate.errors import ConfigError
 
 MARKER = ".linerate-state"
+DEFAULT_LAB_STATE_DIR = "/run/linerate/labs"
+
+
+def lab_state_dir() -> Path:
+    """Where the labs' records live: $LINERATE_STATE_DIR, else /run/linerate/labs."""
+    return Path(os.environ.get("LINERATE_STATE_DIR") or DEFAULT_LAB_STATE_DIR)
 # what an older linerate left in a labs directory: records, VM directories, temp files, the marker
 LEGACY_NAMES = re.compile(r"^([a-z0-9]{1,8}\.(json|vm)|\.[a-z0-9]{1,8}\.\d{1,10}\.[0-9a-f]{8}\.tmp|"
                           r"\.linerate-[a-z0-9]{1,8}\.\d{1,10}\.[0-9a-f]{8}\.tmp)$")

@@ -36,7 +36,6 @@ from linerate.exec.scratch import SCRATCH_PARENT, is_scratch_path
 from linerate.model import LAB_NAME_RE, lab_namespace, probe_namespace, validate_lab_name
 from linerate.process import ProcessRef, net_namespace_id, process_start_time
 
-DEFAULT_STATE_DIR = "/run/linerate/labs"
 NETNS_DIR = Path("/run/netns")
 MAX_RECORD_BYTES = 64 * 1024
 RECORD_KINDS = ("lab", "probe")
@@ -183,7 +182,7 @@ def vet(record: LabRecord, state_dir: str | os.PathLike[str] | None = None) -> l
 
 class Registry:
     def __init__(self, state_dir: str | os.PathLike[str] | None = None):
-        self.state_dir = Path(state_dir or os.environ.get("LINERATE_STATE_DIR") or DEFAULT_STATE_DIR)
+        self.state_dir = Path(state_dir) if state_dir else statedir.lab_state_dir()
         self.unreadable: list[tuple[str, str]] = []  # (file name, why), filled by all()
 
     def path(self, lab_id: str) -> Path:

@@ -27,7 +27,8 @@ import tempfile
 from dataclasses import dataclass
 
 from linerate.errors import ConfigError
-from linerate.store.db import OPENED
+from linerate.statedir import lab_state_dir
+from linerate.store.db import OPENED, database_files
 from linerate.store.journal import journal_dir
 
 
@@ -80,7 +81,7 @@ def _refuse_own(real: str, info: os.stat_result | None, option: str, shown: str)
     """ConfigError when the file is one linerate reads or keeps: an opened results database (or a sidecar),
     the same file under another name included, or anything in its state directories."""
     for database in OPENED:
-        for own in (database, database + "-wal", database + "-shm", database + "-journal"):
+        for own in database_files(database):
             try:
                 same = info is not None and os.path.samefile(own, real)
             except OSError:
@@ -88,7 +89,7 @@ def _refuse_own(real: str, info: os.stat_result | None, option: str, shown: str)
             if same or os.path.realpath(own) == real:
                 raise ConfigError(option, f"{shown} is the results database this command reads ({database[:200]}); "
                                   "give another file name")
-    for directory in (journal_dir(), os.environ.get("LINERATE_STATE_DIR") or "/run/linerate/labs"):
+    for directory in (journal_dir(), lab_state_dir()):
         inside = os.path.realpath(directory)
         if real == inside or real.startswith(inside.rstrip("/") + "/"):
             raise ConfigError(option, f"{shown} is in linerate's own state directory {inside[:200]}; give a file "

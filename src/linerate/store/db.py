@@ -40,6 +40,11 @@ UNWRITABLE = ("readonly", "read-only", "unable to open", "disk I/O error", "not 
 OPENED: set[str] = set()
 
 
+def database_files(path: str) -> list[str]:
+    """The database file and the sidecars SQLite keeps beside it."""
+    return [path, path + "-wal", path + "-shm", path + "-journal"]
+
+
 def default_db_path() -> str:
     return os.environ.get("LINERATE_DB") or "linerate.db"
 
@@ -150,7 +155,7 @@ class Store:
         existed_before = _check_path(self.path, create)
         if existed_before:
             _inspect(self.path)
-        sidecars = [self.path, self.path + "-wal", self.path + "-shm", self.path + "-journal"]
+        sidecars = database_files(self.path)
         existed = {p for p in sidecars if os.path.lexists(p)}
         self.conn = None
         try:

@@ -159,7 +159,7 @@ def burst_checks(inventory: Inventory, executors: dict[str, SshExecutor], driver
     try:
         journal = held_journal(inventory.identity_key(), inventory.name)
     except ConfigError as exc:
-        return [Check("path", False, f"not run: {exc.problem} (a burst now would disturb that run's trials)")]
+        return [Check("path", False, f"not run: {exc.problem}")]
     server, checks = executors["server"], []
     try:
         workdir = scratch.new_scratch_path(inventory.identity_key())
