@@ -137,6 +137,10 @@ def test_a_signal_while_a_namespace_lab_is_removed_waits_for_the_removal_then_en
 def test_a_signal_while_lab_up_builds_removes_the_half_built_lab_and_keeps_nothing(sig, raised):
     from linerate.cli.lab_cmds import up_and_kept
 
+    # Python's own SIGINT handler, as an interactive shell gives it: a job started in the background (CI's
+    # `.ci/run < /dev/null &`) inherits SIGINT ignored, which linerate honours
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+
     done = []
 
     class HalfBuilt:
@@ -156,8 +160,11 @@ def test_a_signal_while_lab_up_builds_removes_the_half_built_lab_and_keeps_nothi
             os.kill(os.getpid(), sig)  # a second signal does not cut the removal short
             done.append("removed")
 
-    with pytest.raises(raised):
-        up_and_kept(HalfBuilt())
+    try:
+        with pytest.raises(raised):
+            up_and_kept(HalfBuilt())
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert done == ["first namespace", "removed"]
 
 
