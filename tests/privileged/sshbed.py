@@ -136,6 +136,20 @@ class SshBed:
         except OSError:
             return ""
 
+    def daemons(self, role: str, comm: str) -> list[int]:
+        """The processes named comm in role's namespace that have become daemons (session leaders:
+        daemon(3) and nginx's ngx_daemon() call setsid() in the child they fork). Before that, the
+        launching process is still in the SSH session, and a run killed then takes it along."""
+        found = []
+        for pid in self.pids_in(role):
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                continue
+            if self.comm(pid) == comm and int(stat.rpartition(")")[2].split()[3]) == pid:
+                found.append(pid)
+        return found
+
     def teardown(self) -> None:
         for proc in self.sshd:
             try:

@@ -2,6 +2,7 @@
 (tests/privileged/sshbed.py); linerate reaches the DUT only over SSH."""
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -33,6 +34,28 @@ def bed(tmp_path_factory):
         yield testbed
     finally:
         testbed.teardown()
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_running(bed):
+    """After each test no iperf3 or nginx of a run may be left on the hosts. One that is fails the
+    test that left it, and is removed (testbed restore, then kill) so the next test starts clean
+    instead of failing on a port still taken."""
+    yield
+    def running() -> dict[str, list[int]]:
+        return {role: [pid for pid in bed.pids_in(role) if bed.comm(pid) in ("iperf3", "nginx")]
+                for role in ("client", "dut", "server")}
+    deadline = time.monotonic() + 5  # a server being stopped as the test ended gets time to exit
+    while any((left := running()).values()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if any(left.values()):
+        linerate("testbed", "restore", str(bed.inventory()), check=False)
+        for pid in (pid for pids in left.values() for pid in pids):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        pytest.fail(f"left running after the test: {left}")
 
 
 def sigkill_when(proc: subprocess.Popen, ready, what: str, timeout_s: float = 120) -> None:
@@ -88,7 +111,7 @@ def test_a_check_stopped_during_its_burst_leaves_no_server_or_directory(bed, sig
     proc = subprocess.Popen([*LINERATE, "testbed", "check", str(bed.inventory())], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not iperf3_on(bed, "server") and proc.poll() is None and time.monotonic() < deadline:
+    while not bed.daemons("server", "iperf3") and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None, "the check ended before its burst's server came up"
     proc.send_signal(sig)
@@ -330,7 +353,7 @@ def test_cps_over_ssh_journals_nginx_and_restore_stops_a_killed_runs_server(bed,
     proc = subprocess.Popen([*LINERATE, "cps", "--testbed", str(bed.inventory()), "--object-sizes", "1k",
                              "--trial-duration", "1", "--max-rate", "100000", "--db", str(db), "--name", "killed"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sigkill_when(proc, lambda: bool(nginx_on(bed)), "nginx started on the server")
+    sigkill_when(proc, lambda: bool(bed.daemons("server", "nginx")), "nginx running as a daemon on the server")
     assert nginx_on(bed)  # the kill left the server running ...
     restore = linerate("testbed", "restore", str(bed.inventory()))
     assert "nginx stopped pid" in restore.stdout, restore.stdout
@@ -375,13 +398,13 @@ def test_a_refused_second_run_leaves_the_first_and_its_server_alone(bed, tmp_pat
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
-        while not iperf3_on(bed, "server") and time.monotonic() < deadline and proc.poll() is None:
+        while not bed.daemons("server", "iperf3") and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.2)
-        server = iperf3_on(bed, "server")
+        server = bed.daemons("server", "iperf3")
         assert server, "the first run never started its server"
         second = linerate("run", str(exp), "--testbed", str(bed.inventory()), "--db", str(second_db), check=False)
         assert second.returncode == 2 and "in use by another linerate" in second.stderr
-        assert iperf3_on(bed, "server") == server  # the holder's server was not stopped
+        assert bed.daemons("server", "iperf3") == server  # the holder's server was not stopped
         out, err = proc.communicate(timeout=600)
     finally:
         if proc.poll() is None:
