@@ -14,6 +14,19 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         assert trial["throughput_bps"] > 1e8
         assert trial["retransmits"] is not None and trial["cpu_local_pct"] > 0
         assert trial["argv"][0] == "iperf3"
+        # a trial running on the kept lab holds it: lab down and lab clean --all leave it (and the trial) alone
+        busy = subprocess.Popen([*LINERATE, "trial", "--lab", "clij", "--duration", "6", "--omit", "0", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while '"state": "in use"' not in run("lab", "status", "--json").stdout and time.monotonic() < deadline:
+            time.sleep(0.1)
+        down = run("lab", "down", "clij", check=False)
+        assert down.returncode == 2 and "in use by a linerate command running on it" in down.stderr, down.stderr
+        cleaned = run("lab", "clean", "--all", check=False).stdout
+        assert busy.poll() is None, "the trial ended before the clean-up was tried: lengthen it"
+        assert "left lab clij untouched: in use" in cleaned, cleaned
+        out, err = busy.communicate(timeout=60)
+        assert busy.returncode == 0 and json.loads(out)["status"] == "ok", err
         run("lab", "stop-server", "clij")
         failed = run("trial", "--lab", "clij", "--duration", "1", "--json", check=False)
         assert failed.returncode != 0

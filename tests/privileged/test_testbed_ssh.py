@@ -322,7 +322,7 @@ def test_tune_over_ssh_decides_and_puts_every_knob_back(bed, tmp_path):
 
 def test_tune_sigkill_then_restore_puts_every_knob_back(bed, tmp_path):
     exp = tmp_path / "tune.toml"
-    exp.write_text(TUNE.replace("budget_trials = 24", "budget_trials = 36"))
+    exp.write_text(TUNE)
     db = tmp_path / "k.db"
     original = dut_state(bed)
     proc = subprocess.Popen([*LINERATE, "tune", str(exp), "--testbed", str(bed.inventory()), "--db", str(db)],
@@ -392,7 +392,7 @@ def test_files_on_the_hosts_never_follow_a_path_planted_in_tmp(bed, tmp_path):
 
 def test_a_refused_second_run_leaves_the_first_and_its_server_alone(bed, tmp_path):
     exp = tmp_path / "exp.toml"
-    exp.write_text(EXPERIMENT.replace("repetitions = 2", "repetitions = 8"))
+    exp.write_text(EXPERIMENT.replace("repetitions = 2", "repetitions = 4"))
     first_db, second_db = tmp_path / "first.db", tmp_path / "second.db"
     proc = subprocess.Popen([*LINERATE, "run", str(exp), "--testbed", str(bed.inventory()), "--db", str(first_db)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -404,6 +404,14 @@ def test_a_refused_second_run_leaves_the_first_and_its_server_alone(bed, tmp_pat
         assert server, "the first run never started its server"
         second = linerate("run", str(exp), "--testbed", str(bed.inventory()), "--db", str(second_db), check=False)
         assert second.returncode == 2 and "in use by another linerate" in second.stderr
+        # another inventory naming the same DUT (only its server differs) is refused too, touching nothing
+        other = tmp_path / "other.toml"
+        text = bed.inventory().read_text()
+        server_ssh = text.split("[server]\nssh = ")[1].split("\n")[0]
+        client_ssh = text.split("[client]\nssh = ")[1].split("\n")[0]
+        other.write_text(text.replace(f"[server]\nssh = {server_ssh}", f"[server]\nssh = {client_ssh}"))
+        third = linerate("run", str(exp), "--testbed", str(other), "--db", str(second_db), check=False)
+        assert third.returncode == 2 and "with another linerate's testbed" in third.stderr, third.stderr
         assert bed.daemons("server", "iperf3") == server  # the holder's server was not stopped
         out, err = proc.communicate(timeout=600)
     finally:

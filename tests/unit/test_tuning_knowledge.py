@@ -312,3 +312,23 @@ def test_an_option_gated_name_is_flagged_on_generic_and_not_on_the_kernel_that_h
     assert on_stealth("freebsd", "13.0") == [("LR018", "warning")]
     assert on_stealth("freebsd", "13.0", kernel_config_options(str(CORPUS.parent / "kernel" / "NORSK"))) == []
     assert on_stealth("pfsense", "2.7.2") == [("LR018", "info")]  # a product's own kernel may have it
+
+
+def test_a_vendor_kernels_own_names_and_options_are_not_called_absent():
+    """OPNsense builds `options RSS` and adds net.inet.rss.enabled (opnsense/src sys/net/rss_config.c
+    declares it; FreeBSD has no such leaf): on OPNsense it exists, on FreeBSD and pfSense it does not.
+    A name moved to another branch is pointed at what that branch declares, never at a name that does
+    not exist there either (hw.igc has no num_queues or ring sizes: sys/dev/igc/if_igc.c)."""
+    path = ROOT / "tests" / "data" / "tuning" / "opnsense_nightcomdev_rss_igc_sysctl.conf"
+    findings = {f.key: f for f in audit_file(path, "opnsense", "25.1", "sysctl")[1]}
+    assert (findings["net.inet.rss.enabled"].code, findings["net.inet.rss.enabled"].severity) == ("LR015", "info")
+    assert "opnsense's own kernel declares it" in findings["net.inet.rss.enabled"].message
+    assert findings["net.inet.rss.bits"].code != "LR018"  # its option is built: only its placement is judged
+    for os_name, version in (("freebsd", "14.2"), ("pfsense", "2.7.2")):
+        stock = {f.key: f for f in audit_file(path, os_name, version, "sysctl")[1]}
+        assert (stock["net.inet.rss.enabled"].code, stock["net.inet.rss.enabled"].severity) == ("LR002", "warning")
+    for name in ("net.igc.num_queues", "net.igc.tx_ring_size", "net.igc.rx_ring_size"):
+        finding = findings[name]
+        assert finding.severity == "warning" and "under hw.igc" in finding.message
+        there = "hw.igc." + name.rsplit(".", 1)[1]
+        assert f"no {there} is declared either" in finding.fix and f"use {there}" not in finding.fix

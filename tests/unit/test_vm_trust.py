@@ -171,8 +171,14 @@ def _verdicts(trials: list[dict], mbps: float, params: dict | None = None):
 
 
 def test_a_slow_cell_near_a_threshold_is_never_silent():
-    """The issue's cell: 8% of line rate, busiest guest CPU at 89.1% softirq (just under 90%)."""
-    verdicts = _verdicts([_vm_trial(89.1, 89.1, 0.0, 5.0)] * 3, 74.9)
+    """The issue's cell: 8% of line rate, busiest guest CPU at 89.1% softirq (just under 90%). With the
+    other vCPU idle it is the one CPU that holds the cell back (single-core-bound, saying why under 90%
+    counts); with the other vCPU busy too, no rule names it, and the fallback says what was seen."""
+    alone = _verdicts([_vm_trial(89.1, 89.1, 0.0, 5.0)] * 3, 74.9)
+    assert "single-core-bound" in alone and "under 90%, but alone" in alone["single-core-bound"].evidence, alone
+    shared = _vm_trial(89.1, 89.1, 0.0, 5.0)
+    shared["telemetry"]["dut"]["cpu"][1].update(busy_pct=35.0, idle_pct=65.0)
+    verdicts = _verdicts([shared] * 3, 74.9)
     assert "unexplained" in verdicts, verdicts
     evidence = verdicts["unexplained"].evidence
     assert "89.1% busy" in evidence and "just under the 90% saturation threshold" in evidence

@@ -120,7 +120,8 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
     rows = []
     for record in registry.all():
         problems = vet(record, registry.state_dir)
-        state = "orphaned" if record.orphaned() else ("kept" if record.owner is None else "in use")
+        state = ("orphaned" if record.orphaned() else "in use" if record.owner is not None or registry.in_use(record.lab_id)
+                 else "kept")
         server_ns = [ns for ns in record.namespaces if ns.endswith("-server")] if not problems else []
         rows.append({
             "name": record.lab_id, "kind": record.kind, "firewall": record.firewall, "mtu": record.mtu,
@@ -154,13 +155,14 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
     from linerate.lab.signals import terminations_deferred
     from linerate.testbed.base import find_lab
 
-    lab = as_option(lambda: find_lab(args.name, Registry()))
+    registry = Registry()
+    lab = as_option(lambda: find_lab(args.name, registry))
     owner = lab.record.owner if lab.record is not None else None
     if owner is not None and owner.alive():  # registry.py: a record whose owner is alive is left alone
         raise ConfigError("lab", f"'{args.name}' is in use by pid {owner.pid} (a run, trial or `lab up` on it); "
                           "stop that first or wait for it to end, then `linerate lab down` it")
-    with terminations_deferred():  # a signal waits until the lab is removed whole, then ends the command
-        removed = lab.down()
+    with registry.removing(args.name), terminations_deferred():  # a signal waits until the lab is removed
+        removed = lab.down()  # whole, then ends the command
     if args.json:
         print(dumps({"lab": args.name, "removed_namespaces": list(removed)}))
         return 0
@@ -185,12 +187,14 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
         if not (record.orphaned() or (args.all and record.owner is None)):
             continue
         problems = vet(record, registry.state_dir)
+        if registry.in_use(record.lab_id):
+            problems.append("in use by a linerate command running on it (--lab); clean again once it ended")
         if problems:
             left.append({"kind": record.kind, "lab": record.lab_id, "problem": "; ".join(problems)})
             say(f"left {record.kind} {record.lab_id} untouched: {'; '.join(problems)}")
             continue
         try:
-            with terminations_deferred():  # a signal waits until this one is removed whole
+            with registry.removing(record.lab_id), terminations_deferred():  # a signal waits until it is removed whole
                 remove_record(record, registry)  # as a lab's own down(): namespaces (and a VM's qemu), files, record
         except (LinerateError, OSError) as exc:
             left.append({"kind": record.kind, "lab": record.lab_id, "problem": f"could not finish removing: {exc}"})

@@ -159,7 +159,7 @@ def testbeds_for(args: argparse.Namespace, store=None):
     is contacted; lab options are refused beside it), the lab --lab names (left up), or new labs
     from the lab options. The one place a command chooses among them."""
     from linerate.lab.registry import Registry
-    from linerate.testbed.base import find_lab, open_testbeds
+    from linerate.testbed.base import open_testbeds, use_lab
     from linerate.testbed.inventory import load_inventory
 
     options = vars(args)
@@ -171,7 +171,7 @@ def testbeds_for(args: argparse.Namespace, store=None):
                               "builds a namespace lab; with --testbed the hosts are what the inventory names (its "
                               "link = sets the line rate): drop one")
         inventory = load_inventory(args.testbed)
-    lab = as_option(lambda: find_lab(args.lab, Registry())) if options.get("lab") else None
+    lab = as_option(lambda: use_lab(args.lab, Registry())) if options.get("lab") else None
     if lab is not None:
         check_lab_options(args, args.lab, lab.params)
     return open_testbeds(inventory, lab=lab, store=store, accept_new=options.get("accept_new_host_keys", False),

@@ -63,7 +63,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from linerate.testbed.journal import Journal
     from linerate.testbed.ssh import close_hosts, connect_hosts, detect_driver
     from linerate.lab.signals import terminations_deferred
-    from linerate.testbed.ssh_restore import restore_journal
+    from linerate.store.journal import changes_left_on
+    from linerate.testbed.ssh_restore import held_journal, restore_journal
 
     inventory = load_inventory(args.inventory)
     key = inventory.identity_key()
@@ -84,15 +85,17 @@ def cmd_restore(args: argparse.Namespace) -> int:
         print(dumps({"testbed": inventory.name, "resolved": count}) if args.json
               else f"testbed {inventory.name}: {count} change(s) marked restored by hand")
         return 0
-    if not journal.open_entries() and not journal.hand_entries():
+    left_elsewhere = changes_left_on({key for key, _ in inventory.host_keys().values()}, besides=journal.path.name)
+    if not journal.open_entries() and not journal.hand_entries() and not left_elsewhere:
         print(dumps({"testbed": inventory.name, "restored": [], "not_restored": [], "needs_restoring_by_hand": [],
                      "still_open": 0, "looked_in": looked}) if args.json
               else f"testbed {inventory.name}: nothing to restore (looked in {' and '.join(looked)})")
         return 0
     problems: list[str] = []
     restored: list[str] = []
-    if journal.open_entries():
-        journal.hold(f"testbed {inventory.name}")  # never while a run on this testbed is live
+    if journal.open_entries() or left_elsewhere:  # never while a run on this testbed, or on one of its machines, is live
+        journal.close()
+        journal = held_journal(inventory)  # with what killed runs of other testbeds left on its machines
         executors = connect_hosts(inventory, accept_new=args.accept_new_host_keys,
                                   on_message=lambda m: print(m, file=sys.stderr))
         try:

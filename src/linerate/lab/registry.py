@@ -20,18 +20,21 @@ write sweeps stale temp files of dead writers — only names of linerate's own p
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import json
 import os
 import re
 import secrets
 import stat
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from linerate import statedir
-from linerate.errors import LabError
+from linerate.errors import ConfigError, LabError
 from linerate.exec.scratch import SCRATCH_PARENT, is_scratch_path
 from linerate.model import LAB_NAME_RE, lab_namespace, probe_namespace, validate_lab_name
 from linerate.process import ProcessRef, net_namespace_id, process_start_time
@@ -42,6 +45,7 @@ RECORD_KINDS = ("lab", "probe")
 TEMP_RE = re.compile(r"^\.linerate-([a-z0-9]{1,8})\.(\d{1,10})\.[0-9a-f]{8}\.tmp$")
 
 __all__ = ["LabRecord", "Registry", "RecordError", "vet"]
+_USES: list[int] = []  # this process's use locks on kept labs (Registry.hold_use): held until it exits
 
 
 class RecordError(ValueError):
@@ -270,6 +274,55 @@ class Registry:
 
     def remove(self, lab_id: str) -> None:
         self.path(lab_id).unlink(missing_ok=True)
+
+    # --- a kept lab in use by a run (--lab) ---------------------------------------------------------
+
+    def use_lock_path(self, lab_id: str) -> Path:
+        return self.state_dir / f"{validate_lab_name(lab_id)}.use"
+
+    def hold_use(self, lab_id: str) -> None:
+        """Say, for as long as this process lives, that it uses the lab (`--lab`): a shared lock on
+        `<id>.use` (several commands may use one kept lab), released by the kernel when the process
+        ends, a SIGKILL included. `lab down` and `lab clean` leave a lab in use alone (removing)."""
+        _USES.append(self._lock(lab_id, fcntl.LOCK_SH, "is being removed (`linerate lab down` or `lab clean`); "
+                                "see `linerate lab status`, or build another with `linerate lab up`"))
+
+    @contextlib.contextmanager
+    def removing(self, lab_id: str) -> Iterator[None]:
+        """Hold the lab against new users while it is removed; LabError, nothing touched, while a
+        command uses it (hold_use). Its use-lock file goes with it."""
+        fd = self._lock(lab_id, fcntl.LOCK_EX, "is in use by a linerate command running on it (--lab); wait for "
+                        "it to end, then remove the lab")
+        try:
+            yield
+            if not os.path.lexists(self.path(lab_id)):
+                self.use_lock_path(lab_id).unlink(missing_ok=True)
+        finally:
+            os.close(fd)
+
+    def in_use(self, lab_id: str) -> bool:
+        """Does a command hold this lab in use now (hold_use)? Looks only: makes no lock file."""
+        try:
+            fd = os.open(self.use_lock_path(lab_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def _lock(self, lab_id: str, how: int, taken: str) -> int:
+        statedir.ensure(self.state_dir)
+        fd = os.open(self.use_lock_path(lab_id), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ConfigError("lab", f"'{lab_id}' {taken}") from None
+        return fd
 
     def vm_dir(self, lab_id: str) -> Path:
         """A VM DUT's files (agent socket, console log, an own image's overlay): derived from the id."""

@@ -12,7 +12,8 @@ from pathlib import Path
 from linerate import statedir
 from linerate.errors import ConfigError
 
-JOURNAL_FILE_RE = re.compile(r"^[0-9a-f]{16}\.(db(-wal|-shm|-journal)?|lock)$")
+JOURNAL_FILE_RE = re.compile(r"^([0-9a-f]{16}\.(db(-wal|-shm|-journal)?|lock)|host-[0-9a-f]{16}\.lock)$")
+JOURNAL_DB_RE = re.compile(r"^[0-9a-f]{16}\.db$")
 SCHEMA = """CREATE TABLE IF NOT EXISTS entries (
     id INTEGER PRIMARY KEY,
     role TEXT NOT NULL,                -- client | dut | server
@@ -21,10 +22,11 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS entries (
     original TEXT NOT NULL,            -- the value to put back ('' for process and table)
     applied TEXT,
     created_at REAL NOT NULL,
-    status TEXT NOT NULL DEFAULT 'open',  -- open | done | needs-hand | resolved
+    status TEXT NOT NULL DEFAULT 'open',  -- open | done | needs-hand | resolved | moved
     problem TEXT,                      -- why linerate could not restore it
     manual TEXT,                       -- the command to run by hand
-    closed_at REAL
+    closed_at REAL,
+    host TEXT                          -- the machine changed (Inventory.host_keys()); NULL before it was kept
 )"""
 
 
@@ -50,6 +52,8 @@ class JournalFile:
         self.path = self.directory / f"{key}.db"
         self.conn: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
+        self._host_lock_fds: list[int] = []
+        self.hosts: dict[str, str] = {}  # role -> the key of the machine it is (set by hold)
         if create:
             statedir.ensure(self.directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE)
         elif not (statedir.is_ours(self.directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE) and self.path.is_file()):
@@ -61,6 +65,8 @@ class JournalFile:
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute(SCHEMA)
+            if "host" not in {row[1] for row in self.conn.execute("PRAGMA table_info(entries)")}:
+                self.conn.execute("ALTER TABLE entries ADD COLUMN host TEXT")  # a journal of an older linerate
         except sqlite3.DatabaseError as exc:
             raise ConfigError(f"journal {self.path}", f"cannot be used ({str(exc)[:120]}); move it away to start "
                               "a new one (after putting the testbed's knobs back by hand)") from None
@@ -70,49 +76,83 @@ class JournalFile:
     def exists(self) -> bool:
         return self.conn is not None
 
-    def hold(self, what: str = "testbed") -> None:
-        """Take this testbed's lock for as long as this object lives (until close): a run that changes
-        the DUT holds it, so `testbed restore` or a second run on the same testbed cannot put back a
-        live run's knobs or stop its server. ConfigError naming the holder's pid when taken."""
-        import fcntl
-
-        lock = self.directory / f"{self.key}.lock"
+    def hold(self, what: str = "testbed", hosts: dict[str, tuple[str, str]] | None = None) -> None:
+        """Take this testbed's lock, and one per machine it uses (hosts: role -> (key, name);
+        Inventory.host_keys()), for as long as this object lives (until close): a run that changes the
+        DUT holds them, so `testbed restore`, a second run on the same testbed, or a run of another
+        testbed that shares a machine with it cannot put back a live run's knobs or stop its server.
+        ConfigError naming the holder's pid when one is taken; then none is held."""
         statedir.ensure(self.directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip()
-            os.close(fd)
-            raise ConfigError(what, f"is in use by another linerate (pid {holder or '?'}): wait for it to end; "
-                              "its own end puts the DUT's knobs back") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._lock_fd = fd
+            self._lock_fd = _flock(self.directory / f"{self.key}.lock", what, "is in use by another linerate")
+            taken: set[str] = set()
+            for role, (key, name) in (hosts or {}).items():
+                if key in taken:
+                    continue  # one machine in two roles: its lock is taken once
+                taken.add(key)
+                self._host_lock_fds.append(_flock(
+                    self.directory / f"host-{key}.lock", what,
+                    f"shares its {role} {name} with another linerate's testbed, which is using it now"))
+        except BaseException:
+            self._release_locks()
+            raise
+        self.hosts = {role: key for role, (key, _) in (hosts or {}).items()}
+
+    def _release_locks(self) -> None:
+        fds, self._host_lock_fds = self._host_lock_fds, []
+        fd, self._lock_fd = self._lock_fd, None
+        for each in fds + ([fd] if fd is not None else []):
+            os.close(each)  # releases the flock
 
     def close(self) -> None:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
-        fd, self._lock_fd = self._lock_fd, None
-        if fd is not None:
-            os.close(fd)  # releases the flock
+        self._release_locks()
+
+    def take_over_left_changes(self) -> int:
+        """Open entries that other testbeds' journals hold for a machine this testbed uses (a killed run
+        of another inventory naming the same DUT): moved into this journal, so this testbed's restore
+        puts them back before anything is read as "original". Call it holding the machines' locks
+        (hold). Copied here before being marked moved there: a kill in between leaves an entry in
+        both, and putting a value back twice is harmless; losing one is not. An entry made in another
+        role than this testbed gives that machine is refused (ConfigError naming that journal)."""
+        if self.conn is None or not self.hosts:
+            return 0
+        moved = 0
+        for path, other, rows in _left_on(self.directory, set(self.hosts.values()), besides=self.path.name):
+            for row in rows:
+                if self.hosts.get(row["role"]) != row["host"]:
+                    raise ConfigError("testbed", f"a machine of it was the {row['role']} of another testbed whose "
+                                      f"killed run left changes on it ({path}): run `linerate testbed restore` with "
+                                      "that testbed's inventory first")
+                self.conn.execute(
+                    "INSERT INTO entries (role, kind, name, original, applied, created_at, status, problem, manual, "
+                    "host) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)",
+                    (row["role"], row["kind"], row["name"], row["original"], row["applied"], row["created_at"],
+                     row["problem"], row["manual"], row["host"]))
+                other.conn.execute("UPDATE entries SET status='moved', problem=?, closed_at=? WHERE id=?",
+                                   (f"moved to journal {self.key}.db (a testbed sharing this machine)", time.time(),
+                                    row["id"]))
+                moved += 1
+        return moved
 
     # --- writing ----------------------------------------------------------------------------------
 
     def add(self, role: str, kind: str, name: str, original: str, applied: str | None) -> int:
         """Committed before the change is made (the caller checked the value: testbed/journal.py)."""
-        cur = self.conn.execute("INSERT INTO entries (role, kind, name, original, applied, created_at) "
-                                "VALUES (?, ?, ?, ?, ?, ?)", (role, kind, name, original, applied, time.time()))
+        cur = self.conn.execute("INSERT INTO entries (role, kind, name, original, applied, created_at, host) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                (role, kind, name, original, applied, time.time(), self.hosts.get(role)))
         return int(cur.lastrowid)
 
     def add_needs_hand(self, role: str, kind: str, name: str, problem: str, manual: str) -> int:
         """An entry linerate knows of but cannot restore (e.g. from an older results database whose
         value fails the checks): listed for the user, never written back."""
         cur = self.conn.execute(
-            "INSERT INTO entries (role, kind, name, original, created_at, status, problem, manual) "
-            "VALUES (?, ?, ?, '', ?, 'needs-hand', ?, ?)",
-            (role, kind, name[:256], time.time(), problem[:300], manual[:400]))
+            "INSERT INTO entries (role, kind, name, original, created_at, status, problem, manual, host) "
+            "VALUES (?, ?, ?, '', ?, 'needs-hand', ?, ?, ?)",
+            (role, kind, name[:256], time.time(), problem[:300], manual[:400], self.hosts.get(role)))
         return int(cur.lastrowid)
 
     def done(self, entry_id: int) -> None:
@@ -152,3 +192,49 @@ class JournalFile:
             return []
         return list(self.conn.execute("SELECT * FROM entries WHERE status='needs-hand' ORDER BY id"))
 
+
+
+def changes_left_on(host_keys: set[str], besides: str, directory: Path | None = None) -> int:
+    """How many open changes other testbeds' journals (not the one named besides) hold for these
+    machines; reads only."""
+    return sum(len(rows) for _, _, rows in _left_on(directory or journal_dir(), host_keys, besides=besides))
+
+
+def _left_on(directory: Path, host_keys: set[str], *, besides: str):
+    """(path, journal, its open entries on these machines) for each other journal file that has
+    some; each journal is closed once the caller moves on. A damaged journal of another testbed
+    says nothing about these machines and is passed over."""
+    if not host_keys or not statedir.is_ours(directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE):
+        return
+    for path in sorted(directory.iterdir()):
+        if not JOURNAL_DB_RE.match(path.name) or path.name == besides:
+            continue
+        try:
+            other = JournalFile(path.name[:16], directory, create=False)
+        except ConfigError:
+            continue
+        try:
+            marks = ",".join("?" * len(host_keys))
+            rows = list(other.conn.execute(f"SELECT * FROM entries WHERE status='open' AND host IN ({marks}) "
+                                           "ORDER BY id", sorted(host_keys))) if other.exists else []
+            if rows:
+                yield path, other, rows
+        finally:
+            other.close()
+
+
+def _flock(path: Path, what: str, taken: str) -> int:
+    """An exclusive lock on path, its fd (the holder's pid written in it); ConfigError when taken."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 32).decode(errors="replace").strip()
+        os.close(fd)
+        raise ConfigError(what, f"{taken} (pid {holder or '?'}): wait for it to end; its own end puts the "
+                          "DUT's knobs back") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd

@@ -148,6 +148,15 @@ def find_lab(name: str, registry: Registry) -> NamespaceTestbed:
     return lab_from_record(record, registry)
 
 
+def use_lab(name: str, registry: Registry) -> NamespaceTestbed:
+    """An existing lab for this process to run on (`--lab`): held in use until the process ends
+    (Registry.hold_use), so `lab down`/`lab clean` leave it alone meanwhile; read again once held
+    (it may have been removed in between)."""
+    find_lab(name, registry)
+    registry.hold_use(name)
+    return find_lab(name, registry)
+
+
 class LabTestbeds:
     """A new namespace or VM lab per combination of lab-scoped axes, removed when the run is done."""
 

@@ -157,7 +157,7 @@ def burst_checks(inventory: Inventory, executors: dict[str, SshExecutor], driver
     another run's trials (its figures would carry the burst), and the iperf3 server and its directory
     journaled before they exist, so a check killed even by SIGKILL leaves `testbed restore` their removal."""
     try:
-        journal = held_journal(inventory.identity_key(), inventory.name)
+        journal = held_journal(inventory)
     except ConfigError as exc:
         return [Check("path", False, f"not run: {exc.problem}")]
     server, checks = executors["server"], []

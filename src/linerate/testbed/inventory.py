@@ -193,10 +193,36 @@ class Inventory(BaseModel):
     def known_hosts_path(self) -> Path:
         return Path(self.known_hosts).expanduser()
 
+    def host_keys(self) -> dict[str, tuple[str, str]]:
+        """role -> (key, name) of the machine it names: its host and port, and the jump host it is
+        reached through, but not the login (two inventories that reach one DUT as different users
+        still share it). Keys the machine's lock and its journal entries (store/journal.py), so runs of
+        two inventories naming one DUT never change it at once. Two names for one address (an alias,
+        a DNS name) are not recognised as one machine."""
+        keys = {}
+        for role, entry in self.hosts().items():
+            _, host, port = parse_ssh(entry.ssh, entry.port)
+            host = _canonical_host(host)
+            via = ""
+            if entry.jump is not None:
+                _, jump_host, jump_port = parse_ssh(entry.jump)
+                via = f"{_canonical_host(jump_host)}:{jump_port}>"
+            text = f"{via}{host}:{port}"
+            keys[role] = (hashlib.sha256(text.encode()).hexdigest()[:16], text)
+        return keys
+
     def identity_key(self) -> str:
         """Stable id of this testbed (its hosts), keying the knob journal in the store."""
         text = "|".join(f"{role}={entry.ssh}:{entry.port}" for role, entry in self.hosts().items())
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _canonical_host(host: str) -> str:
+    """One spelling per address (2001:2::1 and 2001:0002:0:0::1 are one host), names in lower case."""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host.lower()
 
 
 def _describe(exc: ValidationError) -> str:

@@ -137,7 +137,7 @@ class SshTestbed:
             self.driver = detect_driver(self.executors["dut"], self.inventory.dut.os)
         self.line_rate = resolve_line_rate(self.inventory, self.executors.get("dut"), self.driver)
         if self.journal is None:  # not reserved by the run: taken now (released by close())
-            self.journal = held_journal(self.key, self.inventory.name)
+            self.journal = held_journal(self.inventory)
         if self.store is not None:
             self.journal.adopt(self.store, self.driver.family if self.driver else None)  # an older linerate's
         self._restore("restored from an earlier run")
@@ -167,7 +167,7 @@ class SshTestbed:
         """Hold this testbed's lock for a whole run, before the run records anything: a second run
         (or `testbed restore`) is refused while it lives, and a refused run has touched nothing —
         no journal restored, no server stopped, no experiment row."""
-        self.journal = held_journal(self.key, self.inventory.name)
+        self.journal = held_journal(self.inventory)
         self._reserved = True
         self.unrestored = []
         try:

@@ -26,12 +26,14 @@ SCRATCH_KIND = "scratch"  # a journal entry: a run's scratch directory on a host
 TIMEOUT_S = 15
 
 
-def held_journal(key: str, name: str) -> Journal:
-    """The testbed's journal with its lock taken (ConfigError naming the holder when another
-    linerate has it); nothing is read or changed before the lock is ours."""
-    journal = Journal(key)
+def held_journal(inventory: Inventory) -> Journal:
+    """The testbed's journal with its lock and its machines' locks taken (ConfigError naming the
+    holder when another linerate has one), holding also what killed runs of other testbeds left
+    open on those machines; nothing is read or changed on a host before the locks are ours."""
+    journal = Journal(inventory.identity_key())
     try:
-        journal.hold(f"testbed {name}")
+        journal.hold(f"testbed {inventory.name}", inventory.host_keys())
+        journal.take_over_left_changes()
     except BaseException:
         journal.close()
         raise

@@ -295,7 +295,8 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
         gone = [_finding(judged[0], judged[1], s, judged[2], judged[3])] if judged else []
     if gone:
         return gone
-    lacking = presence.needs - (ctx.kernel[1] if ctx.kernel else frozenset()) if presence is not None else None
+    built = ctx.kernel[1] if ctx.kernel else frozenset(VENDOR_OPTIONS.get(ctx.os_name, ()))
+    lacking = presence.needs - built if presence is not None else None
     if lacking:
         return [_option_gated(s, ctx, presence, lacking)]
     semantic = _semantics(s, ctx)
@@ -543,10 +544,15 @@ def _judged_by_source(catalog: Catalog, s: Setting, ctx: Context, presence: Pres
     moved = source.moved_branch(s.key) if not documented and not _other_os(catalog, s.key, ctx.family) else None
     if moved:  # a whole branch no release has (newer releases included: the subsystem lives elsewhere)
         there = f"{moved}.{s.key.split('.', 2)[2]}"
-        known = " (declared there)" if source.declared(there) else ""
+        if source.declared(there):
+            fix = f"use {there} (declared there), after checking it with `sysctl -d {there}`"
+        else:  # the same leaf under the right branch need not exist either: name what does
+            near = _nearest(source, moved, there) if moved in source.nodes else []
+            fix = (f"no {there} is declared either; use the name under {moved} that sets it"
+                   + (f" (declared there: {', '.join(near)})" if near else "") + f"; `sysctl -d {moved}` lists them")
         return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}: no {source.label()} "
                          f"declares anything under {'.'.join(s.key.split('.')[:2])}; that subsystem's names are "
-                         f"under {moved}", f"use {there}{known}, after checking it with `sysctl -d {there}`")]
+                         f"under {moved}", fix)]
     if presence.state == "unsure" or documented:
         why = (f"documented in {documented} (12.2 man pages)" if documented else describe(presence))
         return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: {why}",
@@ -566,6 +572,17 @@ def _judged_by_source(catalog: Catalog, s: Setting, ctx: Context, presence: Pres
         return [_finding("LR011", "warning", s, f"{s.key} is a {other} name; the {source.label()} declares "
                          f"every name under {parent} and not this one", "remove it; look up the equivalent with "
                          "`linerate explain`")]
+    vendor = VENDOR_DECLARED.get(ctx.os_name, {}).get(s.key)
+    if vendor:
+        return [_finding("LR015", "info", s, f"{s.key} exists on {ctx.label()}: {ctx.os_name}'s own kernel declares "
+                         f"it ({vendor}), FreeBSD's does not; linerate has no advice for it", "none needed")]
+    gated = sorted(source.needs(parent)) if parent else []
+    if parent and gated and set(gated) <= VENDOR_OPTIONS.get(ctx.os_name, set()):
+        options = " and ".join(f"options {o}" for o in gated)
+        return [_finding("LR016", "info", s, f"linerate cannot confirm {s.key} exists on {ctx.label()}: FreeBSD "
+                         f"declares {parent} only in kernels built with `{options}` and not this name under it "
+                         f"({source.label()}); {ctx.os_name} builds its own kernel, whose patches may add names there",
+                         check_advice(ctx.family, s.kind, s.key))]
     if parent:
         near = _nearest(source, parent, s.key)
         return [_finding("LR002", "warning", s, f"{s.key} does not exist on {ctx.label()}: the {source.label()} "
@@ -575,6 +592,16 @@ def _judged_by_source(catalog: Catalog, s: Setting, ctx: Context, presence: Pres
                      f"{source.label()} declares it, but names under its branch are also made at run time "
                      "or by drivers outside the tree" + (f" (it is a {other} name)" if other else ""),
                      check_advice(ctx.family, s.kind, s.key))]
+
+
+# Kernel options a vendor's kernel is built with that amd64 GENERIC lacks, each from the vendor's source:
+# OPNsense builds `options RSS` (opnsense/src sys/net/rss_config.c, compiled only with RSS, carries its
+# own net.inet.rss.enabled toggle; docs.opnsense.org "Network Performance" tells users to set it).
+VENDOR_OPTIONS = {"opnsense": {"RSS"}}
+# Names a vendor's kernel declares that no FreeBSD release does, with where.
+VENDOR_DECLARED = {"opnsense": {
+    "net.inet.rss.enabled": "opnsense/src sys/net/rss_config.c@3b548a187de6, SYSCTL_INT CTLFLAG_RDTUN: a loader tunable",
+}}
 
 
 def _documented(name: str, ctx: Context) -> str | None:

@@ -163,6 +163,15 @@ class SourceList:
         declared = any(index + 1 in row.seen for row in self.rows.get(self.resolve(name), ()))
         return self.snapshots[index].label, self.snapshots[index + 1].label, declared
 
+    def needs(self, name: str) -> frozenset[str]:
+        """The kernel options a declared name is compiled only with (FreeBSD `#ifdef OPTION`); for a
+        branch, the options every name declared under it needs (none when one needs none)."""
+        rows = self.rows.get(self.resolve(name), ())
+        if rows:
+            return frozenset().union(*(row.needs for row in rows))
+        kids = [self.needs(kid) for kid in self.children(name) if kid in self.rows]
+        return frozenset.intersection(*kids) if kids else frozenset()
+
     def closed_parent(self, name: str) -> str | None:
         """The deepest declared branch above `name` when the source declares every child of it statically
         (not an open branch, not under a top level that drivers outside the tree extend), else None."""
