@@ -238,7 +238,7 @@ def test_rfc2544_over_ssh_counts_frames_that_crossed_the_dut(bed, tmp_path):
     server's counting table gone and its journal entry closed."""
     exp = tmp_path / "pkt.toml"
     exp.write_text('name = "sshpkt"\ntest = "rfc2544"\nrepetitions = 1\nduration_s = 1\nframe_sizes = ["imix"]\n'
-                   'relative_width = 0.05\n'
+                   'relative_width = 0.1\n'
                    '[axes]\ndut_sysctls = ["default", "net.ipv4.ip_default_ttl=50"]\n')
     db = tmp_path / "p.db"
     before = dut_state(bed)

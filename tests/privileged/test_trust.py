@@ -113,19 +113,6 @@ def test_udp_overload_of_an_emulated_100m_link_shows_loss_and_shaper_drops():
     assert "loss " in human and "jitter " in human and "(shaper " in human
 
 
-def test_stateless_rule_list_costs_measurably(tmp_path):
-    exp = tmp_path / "rs.toml"
-    # 6 x 2 s per cell: unshaped veth trials vary by tens of percent on a 2-CPU host, and 3 x 1 s
-    # once gave -42.5% at p=0.07 ("no significant difference") for a real ~40% cost
-    exp.write_text('name = "rs"\nrepetitions = 6\nduration_s = 2\nomit_s = 1\ncalibrate = false\n'
-                   '[axes]\nfirewall = ["none", "rules-stateless:1000"]\n')
-    db = str(tmp_path / "rs.db")
-    linerate("run", str(exp), "--db", db)
-    out = linerate("compare", "rs:firewall=none", "rs:firewall=rules-stateless:1000", "--db", db).stdout
-    line = [l for l in out.splitlines() if l.strip().startswith("IPv4 1 stream")][0]
-    assert "B is" in line and "slower than A" in line, out
-
-
 def test_lab_option_that_conflicts_with_the_lab_is_refused():
     linerate("lab", "up", "--name", "conf1", "--firewall", "stateful")
     try:
