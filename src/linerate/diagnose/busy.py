@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 
 from linerate.diagnose.facts import Facts
-from linerate.diagnose.verdict import SATURATED_PCT
+from linerate.diagnose.verdict import SATURATED_PCT, Verdict
+
+NO_PACKET_WORK_PCT = 1.0  # softirq + interrupt time below this: the CPUs took no packet work while read
 
 IRQ_STORM_CPUS = 0.7  # hardware-interrupt time worth this many CPUs (or one CPU this much of its time)
 IRQ_STORM_MIN_TOTAL_PCT = 10.0  # top's all-CPUs hi, CPU count unknown: at least a CPU's worth on <= 10 CPUs
@@ -127,3 +129,20 @@ def program_advice(facts: Facts) -> str:
             "has: NIC queues, RSS, interrupt affinity or netisr settings will not move it. Check its threads "
             f"({_thread_command(facts)}); run several instances or workers on separate CPUs where the program allows it (one per "
             "interface pair or per queue), use its multi-threaded mode if it has one, or give it a faster core")
+
+
+def userspace_only(facts: Facts, evidence: str) -> Verdict | None:
+    """Every CPU busy, but with user-space programs and no packet work at all (softirq and interrupts
+    under NO_PACKET_WORK_PCT): nothing was forwarded through these CPUs while the paste was read (a box
+    that forwards in hardware, or was idle), so it is a note, not the limit of a throughput test."""
+    shares = facts.cpu_total if total_saturated(facts) else {
+        key: sum(c.get(key, 0.0) for c in facts.cpus) / len(facts.cpus)
+        for key in ("softirq_pct", "interrupt_pct", "user_pct", "busy_pct")}
+    packet_work = shares.get("softirq_pct", 0.0) + shares.get("interrupt_pct", 0.0)
+    if packet_work >= NO_PACKET_WORK_PCT or shares.get("user_pct", 0.0) < shares.get("busy_pct", 0.0) / 2:
+        return None
+    programs = ", ".join(sorted({t["name"].split()[0] for t in facts.threads[:4]})) or "user-space programs"
+    return Verdict("cpu-bound", "note", "all DUT CPUs busy with user-space programs, none with packet work",
+                   f"{evidence}; softirq and interrupts {packet_work:.0f}%: no packet went through these CPUs while "
+                   f"this was read", f"{programs} hold the CPUs: a limit only for traffic that passes through them "
+                   "(a VPN, an IPS, a proxy); read the box under load to see what forwarding costs")

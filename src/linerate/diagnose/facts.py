@@ -63,6 +63,7 @@ class Facts:
     queue_packets: dict[str, dict[str, int]] = field(default_factory=dict)
     queue_packets_source: str = ""
     nic_packets: int = 0  # packets of the NICs whose ethtool -S drop counters were read (same window)
+    drop_rates: bool = False  # nic_drops and nic_packets are per-second rates (sar -n EDEV / DEV), not counts
     # ethtool -g: NIC -> (RX ring entries now, the most the NIC allows)
     rx_rings: dict[str, tuple[int, int]] = field(default_factory=dict)
     # rtnl rx_dropped (sysfs, or ifconfig's drop column less rx_missed_errors): packets the kernel discarded after

@@ -12,6 +12,8 @@ present but not understood: <its first line>".
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 
 from linerate.diagnose.facts import Facts, cpus_from_threads, drops_from_counters
@@ -24,9 +26,10 @@ from linerate.errors import ConfigError, ParseError
 
 RAW_HELP = ("or raw output of /proc/interrupts, /proc/net/softnet_stat, /proc/softirqs, top, mpstat -P ALL, "
             "ethtool -S IF (per-queue packet counters, NIC-wide drop counters), ethtool -g IF, ifconfig (Linux), "
-            "/sys/class/net/IF/statistics/*, FreeBSD top -P / vmstat -i / sysctl hw.intrs / netstat -Q / "
+            "/sys/class/net/IF/statistics/*, sar -n DEV / -n EDEV, FreeBSD top -P / vmstat -i / sysctl hw.intrs / netstat -Q / "
             "netstat -i, pfctl -si / -sm, conntrack -S / -C, nf_conntrack_count / nf_conntrack_max")
 BOM = "\ufeff"
+LOG_KINDS = ("conntrack-log",)  # kernel log lines: events, never counters to difference as before and after
 PER_CPU_SECTIONS = ("cat /proc/interrupts", "cat /proc/net/softnet_stat")  # also read per CPU
 
 
@@ -345,8 +348,17 @@ def _per_cpu_shares(facts: Facts) -> None:
     counters), each thread's figure becomes a share of one CPU like procps'; else it stays marked."""
     if facts.cpus and any(t.get("of_all_cpus") for t in facts.threads):
         count = len(facts.cpus)
-        facts.threads = [{**{k: v for k, v in t.items() if k != "of_all_cpus"}, "pct": round(t["pct"] * count, 1)}
+        facts.threads = [{**{k: v for k, v in t.items() if k != "of_all_cpus"}, "pct": _one_cpu_share(t, count)}
                          if t.get("of_all_cpus") else t for t in facts.threads]
+
+
+def _one_cpu_share(thread: dict, count: int) -> float:
+    """A BusyBox share of all CPUs as a share of one. A kernel thread bound to one CPU (ksoftirqd/N,
+    kworker/N:M, migration/N) never runs on two at once: top's sampling can round it past a whole CPU
+    (28% of 4 CPUs read as 112%), which is one CPU, not several."""
+    pct = round(thread["pct"] * count, 1)
+    pinned = re.fullmatch(r"\[?(ksoftirqd|kworker|migration|cpuhp|irq)/[0-9][^\s\]]*\]?", thread["name"].split()[0])
+    return min(pct, 100.0) if pinned else pct
 
 
 def _state(facts: Facts, before: Reading | None, after: Reading) -> None:
@@ -354,6 +366,10 @@ def _state(facts: Facts, before: Reading | None, after: Reading) -> None:
     after; the --before file's, or the first of a kind pasted twice, the before (else since boot)."""
     earlier: dict[str, int] = {}
     for kind, displays in after.state.items():
+        if kind in LOG_KINDS:  # each excerpt holds other events (another host, another hour): all count
+            for key in displays[-1]:
+                facts.state[key] = sum(display.get(key, 0) for display in displays)
+            continue
         facts.state.update(displays[-1])
         old = before.state.get(kind, []) if before else []
         if old:
@@ -393,6 +409,7 @@ def snapshot_facts(before: Pasted | None, after: Pasted, os_name: str) -> Facts:
     windowed = _nic_counters(facts, reading_b, after.reading)
     _link_stats(facts, reading_b, after.reading)
     intervals = _interval_counters(facts, after.reading)
+    facts.drop_rates = after.reading.drop_rates
     if (windowed or intervals) and not counters_a:
         facts.since_boot = False
     if facts.softnet_cpu and "softnet_dropped" not in counters_a:  # raw softnet_stat: its drops too

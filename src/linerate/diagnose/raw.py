@@ -3,7 +3,8 @@
 Users paste what a forum thread asked for: `cat /proc/interrupts` (or a `grep eth` of it, which
 drops the CPU header row), `/proc/net/softnet_stat`, `/proc/softirqs`, Linux `top`/BusyBox `top`,
 `mpstat -P ALL`, FreeBSD `top -P`/`top -aSH`, `vmstat -i` (or `vmstat -i | grep igb`),
-`sysctl hw.intrs`, `netstat -Q`, `netstat -i`, `netstat -w 1 [-I IF] -bdh` (per-interval drops), Linux `ethtool -S IF` (per-queue packet counters,
+`sysctl hw.intrs`, `netstat -Q`, `netstat -i`, `netstat -w 1 [-I IF] -bdh` (per-interval drops), sysstat's `sar -n DEV`
+/ `sar -n EDEV` (per-interface packet and drop rates), Linux `ethtool -S IF` (per-queue packet counters,
 often grepped: `ethtool -S eth0 | grep rx_queue`, and NIC-wide drop counters such as
 rx_missed_errors under its `NIC statistics:` header), interface statistics — net-tools `ifconfig` (either
 style, or a `grep RX` of it), `/sys/class/net/IF/statistics/*` (a number under its `cat`, or `grep .` lines),
@@ -31,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 
 from linerate.diagnose import screens
-from linerate.dut import nic_statistics, parsers, state_parsers
+from linerate.dut import nic_statistics, parsers, sar, state_parsers
 from linerate.errors import ParseError
 from linerate.numbers import ascii_int, is_ascii_int
 
@@ -40,7 +41,7 @@ FAMILY = {"interrupts": "linux", "softirqs": "linux", "softnet": "linux", "linux
           "intrs": "freebsd", "netstat-Q": "freebsd", "netstat-i": "bsd", "netstat-w": "bsd", "ethtool-S": "linux",
           "pf-info": "bsd", "pf-memory": "bsd", "conntrack-S": "linux", "conntrack-sysctl": "linux",
           "conntrack-log": "linux",
-          "ifconfig": "linux", "sysfs-stat": "linux", "ethtool-g": "linux", "ethtool-i": "linux"}
+          "ifconfig": "linux", "sysfs-stat": "linux", "ethtool-g": "linux", "ethtool-i": "linux", "sar-net": "linux"}
 STRICT = {"cpu-table", "softnet", "vmstat", "intrs", "proc-stat", "ethtool-S", "pf-memory", "conntrack-S",
           "conntrack-sysctl", "sysfs-stat", "ethtool-g", "ethtool-i"}  # end at the first line not of their grammar
 
@@ -52,6 +53,10 @@ PROMPT = re.compile(rf"^(?:\[[^\]]*\])*\S*?\s?[#$%>]\s*(?P<command>{_COMMANDS}.*
 ECHOED = re.compile(rf"^{_COMMANDS}(?:\s+[-\w./|*'\"\[\]^$]+)*(?:\s+\([^()]*\))?\s*$")  # '(ix0 the same)': a remark
 # a user's caption above a paste ('current traffic:', 'all traffic:'): a few words and a colon, not output
 CAPTION = re.compile(r"^\s*[A-Za-z][A-Za-z ]{0,30}:\s*$")
+# a prompt with no command after it ('root@fw:~#', '(venv) host:~ #'), and sysstat's banner above sar/mpstat/iostat
+# output ('Linux 5.14.21-... (host)  06/12/25  _x86_64_  (16 CPU)'): neither says anything linerate reads
+BARE_PROMPT = re.compile(r"^(?:\([^)]*\)\s*)?(?:\[[^\]]*\]\s*)?[\w.@:~/-]*\s?[#$%>]\s*$")
+SYSSTAT_BANNER = re.compile(r"^\S+ \S+ \([^)]*\)\s+.*\(\d+ CPU\)\s*$")
 _SOFTNET = re.compile(r"^\s*[0-9a-f]{8}(\s+[0-9a-f]{8}){2,}\s*$")
 _IRQ_ROW = re.compile(r"^\s*([0-9]+|[A-Z][A-Z0-9_]*):\s+[0-9]+(\s|$)")
 _VMSTAT_ROW = re.compile(r"^(irq[0-9]+:|cpu[0-9]+:|swi[0-9]+:|stray |[Tt]otal\s).*\s[0-9]+\s+[0-9]+\s*$")
@@ -96,6 +101,8 @@ def _start(line: str) -> str | None:
         return "netstat-i"
     if parsers.NETSTAT_W_BANNER.match(text) or parsers.is_netstat_w_header(text):
         return "netstat-w"
+    if sar.is_header(text):
+        return "sar-net"
     if re.match(r"^\s*NIC statistics:\s*$", text) or _ethtool_queue_line(text):
         return "ethtool-S"
     if nic_statistics.IFCONFIG_HEADER.match(text) or nic_statistics.IFCONFIG_STATS.match(text):
@@ -203,6 +210,8 @@ def blocks(text: str) -> list[Block]:
     for line in (strip_quote(raw) for raw in text.splitlines()):
         if line.lower().startswith(("# source:", "### linerate")) or re.match(r"^\s*(```|~~~)\S*\s*$", line):
             continue  # the corpus' source line, snapshot headers, markdown code fences around a paste
+        if BARE_PROMPT.match(line.strip()) or SYSSTAT_BANNER.match(line.strip()):
+            continue
         if CAPTION.match(line) and len(line.split()) <= 3 and _start(line) is None and \
                 (current is None or current.kind is not None) and \
                 not (current is not None and current.kind in STRICT and _fits(current.kind, line)):
@@ -261,6 +270,7 @@ class Reading:
     rings: dict[str, dict[str, int]] = field(default_factory=dict)  # ethtool -g: "eth2" -> {"rx": 512, "rx_max": 4096}
     # netstat -w tables: (interface or "(Total)", one dict of counters per interval row)
     interval_counters: list[tuple[str, list[dict[str, int]]]] = field(default_factory=list)
+    drop_rates: bool = False  # interval_counters hold per-second rates (sar), not counts
     usb_nic_driver: str = ""  # a USB NIC driver the paste names (r8152, ax88179_178a, cdc_ether ...)
     proc_stat: list[list[dict[str, int]]] = field(default_factory=list)
     top_cpu: list[dict[str, float]] = field(default_factory=list)
@@ -288,6 +298,7 @@ class Reading:
         self.counters.update(other.counters)
         self.families |= other.families
         self.usb_nic_driver = self.usb_nic_driver or other.usb_nic_driver
+        self.drop_rates = self.drop_rates or other.drop_rates
         for kind, displays in other.state.items():
             self.state.setdefault(kind, []).extend(displays)
         if other.cpu_total is not None:
@@ -361,6 +372,14 @@ def _parse_block(block: Block, reading: Reading) -> None:
         interface, rows = parsers.parse_netstat_w(text)
         reading.interval_counters.append((interface, rows))
         reading.read.append(f"netstat -w ({interface}, {_count(len(rows), 'interval')})")
+    elif kind == "sar-net":
+        tables = sar.parse_sar_net(text)
+        for nic, rows in tables.items():  # one row of mean rates: a sum of it is a rate, as the rule reads it
+            reading.interval_counters.append((nic, [{key: sum(r.get(key, 0) for r in rows) / len(rows) for key in rows[0]}]))
+        reading.drop_rates = True
+        what = "sar -n EDEV" if any("rx_dropped" in rows[0] for rows in tables.values()) else "sar -n DEV"
+        reading.read.append(f"{what} ({', '.join(tables)}; rates per second, "
+                            f"{_count(max(map(len, tables.values())), 'interval')})")
     elif kind in ("ifconfig", "sysfs-stat", "ethtool-g", "ethtool-i"):
         _parse_link_block(block, reading)
     elif kind == "ethtool-S":

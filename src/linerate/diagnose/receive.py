@@ -11,9 +11,11 @@ and evidence text out.
 from __future__ import annotations
 
 from linerate.diagnose import busy
-from linerate.diagnose.facts import Facts
+from linerate.diagnose.facts import STACK_DROP_KEYS, Facts
 from linerate.diagnose.queues import is_network, is_usb_host, queue_of, rx_groups
-from linerate.diagnose.verdict import NEGLIGIBLE_DROP_SHARE, SATURATED_PCT
+from linerate.diagnose.verdict import NEGLIGIBLE_DROP_SHARE, SATURATED_PCT, Verdict
+
+MIN_DROP_RATE = 1.0  # NIC drops per second (sar) below which, packet rate unknown, drops cannot hold a router back
 
 QUEUE_SHARE = 0.80  # one queue of a multi-queue NIC (or one CPU of the network interrupts) took this share
 QUEUE_SKEW = 3.0  # ... or one queue took this many times the median of its NIC's other queues
@@ -171,3 +173,29 @@ def skewed_packets(nics: dict[str, dict[str, int]]) -> list[tuple[str, str, dict
 
 def listed(values: dict[str, int]) -> str:
     return ", ".join(f"{name} {count:,}" for name, count in sorted(values.items(), key=lambda kv: -kv[1])[:4])
+
+
+def drop_rate_trickle(facts: Facts, when: str) -> Verdict | None:
+    """NIC drops read as rates (sar -n EDEV) with no packet rate beside them, under MIN_DROP_RATE per
+    second: fewer than 1 in 10,000 packets at any rate a router under test carries — a note."""
+    total = sum(facts.nic_drops.values())
+    if not facts.drop_rates or facts.nic_packets or total >= MIN_DROP_RATE:
+        return None
+    return Verdict("nic-drops", "note", "a trickle of NIC drops", f"{listed(facts.nic_drops)} {when}: under "
+                   f"{MIN_DROP_RATE:.0f} per second, fewer than 1 in 10,000 packets at any rate above "
+                   f"{MIN_DROP_RATE / NEGLIGIBLE_DROP_SHARE:,.0f} packets/s", "not a throughput limit; `sar -n DEV` "
+                   "beside it gives the packet rate to compare with")
+
+
+def backlog_drops_few(facts: Facts, when: str) -> Verdict | None:
+    """softnet_stat drops under NEGLIGIBLE_DROP_SHARE of the packets the same rows processed (the same
+    window, or both since boot): a note to watch under load, not the limit."""
+    processed = sum(row.get("processed", 0) for row in facts.softnet_cpu)
+    total = sum(facts.stack_drops.values())
+    if set(facts.stack_drops) != {STACK_DROP_KEYS["softnet_dropped"]} or not processed or \
+            total >= NEGLIGIBLE_DROP_SHARE * processed:
+        return None
+    return Verdict("stack-queue-drops", "note", "a few drops in the input backlog",
+                   f"{listed(facts.stack_drops)} {when} = {100 * total / processed:.4f}% of the {processed:,} "
+                   "packets the same counters processed", "not a throughput limit (under 1 in 10,000 packets); "
+                   "watch it under load: `cat /proc/net/softnet_stat` before and after a test")

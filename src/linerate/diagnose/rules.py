@@ -26,7 +26,9 @@ PARTIAL_GAP_PCT = 20.0  # single-/partial-cpu-bound: the other CPUs average at l
 # CPU waits for the next packet (an OPNsense PPPoE box read 87% / 3-7% at its one-core ceiling).
 NEAR_SATURATED_PCT = 80.0
 LONE_OTHERS_MAX_PCT = 10.0
-ONE_CPU_MAX_PCT = 105.0  # top's %CPU is per CPU: a process above this (top rounding aside) runs on several CPUs
+ONE_CPU_MAX_PCT = 105.0
+NO_PACKET_WORK_PCT = 1.0  # softirq + interrupt time below this: the CPUs took no packet work while read
+MIN_DROP_RATE = 1.0  # NIC drops per second (sar) below which, packet rate unknown, drops cannot hold a router back  # top's %CPU is per CPU: a process above this (top rounding aside) runs on several CPUs
 QUEUE_DELAY_MS = 5.0  # median RTT rising this much under load: a standing queue (bufferbloat)
 ETHTOOL_MAN = "ethtool(8) (https://man7.org/linux/man-pages/man8/ethtool.8.html)"
 PATHOLOGICAL = 0.05  # under 5% of line rate (Netgate forum, 'Performance Measurments with VirtIO + Offloading on Atom C2358' (https://forum.netgate.com/topic/108187/performance-measurments-with-virtio-offloading-on-atom-c2358-updated): ~5 Mbit/s through a virtio pfSense)
@@ -258,6 +260,9 @@ def cpu_bound(facts: Facts) -> Verdict | None:
                     f"{sum(loads) / len(loads):.0f}% on average [{facts.cpu_source}]")
     else:
         return None
+    userspace = busy.userspace_only(facts, evidence)
+    if userspace is not None:
+        return userspace
     return Verdict("cpu-bound", "limit", "all DUT CPUs busy: CPU-bound", evidence,
                    "the work is spread and there is no CPU left: fewer or simpler rules (a stateless rule "
                    "list is walked per packet), keep checksum offload on, larger MTU where both ends allow, "
@@ -430,7 +435,11 @@ def nic_drops(facts: Facts) -> Verdict | None:
     total = sum(facts.nic_drops.values())
     if facts.nic_packets and total < NEGLIGIBLE_DROP_SHARE * facts.nic_packets:
         return None  # nic-drops-negligible says so
-    when = "since boot (one snapshot: not necessarily during this test)" if facts.since_boot else "during the test"
+    when = ("per second (sar's mean rate over the intervals pasted)" if facts.drop_rates else
+            "since boot (one snapshot: not necessarily during this test)" if facts.since_boot else "during the test")
+    trickle = receive.drop_rate_trickle(facts, when)
+    if trickle is not None:
+        return trickle
     if facts.os_family == "freebsd":
         advice = ("larger rings (hw.igb.rxd/txd, iflib override_nrxds), flow control off (dev.igb.N.fc=0); a "
                   "saturated queue's CPU also drops at the ring — check single-core-bound")
@@ -514,6 +523,9 @@ def stack_queue_drops(facts: Facts) -> Verdict | None:
     else:
         advice = ("the input backlog overflowed: raise net.core.netdev_max_backlog (and netdev_budget if "
                   "time_squeeze grows); see linerate explain net.core.netdev_max_backlog")
+    few = receive.backlog_drops_few(facts, when)
+    if few is not None:
+        return few
     return Verdict("stack-queue-drops", "limit", "drops in a network stack queue",
                    f"{receive.listed(facts.stack_drops)} {when}", advice)
 
