@@ -39,7 +39,7 @@ def test_offload_axis_stores_read_back_and_flags(tmp_path):
     exp = parse_experiment("""
 name = "offloads"
 repetitions = 2
-duration_s = 2
+duration_s = 1
 omit_s = 1
 [axes]
 offloads = ["default", "all:tso=off,gso=off,gro=off"]
