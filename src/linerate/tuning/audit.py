@@ -33,6 +33,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from linerate.tuning.advice import ARTICLES, check_advice, cites, is_loader_directive
+from linerate.tuning.kernel_modules import module_line
 from linerate.tuning.catalog import Catalog, Knob, defaults_over
 from linerate.tuning.harm import above_netisr_limit, below_lists, ipv6_forwarding_scope
 from linerate.tuning.names import all_lists, bracketing_lists, close_names, edit_distance, missing_node, name_list
@@ -282,8 +283,12 @@ def audit_setting(catalog: Catalog, s: Setting, ctx: Context) -> list[Finding]:
         return [_finding("LR014", "error", s, f"{s.key}: {problem}; FreeBSD's loader prints 'Malformed line' "
                          "and skips it (stand/lua/config.lua, config.parse; loader.conf(5))",
                          'write it as NAME="VALUE", remarks after a \'#\'')]
-    if ctx.family == "freebsd" and s.kind == "loader" and is_loader_directive(s.key):
-        return []  # loader(8) acts on module directives and hints itself
+    if ctx.family == "freebsd" and s.kind == "loader" and (is_loader_directive(s.key) or "." not in s.key):
+        judged = module_line(s, ctx.span, ctx.label(), source_list(ctx.family))
+        if judged is not None:
+            return [_finding(*judged[:2], s, *judged[2:])]
+        if is_loader_directive(s.key):
+            return []  # loader(8) acts on module directives and hints itself
     knob = catalog.find(s.key, ctx.family)
     presence = _presence(s.key, ctx)
     # the catalog's removal release (from release notes) is more precise than the snapshots' "between"

@@ -68,7 +68,7 @@ def parse_list(text: str) -> NameList:
 def all_lists() -> tuple[NameList, ...]:
     folder = resources.files("linerate.tuning").joinpath("names")
     lists = [parse_list(p.read_text(encoding="utf-8")) for p in folder.iterdir()
-             if p.name.endswith(".tsv") and not p.name.endswith(("-src.tsv", "-releases.tsv"))]
+             if p.name.endswith(".tsv") and not p.name.endswith(("-src.tsv", "-releases.tsv", "-modules.tsv"))]
     return tuple(sorted(lists, key=lambda n: (n.os, n.release)))
 
 

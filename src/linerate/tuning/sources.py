@@ -258,6 +258,14 @@ def source_list(family: str) -> SourceList | None:
     return parse_source_list(path.read_text(encoding="utf-8"))
 
 
+@lru_cache(maxsize=1)
+def freebsd_modules() -> SourceList:
+    """The kernel modules each FreeBSD snapshot builds (names/freebsd-modules.tsv: KMOD= of sys/modules,
+    tools/extract_freebsd_modules.py), as a source list: presence() says whether a release has one."""
+    path = resources.files("linerate.tuning").joinpath("names", "freebsd-modules.tsv")
+    return parse_source_list(path.read_text(encoding="utf-8"))
+
+
 def describe(presence: Presence) -> str:
     """'declared in 10.4-RELEASE .. 11.0-RELEASE-p1 source, gone from 12.1-RELEASE' for messages."""
     if presence.gone and presence.inert:
