@@ -56,7 +56,11 @@ def parse_procps_cpu_line(line: str) -> dict[str, float] | None:
         return None
     us, sy, ni, idle = values[:4]
     wa, hi, si, st = (values[4:8] + [0.0] * 4)[:4]
-    return _row(cpu, us + ni, sy + st, idle + wa, hi, si)
+    work = us + ni + sy + st + hi + si
+    # procps prints each field as a share of the same ticks, so they add to 100; a line that adds to far
+    # more was edited by hand ('95.6 id ... 100.0 si' in a blog): its work fields are what its reader sees
+    busy = min(100.0, work) if idle + wa + work > 105.0 and work > 100.0 - idle - wa else None
+    return _row(cpu, us + ni, sy + st, idle + wa, hi, si, busy=busy)
 
 
 def parse_busybox_cpu_line(line: str) -> dict[str, float] | None:
