@@ -32,3 +32,13 @@ def test_a_trickle_of_drops_per_second_is_a_note_and_zero_drops_say_nothing(caps
     clean = diagnosed(capsys, DATA / "diagnose" / "sar_n_edev_zh_cn_locale.txt")
     assert clean["verdicts"] == [] and clean["not_understood"] == []
     assert clean["read"] == ["sar -n EDEV (br0, eth0, docker0; rates per second, 1 interval)"]
+
+
+def test_a_prompt_running_a_script_names_its_output_and_repeated_readings_are_counted(capsys):
+    from linerate.cli import main as cli
+
+    path = DATA / "diagnose" / "corpus" / "lkml_shaper_rx_missed_polling_loop.txt"
+    assert cli(["diagnose", "--after", str(path), "--os", "linux"]) == 0
+    out = capsys.readouterr().out
+    assert "not understood" not in out  # 'root@shaper:~# ./test' is the command of what follows
+    assert "(1 NIC-wide drop counter) x7" in out

@@ -78,7 +78,7 @@ def _offline(args: argparse.Namespace) -> int:
         noted = " (the notes above say what was seen)" if verdicts else ""
         print(f"no limit: nothing in the snapshots points at what holds the box back{noted}")
     if after.reading.read:
-        print("read: " + "; ".join(after.reading.read))
+        print("read: " + "; ".join(_counted(after.reading.read)))
     for line in after.not_understood:
         print(f"section present but not understood: {line}")
     if after.problems:
@@ -113,3 +113,12 @@ def _print_verdict(verdict, indent: str = "") -> None:
 
     print(plain(f"{indent}[{verdict.code}] {verdict.title}: {verdict.evidence}"))
     print(plain(f"{indent}    what to do: {verdict.advice}"))
+
+
+def _counted(lines: list[str]) -> list[str]:
+    """The outputs read, a repeated one once with how many times (a polling loop's ten readings)."""
+    out: list[str] = []
+    for line in dict.fromkeys(lines):
+        count = lines.count(line)
+        out.append(f"{line} x{count}" if count > 1 else line)
+    return out

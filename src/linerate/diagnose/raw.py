@@ -47,7 +47,8 @@ STRICT = {"cpu-table", "softnet", "vmstat", "intrs", "proc-stat", "ethtool-S", "
 
 _COMMANDS = (r"(?:sudo\s+)?(?:cat|grep|egrep|top|htop|vmstat|netstat|mpstat|sar|sysctl|ethtool|head|tail|watch|ps|"
              r"ifconfig|ip|for|while|sh|busybox|awk|sed|sleep|pfctl|conntrack)\b")
-PROMPT = re.compile(rf"^(?:\[[^\]]*\])*\S*?\s?[#$%>]\s*(?P<command>{_COMMANDS}.*)$")
+PROMPT = re.compile(rf"^(?:\[[^\]]*\])*\S*?\s?[#$%>]\s*(?P<command>{_COMMANDS}.*)$"
+                    r"|^(?:\([^)]*\)\s*)?[\w.-]+@[\w.-]+:[^\s#$]*\s?[#$]\s*(?P<script>\S.*)$")  # user@host:~# ./any
 # a command echoed without a prompt: the command word, then options/paths/pipes only (no counters, no
 # '=' or ':' of output lines): 'top -aSH', 'cat /proc/interrupts', 'ethtool -S eth0 | grep rx_queue'
 ECHOED = re.compile(rf"^{_COMMANDS}(?:\s+[-\w./|*'\"\[\]^$]+)*(?:\s+\([^()]*\))?\s*$")  # '(ix0 the same)': a remark
@@ -470,7 +471,7 @@ def _bare_numbers(block: Block, reading: Reading) -> bool:
         reading.link_stats.append(read)
         reading.families.add("linux")
         prompt = PROMPT.match(block.command or "")
-        command = prompt.group("command") if prompt else block.command
+        command = (prompt.group("command") or prompt.group("script")) if prompt else block.command
         reading.read.append(f"{command[:70]} ({', '.join(f'{k} {v:,}' for s in read.values() for k, v in s.items())})")
         return True
     if _PF_COUNT_COMMAND.search(block.command or "") and len(values) == 1 and is_ascii_int(values[0]):
