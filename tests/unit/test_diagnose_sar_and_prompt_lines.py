@@ -1,5 +1,6 @@
 """sysstat's sar -n DEV / -n EDEV pasted raw: rows read from their end whatever the locale's time
-looks like, the loopback left out, rates kept as rates (a trickle of drops per second is a note)."""
+looks like, the loopback left out, rates kept as rates (a trickle of drops per second is a note);
+and the lines around pasted outputs: a prompt running any program names the output under it."""
 
 import json
 
