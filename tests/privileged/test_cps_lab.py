@@ -72,3 +72,48 @@ def test_sigterm_stops_cps_at_once_and_leaves_nothing(tmp_path):
     assert stopped_s < 5, f"{stopped_s:.1f} s after SIGTERM"
     assert set(netns_names()) == before_ns and set(pids("nginx")) == before_nginx
     assert not glob.glob("/tmp/linerate-h2load.*")
+
+
+def in_namespace(ns: str, name: str) -> list[int]:
+    out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+    found = []
+    for pid in out.split():
+        try:
+            if open(f"/proc/{pid}/comm").read().strip() == name:
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_stopped_or_killed_cps_on_a_kept_lab_leaves_it_usable(tmp_path):
+    """A kept lab outlives the command: a SIGTERMed `cps --lab` left tcpdump running (GNU timeout's own
+    process group), a SIGKILLed one its nginx, and the next cps on the lab failed on the taken port."""
+    import signal
+    import time
+
+    from tests.privileged.conftest import LINERATE
+
+    linerate("lab", "up", "--name", "cpk1", "--firewall", "stateful")
+    try:
+        argv = [*LINERATE, "cps", "--lab", "cpk1", "--object-sizes", "1k", "--trial-duration", "1",
+                "--max-rate", "400", "--repetitions", "1"]
+        for sig, ready in ((signal.SIGTERM, lambda: in_namespace("lr-cpk1-client", "tcpdump")),
+                           (signal.SIGKILL, lambda: in_namespace("lr-cpk1-server", "nginx"))):
+            proc = subprocess.Popen([*argv, "--db", str(tmp_path / f"{sig.name}.db")], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 120
+            while not ready() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert proc.poll() is None, f"the cps ended before {sig.name} could land"
+            proc.send_signal(sig)
+            proc.wait(timeout=60)
+            time.sleep(1)
+            if sig == signal.SIGTERM:
+                assert proc.returncode == 143 and not in_namespace("lr-cpk1-client", "tcpdump")
+        assert in_namespace("lr-cpk1-server", "nginx")  # the SIGKILLed one's: the next cps stops it first
+        again = linerate(*argv[3:], "--db", str(tmp_path / "again.db"), "--json", timeout=600)
+        assert json.loads(again.stdout)["configurations"][0]["cps"]["n"] == 1
+        assert not in_namespace("lr-cpk1-server", "nginx")
+    finally:
+        linerate("lab", "down", "cpk1")

@@ -3,6 +3,7 @@
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -412,6 +413,13 @@ def test_a_refused_second_run_leaves_the_first_and_its_server_alone(bed, tmp_pat
         other.write_text(text.replace(f"[server]\nssh = {server_ssh}", f"[server]\nssh = {client_ssh}"))
         third = linerate("run", str(exp), "--testbed", str(other), "--db", str(second_db), check=False)
         assert third.returncode == 2 and "with another linerate's testbed" in third.stderr, third.stderr
+        # every host by another name (IPv4-mapped IPv6): no address lock is shared; once connected, the host
+        # keys name the same machines and the run is refused before it changes anything
+        mapped = tmp_path / "mapped.toml"
+        mapped.write_text(re.sub(r'ssh = "root@([0-9.]+)"', r'ssh = "root@[::ffff:\1]"', text))
+        fourth = linerate("run", str(exp), "--testbed", str(mapped), "--db", str(tmp_path / "fourth.db"),
+                          "--accept-new-host-keys", check=False)
+        assert fourth.returncode == 2 and "as another linerate's testbed does" in fourth.stderr, fourth.stderr
         assert bed.daemons("server", "iperf3") == server  # the holder's server was not stopped
         out, err = proc.communicate(timeout=600)
     finally:

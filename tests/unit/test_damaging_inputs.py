@@ -558,3 +558,15 @@ def test_lab_down_leaves_a_lab_in_use_by_a_live_process_alone(monkeypatch, capsy
     assert "in use by pid" in err and removed == []
     lab.record.owner = None  # kept on purpose (`lab up`): lab down removes it
     assert main(["lab", "down", "busy1"]) == 0 and removed == ["lab"]
+
+
+@pytest.mark.parametrize("host", ["198.19.250.06", "3323197958", "0xc613fa06", "198.19.64006"])
+def test_an_ipv4_address_in_a_form_other_than_dotted_quad_is_refused_before_anything(tmp_path, capsys, host):
+    """inet_aton reads these as 198.19.250.6 (ssh reaches it), ipaddress and asyncssh's known_hosts
+    matching do not: a run recorded an experiment, then died with a traceback."""
+    inventory = tmp_path / "lab.toml"
+    inventory.write_text(f'[client]\nssh = "root@198.19.250.2"\n[server]\nssh = "root@198.19.250.10"\n'
+                         f'test_address = "198.18.2.10"\n[dut]\nssh = "root@{host}"\nos = "linux"\n')
+    err = one_line_exit_2(["testbed", "check", str(inventory)], capsys)
+    assert "dut.ssh" in err and "write it as a.b.c.d" in err
+    assert not (tmp_path / "journal").exists()

@@ -1,5 +1,6 @@
 """Executor.run_many: several fixed commands, one result each, in one process where the host allows."""
 
+import os
 import subprocess
 
 import pytest
@@ -28,13 +29,13 @@ def test_local_run_many_splits_outputs_statuses_and_quoting():
 
 def test_local_run_many_is_one_process(monkeypatch):
     started = []
-    real = subprocess.run
+    real = subprocess.Popen
 
     def counting(argv, **kwargs):
         started.append(list(argv))
         return real(argv, **kwargs)
 
-    monkeypatch.setattr(subprocess, "run", counting)
+    monkeypatch.setattr(subprocess, "Popen", counting)
     results = LocalExecutor().run_many([["echo", "a"], ["echo", "b"], ["echo", "c"]])
     assert [r.stdout for r in results] == ["a\n", "b\n", "c\n"]
     assert len(started) == 1 and started[0][:2] == ["sh", "-c"]
@@ -43,14 +44,14 @@ def test_local_run_many_is_one_process(monkeypatch):
 def test_netns_run_many_runs_the_batch_inside_the_namespace(monkeypatch):
     """One `ip netns exec NS [taskset] sh -c SCRIPT`; run here without the namespace prefix."""
     started = []
-    real = subprocess.run
+    real = subprocess.Popen
 
     def without_netns(argv, **kwargs):
         started.append(list(argv))
         assert argv[:4] == ["ip", "netns", "exec", "lr-t1-dut"] and argv[4:7] == ["taskset", "--cpu-list", "0"]
         return real(argv[7:], **kwargs)
 
-    monkeypatch.setattr(subprocess, "run", without_netns)
+    monkeypatch.setattr(subprocess, "Popen", without_netns)
     host = NetnsExecutor("lr-t1-dut", (0,))
     first, second = host.run_many([["echo", "x y"], ["sh", "-c", "exit 2"]])
     assert len(started) == 1 and started[0][7:9] == ["sh", "-c"]
@@ -68,3 +69,19 @@ def test_fake_run_many_replays_each_argv_in_order():
     assert fake.calls == [("uname", "-s"), ("cat", "/nope"), ("missing",)]
     assert uname.stdout == "Linux\n" and cat.returncode == 1 and cat.stderr == "no such file"
     assert unknown.returncode == 127  # failures are results, never raised
+
+
+def test_a_command_timed_out_or_stopped_takes_what_it_started_with_it(tmp_path):
+    """A stop (a signal raising in linerate) or a timeout kills the command's whole process group: a
+    script's children (tcpdump under GNU timeout, which leaves the group only without --foreground)
+    used to run on in a kept lab."""
+    import time
+
+    marker = tmp_path / "child.pid"
+    script = f"sleep 300 & echo $! > {marker}; wait"
+    with pytest.raises(ExecError) as raised:
+        LocalExecutor().run(["sh", "-c", script], timeout_s=1)
+    assert raised.value.returncode is None  # timed out
+    pid = int(marker.read_text())
+    time.sleep(0.2)
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"

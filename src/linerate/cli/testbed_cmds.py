@@ -63,8 +63,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from linerate.testbed.journal import Journal
     from linerate.testbed.ssh import close_hosts, connect_hosts, detect_driver
     from linerate.lab.signals import terminations_deferred
-    from linerate.store.journal import changes_left_on
-    from linerate.testbed.ssh_restore import held_journal, restore_journal
+    from linerate.store.journal import changes_left_elsewhere
+    from linerate.testbed.ssh_restore import claim_machines, held_journal, restore_journal
 
     inventory = load_inventory(args.inventory)
     key = inventory.identity_key()
@@ -85,7 +85,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         print(dumps({"testbed": inventory.name, "resolved": count}) if args.json
               else f"testbed {inventory.name}: {count} change(s) marked restored by hand")
         return 0
-    left_elsewhere = changes_left_on({key for key, _ in inventory.host_keys().values()}, besides=journal.path.name)
+    left_elsewhere = changes_left_elsewhere(besides=journal.path.name)  # perhaps on these machines: seen once connected
     if not journal.open_entries() and not journal.hand_entries() and not left_elsewhere:
         print(dumps({"testbed": inventory.name, "restored": [], "not_restored": [], "needs_restoring_by_hand": [],
                      "still_open": 0, "looked_in": looked}) if args.json
@@ -95,10 +95,11 @@ def cmd_restore(args: argparse.Namespace) -> int:
     restored: list[str] = []
     if journal.open_entries() or left_elsewhere:  # never while a run on this testbed, or on one of its machines, is live
         journal.close()
-        journal = held_journal(inventory)  # with what killed runs of other testbeds left on its machines
+        journal = held_journal(inventory)
         executors = connect_hosts(inventory, accept_new=args.accept_new_host_keys,
                                   on_message=lambda m: print(m, file=sys.stderr))
         try:
+            claim_machines(journal, inventory, executors)  # by host key: what other testbeds left on these machines
             driver = detect_driver(executors["dut"], inventory.dut.os) if "dut" in executors else None
             with terminations_deferred():  # a signal waits until the restore has finished
                 for line in restore_journal(inventory, journal, executors, driver, problems=problems):

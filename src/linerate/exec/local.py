@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,16 +71,23 @@ class LocalExecutor:
         """(returncode, stdout, stderr); ExecError with returncode None when it outlives timeout_s,
         127 when it cannot be started (no such command, or no such cwd)."""
         full = self.wrap(argv)
-        try:
-            proc = subprocess.run(
-                full, input=stdin, capture_output=True, text=text, timeout=timeout_s, check=False, cwd=cwd
-            )
-        except subprocess.TimeoutExpired as exc:
-            stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-            raise ExecError(argv, self.host, None, stderr) from None
+        try:  # a session of its own: a timeout or a stop ends the command's whole process group
+            proc = subprocess.Popen(full, stdin=subprocess.PIPE if stdin is not None else None, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=text, cwd=cwd, start_new_session=True)
         except FileNotFoundError:
             raise ExecError(argv, self.host, 127, f"{full[0]}: command not found") from None
-        return proc.returncode, proc.stdout, proc.stderr
+        with proc:
+            try:
+                stdout, stderr = proc.communicate(stdin, timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                _, stderr = proc.communicate()
+                stderr = stderr.decode(errors="replace") if isinstance(stderr, bytes) else (stderr or "")
+                raise ExecError(argv, self.host, None, stderr) from None
+            except BaseException:  # a signal ending linerate: what the command started goes with it (tcpdump
+                _kill_group(proc)  # under `timeout`, a script's children), not only its first process
+                raise
+        return proc.returncode, stdout, stderr
 
     def run_many(self, argvs: Sequence[Sequence[str]], *, timeout_s: float | None = None) -> list[CommandResult]:
         """Fixed commands in one `sh -c` (one process start, one `ip netns exec`): telemetry read
@@ -121,3 +130,12 @@ class NetnsExecutor(LocalExecutor):
     def wrap(self, argv: Sequence[str]) -> list[str]:
         pin = ["taskset", "--cpu-list", ",".join(map(str, self.cpus))] if self.cpus else []
         return ["ip", "netns", "exec", self.netns, *pin, *[str(a) for a in argv]]
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the process group a command was started in (its own session: start_new_session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()

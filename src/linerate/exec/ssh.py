@@ -19,6 +19,7 @@ import math
 import os
 import secrets
 import shlex
+import stat
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -155,6 +156,34 @@ def load_identity(identity: str):
                           "OpenSSH or PEM private key, such as ~/.ssh/id_ed25519)") from None
 
 
+def append_known_host(path: Path, line: str) -> None:
+    """Add a host key line to known_hosts, as the user linerate runs as (often root), never through a
+    link or into a place another user controls: the file's folder must be this user's and writable by
+    no one else (made now, 0700, when missing — only that last folder), the file a regular file of this
+    user's (made 0600), opened without following a link. HostKeyError, nothing written, otherwise."""
+    folder = path.parent
+    if not os.path.lexists(folder):
+        try:
+            folder.mkdir(mode=0o700)
+        except OSError as exc:
+            raise HostKeyError(f"known_hosts: cannot make {folder} ({exc.strerror}); create it, or name a "
+                               "known_hosts file in a folder of yours") from None
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise HostKeyError(f"known_hosts: {folder} is a link, another user's, or writable by others (a link planted "
+                           "there would be followed); keep known_hosts in a folder of yours, such as ~/.ssh")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                     0o600)
+    except OSError as exc:
+        raise HostKeyError(f"known_hosts: {path} cannot be written ({exc.strerror}; a link is never followed)") from None
+    with os.fdopen(fd, "a", encoding="ascii") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            raise HostKeyError(f"known_hosts: {path} is not a regular file of this user's; nothing was written")
+        handle.write(line)
+
+
 class SshSession:
     """A verified, persistent connection to one host (through an optional jump host)."""
 
@@ -170,6 +199,7 @@ class SshSession:
         self._connect_lock = threading.Lock()
         self._shell_lock: asyncio.Lock | None = None
         self._jump: SshSession | None = None
+        self.host_key_fingerprint: str | None = None  # of the key verified at connect: names the machine
 
     # --- connecting -------------------------------------------------------------------------------
 
@@ -229,6 +259,7 @@ class SshSession:
         fingerprint = presented.get_fingerprint()
         if known:
             if any(key.public_data == presented.public_data for key in known):
+                self.host_key_fingerprint = fingerprint
                 return
             stored = ", ".join(key.get_fingerprint() for key in known)
             raise HostKeyError(f"host key of {self.target} changed: {self.known_hosts} has {stored}, the host "
@@ -238,9 +269,8 @@ class SshSession:
             raise HostKeyError(f"host key of {self.target} is not in {self.known_hosts} (it presents {fingerprint}); "
                                "check it, then run again with --accept-new-host-keys to store it")
         line = f"{_known_host_pattern(self.target)} {presented.export_public_key('openssh').decode().strip()}\n"
-        self.known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with open(self.known_hosts, "a", encoding="ascii") as handle:
-            handle.write(line)
+        append_known_host(self.known_hosts, line)
+        self.host_key_fingerprint = fingerprint
         self.on_message(f"stored host key of {self.target} in {self.known_hosts}: {fingerprint}")
 
     # --- running ------------------------------------------------------------------------------------

@@ -287,6 +287,12 @@ class Registry:
         _USES.append(self._lock(lab_id, fcntl.LOCK_SH, "is being removed (`linerate lab down` or `lab clean`); "
                                 "see `linerate lab status`, or build another with `linerate lab up`"))
 
+    def hold_http(self, lab_id: str) -> None:
+        """This process serves HTTP in the kept lab until it ends (cps --lab): an exclusive lock on
+        `<id>.http`, released by the kernel even on SIGKILL; ConfigError while another command holds it."""
+        _USES.append(self._lock(lab_id, fcntl.LOCK_EX, "has a cps running on it already (its nginx holds the "
+                                "HTTP port); wait for it to end", suffix=".http"))
+
     @contextlib.contextmanager
     def removing(self, lab_id: str) -> Iterator[None]:
         """Hold the lab against new users while it is removed; LabError, nothing touched, while a
@@ -297,6 +303,7 @@ class Registry:
             yield
             if not os.path.lexists(self.path(lab_id)):
                 self.use_lock_path(lab_id).unlink(missing_ok=True)
+                (self.state_dir / f"{validate_lab_name(lab_id)}.http").unlink(missing_ok=True)
         finally:
             os.close(fd)
 
@@ -314,9 +321,10 @@ class Registry:
             os.close(fd)
         return False
 
-    def _lock(self, lab_id: str, how: int, taken: str) -> int:
+    def _lock(self, lab_id: str, how: int, taken: str, suffix: str = ".use") -> int:
         statedir.ensure(self.state_dir)
-        fd = os.open(self.use_lock_path(lab_id), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        path = self.state_dir / f"{validate_lab_name(lab_id)}{suffix}"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, how | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -98,6 +98,21 @@ class JournalFile:
             raise
         self.hosts = {role: key for role, (key, _) in (hosts or {}).items()}
 
+    def hold_machines(self, what: str, machines: dict[str, tuple[str, str]]) -> None:
+        """Once connected: lock each machine by what names it whatever the route — its SSH host key
+        (machines: role -> (key, name); testbed/ssh_restore.machine_keys) — beside the address locks
+        of hold(), and key this testbed's new entries by it. ConfigError when another linerate holds
+        one (its testbed reaches the same machine by another name: an alias, a mapped address, a jump)."""
+        held = {key for key in self.hosts.values()}
+        for role, (key, name) in machines.items():
+            if key in held:
+                continue
+            held.add(key)
+            self._host_lock_fds.append(_flock(self.directory / f"host-{key}.lock", what,
+                                              f"reaches its {role} {name} as another linerate's testbed does, which "
+                                              "is using it now"))
+        self.hosts = {role: key for role, (key, _) in machines.items()}
+
     def _release_locks(self) -> None:
         fds, self._host_lock_fds = self._host_lock_fds, []
         fd, self._lock_fd = self._lock_fd, None
@@ -131,9 +146,12 @@ class JournalFile:
                     "host) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)",
                     (row["role"], row["kind"], row["name"], row["original"], row["applied"], row["created_at"],
                      row["problem"], row["manual"], row["host"]))
-                other.conn.execute("UPDATE entries SET status='moved', problem=?, closed_at=? WHERE id=?",
-                                   (f"moved to journal {self.key}.db (a testbed sharing this machine)", time.time(),
-                                    row["id"]))
+                try:
+                    other.conn.execute("UPDATE entries SET status='moved', problem=?, closed_at=? WHERE id=?",
+                                       (f"moved to journal {self.key}.db (a testbed sharing this machine)",
+                                        time.time(), row["id"]))
+                except sqlite3.DatabaseError:
+                    pass  # left open there too: restoring it twice puts the same value back
                 moved += 1
         return moved
 
@@ -194,17 +212,18 @@ class JournalFile:
 
 
 
-def changes_left_on(host_keys: set[str], besides: str, directory: Path | None = None) -> int:
-    """How many open changes other testbeds' journals (not the one named besides) hold for these
-    machines; reads only."""
-    return sum(len(rows) for _, _, rows in _left_on(directory or journal_dir(), host_keys, besides=besides))
+def changes_left_elsewhere(besides: str, directory: Path | None = None) -> int:
+    """How many open changes other testbeds' journals (not the one named besides) hold on any machine:
+    which machines this testbed's are is known only once connected (their host keys); reads only."""
+    return sum(len(rows) for _, _, rows in _left_on(directory or journal_dir(), None, besides=besides))
 
 
-def _left_on(directory: Path, host_keys: set[str], *, besides: str):
-    """(path, journal, its open entries on these machines) for each other journal file that has
-    some; each journal is closed once the caller moves on. A damaged journal of another testbed
-    says nothing about these machines and is passed over."""
-    if not host_keys or not statedir.is_ours(directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE):
+def _left_on(directory: Path, host_keys: set[str] | None, *, besides: str):
+    """(path, journal, its open entries on these machines — on any machine when host_keys is None) for
+    each other journal file that has some; each journal is closed once the caller moves on. A damaged
+    journal of another testbed says nothing about these machines and is passed over."""
+    if host_keys is not None and not host_keys or not statedir.is_ours(directory, "LINERATE_JOURNAL_DIR",
+                                                                         JOURNAL_FILE_RE):
         return
     for path in sorted(directory.iterdir()):
         if not JOURNAL_DB_RE.match(path.name) or path.name == besides:
@@ -214,9 +233,13 @@ def _left_on(directory: Path, host_keys: set[str], *, besides: str):
         except ConfigError:
             continue
         try:
-            marks = ",".join("?" * len(host_keys))
-            rows = list(other.conn.execute(f"SELECT * FROM entries WHERE status='open' AND host IN ({marks}) "
-                                           "ORDER BY id", sorted(host_keys))) if other.exists else []
+            where, values = (("host IS NOT NULL", []) if host_keys is None else
+                             (f"host IN ({','.join('?' * len(host_keys))})", sorted(host_keys)))
+            try:
+                rows = list(other.conn.execute(f"SELECT * FROM entries WHERE status='open' AND {where} ORDER BY id",
+                                               values)) if other.exists else []
+            except sqlite3.DatabaseError:
+                continue  # damaged past its header: it says nothing about these machines either
             if rows:
                 yield path, other, rows
         finally:

@@ -22,7 +22,7 @@ from linerate.numbers import is_ascii_int
 from linerate.testbed.fingerprint import host_fingerprint
 from linerate.testbed.inventory import Inventory
 from linerate.testbed.ssh import SERVER_PORT, close_hosts, connect_host, detect_driver
-from linerate.testbed.ssh_restore import SCRATCH_KIND, held_journal, start_server, stop_server
+from linerate.testbed.ssh_restore import SCRATCH_KIND, claim_machines, held_journal, start_server, stop_server
 from linerate.traffic import iperf3
 
 BURST_PACKETS = 2000
@@ -159,6 +159,11 @@ def burst_checks(inventory: Inventory, executors: dict[str, SshExecutor], driver
     try:
         journal = held_journal(inventory)
     except ConfigError as exc:
+        return [Check("path", False, f"not run: {exc.problem}")]
+    try:
+        claim_machines(journal, inventory, executors)
+    except ConfigError as exc:
+        journal.close()
         return [Check("path", False, f"not run: {exc.problem}")]
     server, checks = executors["server"], []
     try:

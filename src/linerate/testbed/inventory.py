@@ -40,6 +40,8 @@ from linerate.testbed.knobs import IFNAME_RE
 MAX_FILE_BYTES = 100_000
 USER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
 HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+# an all-numeric last label is never a DNS name (RFC 3696 section 2): 198.19.250.06, 3323197958, 0xc613fa06
+NUMERIC_HOST_RE = re.compile(r"^(?:[0-9A-Za-z]+\.)*(?:[0-9]+|0[xX][0-9A-Fa-f]+)$")
 HOST_CHARS_RE = re.compile(r"[A-Za-z0-9.:%_-]{1,253}")
 OS_NAMES = ("linux", "openwrt", "freebsd", "pfsense", "opnsense", "openbsd")
 
@@ -68,6 +70,9 @@ def parse_ssh(text: str, port: int = 22) -> tuple[str, str, int]:
     except ValueError:
         if not HOST_RE.fullmatch(host):
             raise ValueError(f"{host[:60]!r} is not a host name or IP address") from None
+        if NUMERIC_HOST_RE.fullmatch(host):  # inet_aton reads it as an address; ipaddress and asyncssh do not
+            raise ValueError(f"{host[:60]!r} is an IPv4 address in a form other than four decimal numbers "
+                             "(a leading zero, fewer parts, hex); write it as a.b.c.d") from None
     if not 1 <= port <= 65535:
         raise ValueError(f"port {port} is out of range (1-65535)")
     return user, host, port

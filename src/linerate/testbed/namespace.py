@@ -172,7 +172,17 @@ class NamespaceTestbed:
         return LabStatePath(self, family)
 
     def http_server(self, spec: ServerSpec) -> NginxServer:
-        """nginx in the server namespace (its processes go with the lab, whatever happens)."""
+        """nginx in the server namespace. A lab this command built takes its processes with it whatever
+        happens; a kept lab (--lab) outlives the command, so the command holds the lab's HTTP lock while it
+        serves (one at a time: they would share the port), and an nginx found there then was left by a
+        killed one (nothing else runs nginx in linerate's lab) and is stopped first."""
+        if self.keep:
+            self.registry.hold_http(self.spec.lab_id)
+            ns = self.spec.netns("server")
+            for pid in pids_in_netns(ns):
+                with contextlib.suppress(OSError):
+                    if Path(f"/proc/{pid}/comm").read_text().strip() == "nginx":
+                        os.kill(pid, 9)
         addresses = {family: server_address(family) for family in (4, 6)}
         # derived from the lab id, so `lab down` and `lab clean` (after a SIGKILL) remove it with the lab;
         return http_server(self.executor("server"), addresses, spec)  # a new directory in the lab's scratch

@@ -37,7 +37,8 @@ from linerate.testbed.inventory import Inventory
 from linerate.testbed.journal import HostValueError, Journal, value_problem
 from linerate.testbed.knobs import NAMESPACE_ONLY, parse_any_sysctls, parse_dut_offloads, refuse_unsupported
 from linerate.testbed.ssh_path import TestbedPath
-from linerate.testbed.ssh_restore import NGINX_KIND, SCRATCH_KIND, held_journal, restore_journal, start_server
+from linerate.testbed.ssh_restore import (NGINX_KIND, SCRATCH_KIND, claim_machines, held_journal, restore_journal,
+                                          start_server)
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.tuning.catalog import runtime_recommendations
 from linerate.trial import measure_read_cost_or_none, run_trial
@@ -138,6 +139,7 @@ class SshTestbed:
         self.line_rate = resolve_line_rate(self.inventory, self.executors.get("dut"), self.driver)
         if self.journal is None:  # not reserved by the run: taken now (released by close())
             self.journal = held_journal(self.inventory)
+        claim_machines(self.journal, self.inventory, self.executors)
         if self.store is not None:
             self.journal.adopt(self.store, self.driver.family if self.driver else None)  # an older linerate's
         self._restore("restored from an earlier run")

@@ -8,6 +8,8 @@ writes back waits for a hand (testbed/journal.py says why)."""
 
 from __future__ import annotations
 
+import hashlib
+
 import time
 
 from linerate.dut.base import DutDriver
@@ -27,17 +29,34 @@ TIMEOUT_S = 15
 
 
 def held_journal(inventory: Inventory) -> Journal:
-    """The testbed's journal with its lock and its machines' locks taken (ConfigError naming the
-    holder when another linerate has one), holding also what killed runs of other testbeds left
-    open on those machines; nothing is read or changed on a host before the locks are ours."""
+    """The testbed's journal with its lock and its hosts' address locks taken (ConfigError naming the
+    holder when another linerate has one); nothing is read or changed on a host before the locks are
+    ours. Once connected, claim_machines() locks the machines themselves."""
     journal = Journal(inventory.identity_key())
     try:
         journal.hold(f"testbed {inventory.name}", inventory.host_keys())
-        journal.take_over_left_changes()
     except BaseException:
         journal.close()
         raise
     return journal
+
+
+def machine_keys(executors: dict[str, SshExecutor]) -> dict[str, tuple[str, str]]:
+    """role -> (key, name) of the machine each connection reached, by the host key it verified: the same
+    machine whatever name, address form or jump host an inventory reaches it by (two machines cloned
+    with one host key count as one: refused together, never changed at once)."""
+    keys = {}
+    for role, executor in executors.items():
+        fingerprint = executor.session.host_key_fingerprint or f"unverified {executor.host}"
+        keys[role] = (hashlib.sha256(fingerprint.encode()).hexdigest()[:16], f"{executor.host} ({fingerprint})")
+    return keys
+
+
+def claim_machines(journal: Journal, inventory: Inventory, executors: dict[str, SshExecutor]) -> None:
+    """Connected, before anything is read or changed: lock the machines by their host keys and take over
+    what killed runs of other testbeds left open on them (restored first, as this testbed's own)."""
+    journal.hold_machines(f"testbed {inventory.name}", machine_keys(executors))
+    journal.take_over_left_changes()
 
 
 def stop_server(server: SshExecutor, pidfile: str) -> str:

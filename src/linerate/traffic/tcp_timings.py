@@ -58,8 +58,11 @@ PERCENTILES = (50, 90, 99)
 SYN, ACK = 0x02, 0x10
 
 # Positional parameters, never interpolated: $1 capture file, $2 filter, $3 time limit (s), then h2load's argv.
+# GNU timeout runs in a process group of its own unless --foreground: a stop that kills the script's group
+# would leave it and tcpdump running (BusyBox's timeout has no such option, nor a group of its own).
 CAPTURE_SCRIPT = f"""cap=$1; filter=$2; limit=$3; shift 3
-timeout -s INT "$limit" {TCPDUMP} -Z root -n -i any -s {SNAPLEN} -B {BUFFER_KIB} -w "$cap" "$filter" 2>"$cap.log" &
+fg=; timeout --foreground 1 true 2>/dev/null && fg=--foreground
+timeout $fg -s INT "$limit" {TCPDUMP} -Z root -n -i any -s {SNAPLEN} -B {BUFFER_KIB} -w "$cap" "$filter" 2>"$cap.log" &
 capture=$!
 i=0
 while [ $i -lt 500 ] && kill -0 $capture 2>/dev/null && ! grep -q 'listening on' "$cap.log" 2>/dev/null; do
