@@ -118,7 +118,7 @@ def _read_private(path: Path, field: str, what: str) -> str | None:
     """A file of ours to parse (known_hosts, an identity): regular, bounded, UTF-8; None when it
     does not exist. Errors never quote its content (it may be /etc/shadow)."""
     if str(path) in ("", ".") or path.is_dir():
-        raise ConfigError(field, f"{str(path)[:200]!r} is a directory, not {what}; give a file path")
+        raise ConfigError(field, f"{str(path)[:200]!r} is a directory, not a {what}; give a file path")
     if not os.path.lexists(path):
         return None
     try:
@@ -132,7 +132,7 @@ def load_known_hosts(path: Path):
     only the file, when it is not a known_hosts file."""
     import asyncssh
 
-    text = _read_private(path, "known_hosts", "a known_hosts file")
+    text = _read_private(path, "known_hosts", "known_hosts file")
     try:
         return asyncssh.import_known_hosts(text or "")
     except (ValueError, asyncssh.Error, UnicodeError):  # its message would quote the offending line
@@ -146,7 +146,7 @@ def load_identity(identity: str):
     import asyncssh
 
     path = Path(os.path.expanduser(identity))
-    text = _read_private(path, "identity", "a private key file")
+    text = _read_private(path, "identity", "private key file")
     if text is None:
         raise ConfigError("identity", f"{identity[:200]} does not exist; give the private key file")
     try:
