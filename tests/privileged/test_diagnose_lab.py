@@ -13,7 +13,7 @@ from tests.privileged.conftest import linerate
 EXPERIMENT = """
 name = "diag"
 repetitions = 2
-duration_s = 1
+duration_s = 2
 omit_s = 1
 [axes]
 streams = [1]
