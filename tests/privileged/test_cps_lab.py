@@ -111,7 +111,11 @@ def test_a_stopped_or_killed_cps_on_a_kept_lab_leaves_it_usable(tmp_path):
             time.sleep(1)
             if sig == signal.SIGTERM:
                 assert proc.returncode == 143 and not in_namespace("lr-cpk1-client", "tcpdump")
-        assert in_namespace("lr-cpk1-server", "nginx")  # the SIGKILLed one's: the next cps stops it first
+        assert in_namespace("lr-cpk1-server", "nginx")  # the SIGKILLed one's: lab clean stops it, the lab stays
+        cleaned = linerate("lab", "clean").stdout
+        assert "stopped the nginx a killed cps left in lab cpk1" in cleaned, cleaned
+        time.sleep(0.5)
+        assert not in_namespace("lr-cpk1-server", "nginx") and "lr-cpk1-dut" in netns_names()
         again = linerate(*argv[3:], "--db", str(tmp_path / "again.db"), "--json", timeout=600)
         assert json.loads(again.stdout)["configurations"][0]["cps"]["n"] == 1
         assert not in_namespace("lr-cpk1-server", "nginx")

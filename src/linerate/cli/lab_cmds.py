@@ -177,7 +177,8 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     from linerate.errors import LinerateError
     from linerate.lab.registry import Registry, vet
     from linerate.lab.signals import terminations_deferred
-    from linerate.testbed.namespace import remove_record
+    from linerate.model import lab_namespace
+    from linerate.testbed.namespace import remove_record, serves_nginx, stop_stale_nginx
 
     registry = Registry()
     removed: list[dict] = []
@@ -202,6 +203,15 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
             continue
         removed.append({"kind": record.kind, "lab": record.lab_id, "namespaces": list(record.namespaces)})
         say(f"removed {record.kind} {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
+    for record in registry.all():  # kept labs stay; an nginx a killed `cps --lab` left in one goes
+        server = lab_namespace(record.lab_id, "server")
+        if record.kind == "lab" and record.owner is None and not vet(record, registry.state_dir) \
+                and not registry.in_use(record.lab_id) and serves_nginx(server):  # else nothing is touched
+            with registry.serving_free(record.lab_id) as free:
+                stopped = stop_stale_nginx(server) if free else []
+            if stopped:
+                removed.append({"kind": "nginx", "lab": record.lab_id, "pids": stopped})
+                say(f"stopped the nginx a killed cps left in lab {record.lab_id} (pid {', '.join(map(str, stopped))})")
     for name, why in registry.unreadable:
         left.append({"state_file": name, "problem": why})
         say(f"left state file {name} untouched: {why}")

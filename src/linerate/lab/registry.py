@@ -294,6 +294,20 @@ class Registry:
                                 "HTTP port); wait for it to end", suffix=".http"))
 
     @contextlib.contextmanager
+    def serving_free(self, lab_id: str) -> Iterator[bool]:
+        """Hold the kept lab's HTTP lock for the block if no command serves there now: True then (an nginx
+        in the lab is a killed cps's), False while a cps runs on it."""
+        try:
+            fd = self._lock(lab_id, fcntl.LOCK_EX, "serves HTTP", suffix=".http")
+        except ConfigError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
     def removing(self, lab_id: str) -> Iterator[None]:
         """Hold the lab against new users while it is removed; LabError, nothing touched, while a
         command uses it (hold_use). Its use-lock file goes with it."""

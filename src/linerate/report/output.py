@@ -7,8 +7,9 @@ without its accidents.
 - an existing character device or FIFO (/dev/null, /dev/stdout, a named pipe): written *into*,
   as `>` would — never renamed over, never replaced by a regular file; a FIFO that nobody reads
   is refused instead of hanging;
-- a symbolic link is followed: what it points to gets the rule above, and the link stays a link;
-  a link to nothing is refused (nothing is created at its target);
+- a symbolic link is followed when this user (or root) made it in a folder no other user can write
+  (a sticky one: only when this user made it): what it points to gets the rule above, and the link
+  stays a link; a link another user could have planted is refused, and so is a link to nothing;
 - a directory, a block device (a disk) or a socket: refused;
 - a results database this process opened (its -wal, -shm, -journal too, through any link or hard link),
   or a file in linerate's own state directories (the DUT journals, the labs' records): refused.
@@ -56,6 +57,9 @@ def check(path: str, option: str) -> Target:
         raise ConfigError(option, f"{shown}: {exc.strerror}") from None
     info, real = link, path
     if stat.S_ISLNK(link.st_mode):
+        if not _trusted_link(path, link):
+            raise ConfigError(option, f"{shown} is a symbolic link another user made, or in a folder others can "
+                              "write (one planted there would be followed as this user); give the target's own path")
         try:
             info = os.stat(path)
         except FileNotFoundError:
@@ -75,6 +79,18 @@ def check(path: str, option: str) -> Target:
     if stat.S_ISBLK(mode):
         raise ConfigError(option, f"{shown} is a block device (a disk); give a file name")
     raise ConfigError(option, f"{shown} is a socket or other special file; give a file name")
+
+
+def _trusted_link(path: str, link: os.stat_result) -> bool:
+    """A link this user may follow to write: made by this user (or root), in a folder only its owner can
+    write, or a sticky one (/tmp) where only the link's owner could have made it — the rule Linux's
+    fs.protected_symlinks applies in sticky folders, here in every folder (/dev/stdout passes)."""
+    if link.st_uid not in (os.geteuid(), 0):
+        return False
+    folder = os.lstat(os.path.dirname(os.path.abspath(path)))
+    if folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return bool(folder.st_mode & stat.S_ISVTX) and link.st_uid == os.geteuid()
+    return folder.st_uid in (os.geteuid(), 0)
 
 
 def _refuse_own(real: str, info: os.stat_result | None, option: str, shown: str) -> None:

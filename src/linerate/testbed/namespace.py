@@ -178,11 +178,7 @@ class NamespaceTestbed:
         killed one (nothing else runs nginx in linerate's lab) and is stopped first."""
         if self.keep:
             self.registry.hold_http(self.spec.lab_id)
-            ns = self.spec.netns("server")
-            for pid in pids_in_netns(ns):
-                with contextlib.suppress(OSError):
-                    if Path(f"/proc/{pid}/comm").read_text().strip() == "nginx":
-                        os.kill(pid, 9)
+            stop_stale_nginx(self.spec.netns("server"))
         addresses = {family: server_address(family) for family in (4, 6)}
         # derived from the lab id, so `lab down` and `lab clean` (after a SIGKILL) remove it with the lab;
         return http_server(self.executor("server"), addresses, spec)  # a new directory in the lab's scratch
@@ -224,6 +220,27 @@ def remove_owned_dir(path: str) -> None:
         return
     if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid():
         shutil.rmtree(path, ignore_errors=True)
+
+
+def serves_nginx(ns: str) -> bool:
+    """Is an nginx running in this lab namespace? Looks only."""
+    for pid in pids_in_netns(ns):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "nginx":
+                return True
+    return False
+
+
+def stop_stale_nginx(ns: str) -> list[int]:
+    """SIGKILL the nginx processes in a kept lab's server namespace (ns is one linerate derived from
+    the lab's id): called holding the lab's HTTP lock, so they are a killed cps's. Their pids."""
+    stopped = []
+    for pid in pids_in_netns(ns):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "nginx":
+                os.kill(pid, 9)
+                stopped.append(pid)
+    return stopped
 
 
 def remove_record(record: LabRecord, registry: Registry) -> list[str]:
