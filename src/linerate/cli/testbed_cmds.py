@@ -120,6 +120,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
     if left:
         print(f"{len(left)} change(s) are still open in {journal.path} (a host unreachable, or not in this "
               "inventory); run restore again", file=sys.stderr)
+    if not (restored or problems or hand or left or args.json):  # other testbeds' entries were on other machines
+        print(f"testbed {inventory.name}: nothing to restore on its machines (looked in {' and '.join(looked)} and "
+              "the journals of testbeds sharing them)")
     if args.json:
         print(dumps({"testbed": inventory.name, "restored": restored, "not_restored": problems,
                      "needs_restoring_by_hand": [{key: entry[key] for key in ("id", "role", "kind", "name", "problem",
