@@ -54,7 +54,7 @@ def test_killed_at_random_moments_then_clean_and_resume(tmp_path):
     db = str(tmp_path / "c.db")
     before = netns_names()
     rng = random.Random(int(os.environ.get("LINERATE_CRASH_SEED", "7")))
-    kills = int(os.environ.get("LINERATE_CRASH_KILLS", "2"))  # bench/ and a hunt for a rare moment set more
+    kills = int(os.environ.get("LINERATE_CRASH_KILLS", "1"))  # bench/ and a hunt for a rare moment set more
     moments = ["preflight", "backoff"] + [rng.uniform(0.2, 4.0) for _ in range(kills)]
     seen = []
     for index, moment in enumerate(moments):
