@@ -106,3 +106,18 @@ def _mark(path: Path) -> None:
         return
     with os.fdopen(fd, "w") as handle:
         handle.write("made by linerate; its labs' records and journals live here\n")
+
+
+def try_lock(path: Path, *, shared: bool = False) -> int | None:
+    """A lock file in one of linerate's own directories: its descriptor with the flock taken (exclusive,
+    or shared), or None when another process holds it. Made 0600, never through a link; the kernel
+    releases the lock when the holder ends, even by SIGKILL."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd

@@ -178,7 +178,7 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     from linerate.lab.registry import Registry, vet
     from linerate.lab.signals import terminations_deferred
     from linerate.model import lab_namespace
-    from linerate.testbed.namespace import remove_record, serves_nginx, stop_stale_nginx
+    from linerate.testbed.namespace import nginx_pids, remove_record, stop_stale_nginx
 
     registry = Registry()
     removed: list[dict] = []
@@ -206,7 +206,7 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     for record in registry.all():  # kept labs stay; an nginx a killed `cps --lab` left in one goes
         server = lab_namespace(record.lab_id, "server")
         if record.kind == "lab" and record.owner is None and not vet(record, registry.state_dir) \
-                and not registry.in_use(record.lab_id) and serves_nginx(server):  # else nothing is touched
+                and not registry.in_use(record.lab_id) and nginx_pids(server):  # else nothing is touched
             with registry.serving_free(record.lab_id) as free:
                 stopped = stop_stale_nginx(server) if free else []
             if stopped:

@@ -284,13 +284,13 @@ class Registry:
         """Say, for as long as this process lives, that it uses the lab (`--lab`): a shared lock on
         `<id>.use` (several commands may use one kept lab), released by the kernel when the process
         ends, a SIGKILL included. `lab down` and `lab clean` leave a lab in use alone (removing)."""
-        _USES.append(self._lock(lab_id, fcntl.LOCK_SH, "is being removed (`linerate lab down` or `lab clean`); "
+        _USES.append(self._lock(lab_id, True, "is being removed (`linerate lab down` or `lab clean`); "
                                 "see `linerate lab status`, or build another with `linerate lab up`"))
 
     def hold_http(self, lab_id: str) -> None:
         """This process serves HTTP in the kept lab until it ends (cps --lab): an exclusive lock on
         `<id>.http`, released by the kernel even on SIGKILL; ConfigError while another command holds it."""
-        _USES.append(self._lock(lab_id, fcntl.LOCK_EX, "has a cps running on it already (its nginx holds the "
+        _USES.append(self._lock(lab_id, False, "has a cps running on it already (its nginx holds the "
                                 "HTTP port); wait for it to end", suffix=".http"))
 
     @contextlib.contextmanager
@@ -298,7 +298,7 @@ class Registry:
         """Hold the kept lab's HTTP lock for the block if no command serves there now: True then (an nginx
         in the lab is a killed cps's), False while a cps runs on it."""
         try:
-            fd = self._lock(lab_id, fcntl.LOCK_EX, "serves HTTP", suffix=".http")
+            fd = self._lock(lab_id, False, "serves HTTP", suffix=".http")
         except ConfigError:
             yield False
             return
@@ -311,7 +311,7 @@ class Registry:
     def removing(self, lab_id: str) -> Iterator[None]:
         """Hold the lab against new users while it is removed; LabError, nothing touched, while a
         command uses it (hold_use). Its use-lock file goes with it."""
-        fd = self._lock(lab_id, fcntl.LOCK_EX, "is in use by a linerate command running on it (--lab); wait for "
+        fd = self._lock(lab_id, False, "is in use by a linerate command running on it (--lab); wait for "
                         "it to end, then remove the lab")
         try:
             yield
@@ -335,15 +335,11 @@ class Registry:
             os.close(fd)
         return False
 
-    def _lock(self, lab_id: str, how: int, taken: str, suffix: str = ".use") -> int:
+    def _lock(self, lab_id: str, shared: bool, taken: str, suffix: str = ".use") -> int:
         statedir.ensure(self.state_dir)
-        path = self.state_dir / f"{validate_lab_name(lab_id)}{suffix}"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, how | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise ConfigError("lab", f"'{lab_id}' {taken}") from None
+        fd = statedir.try_lock(self.state_dir / f"{validate_lab_name(lab_id)}{suffix}", shared=shared)
+        if fd is None:
+            raise ConfigError("lab", f"'{lab_id}' {taken}")
         return fd
 
     def vm_dir(self, lab_id: str) -> Path:

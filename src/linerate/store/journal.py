@@ -3,6 +3,7 @@ testbed in linerate's own journal directory, found by the testbed's identity key
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -248,16 +249,13 @@ def _left_on(directory: Path, host_keys: set[str] | None, *, besides: str):
 
 def _flock(path: Path, what: str, taken: str) -> int:
     """An exclusive lock on path, its fd (the holder's pid written in it); ConfigError when taken."""
-    import fcntl
-
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.read(fd, 32).decode(errors="replace").strip()
-        os.close(fd)
-        raise ConfigError(what, f"{taken} (pid {holder or '?'}): wait for it to end; its own end puts the "
-                          "DUT's knobs back") from None
+    fd = statedir.try_lock(path)
+    if fd is None:
+        holder = ""
+        with contextlib.suppress(OSError), open(path, "rb") as handle:
+            holder = handle.read(32).decode(errors="replace").strip()
+        raise ConfigError(what, f"{taken} (pid {holder or '?'}): wait for it to end; its own end puts the DUT's "
+                          "knobs back")
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd

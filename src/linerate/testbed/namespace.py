@@ -222,24 +222,23 @@ def remove_owned_dir(path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def serves_nginx(ns: str) -> bool:
-    """Is an nginx running in this lab namespace? Looks only."""
+def nginx_pids(ns: str) -> list[int]:
+    """The nginx processes in a lab namespace (ns is one linerate derived from a lab's id). Looks only."""
+    found = []
     for pid in pids_in_netns(ns):
         with contextlib.suppress(OSError):
             if Path(f"/proc/{pid}/comm").read_text().strip() == "nginx":
-                return True
-    return False
+                found.append(pid)
+    return found
 
 
 def stop_stale_nginx(ns: str) -> list[int]:
-    """SIGKILL the nginx processes in a kept lab's server namespace (ns is one linerate derived from
-    the lab's id): called holding the lab's HTTP lock, so they are a killed cps's. Their pids."""
-    stopped = []
-    for pid in pids_in_netns(ns):
-        with contextlib.suppress(OSError):
-            if Path(f"/proc/{pid}/comm").read_text().strip() == "nginx":
-                os.kill(pid, 9)
-                stopped.append(pid)
+    """SIGKILL the nginx processes in a kept lab's server namespace: called holding the lab's HTTP lock,
+    so they are a killed cps's. Their pids."""
+    stopped = nginx_pids(ns)
+    for pid in stopped:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
     return stopped
 
 

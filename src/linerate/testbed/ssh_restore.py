@@ -9,7 +9,6 @@ writes back waits for a hand (testbed/journal.py says why)."""
 from __future__ import annotations
 
 import hashlib
-
 import time
 
 from linerate.dut.base import DutDriver
