@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 
 from linerate.errors import ConfigError
+from linerate.safepath import untrusted_component
 
 MARKER = ".linerate-state"
 DEFAULT_LAB_STATE_DIR = "/run/linerate/labs"
@@ -81,6 +82,9 @@ def ensure(path: str | os.PathLike[str], env: str = "LINERATE_STATE_DIR",
     """Our directory at `path`, made now (0700, marker) if it does not exist; ConfigError if
     something that is not ours is there. Parents are made as mkdir -p would (never chmodded)."""
     path = Path(path)
+    steered = untrusted_component(str(path))
+    if steered is not None:
+        raise _refuse(path, env, steered)
     if not os.path.lexists(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         try:

@@ -55,11 +55,12 @@ def base_install():
         installed = run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", str(wheel)])
         assert installed.returncode == 0, installed.stderr
         inputs = work / "inputs"
-        inputs.mkdir(mode=0o777)
-        inputs.chmod(0o777)  # the results database is written here
+        inputs.mkdir(mode=0o755)
         for name in ("tuning/pfsense_config.xml", "diagnose/corpus/freebsd_router_all_cpus_interrupt.txt",
                      "iperf3/tcp_forward_p1.json", "iperf3/tcp_forward_p2_omit1.json"):
             shutil.copy(DATA / name, inputs)
+        if os.geteuid() == 0:  # the results database is written here by the unprivileged user: its folder
+            os.chown(inputs, NOBODY, NOBODY)  # (a folder others could write would be refused)
         yield venv, inputs
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -83,10 +83,12 @@ class SshBed:
     def _start_sshd(self, role: str) -> None:
         host_key = self.root / f"host_{role}"
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)], check=True)
+        ecdsa_key = self.root / f"host_{role}_ecdsa"  # a second host key, as real servers have several
+        subprocess.run(["ssh-keygen", "-q", "-t", "ecdsa", "-N", "", "-f", str(ecdsa_key)], check=True)
         authorized = self.root / "authorized_keys"
         authorized.write_text(Path(str(self.user_key) + ".pub").read_text())
         config = self.root / f"sshd_{role}.conf"
-        config.write_text(f"ListenAddress {MGMT[role][1]}\nHostKey {host_key}\nPidFile {self.root}/sshd_{role}.pid\n"
+        config.write_text(f"ListenAddress {MGMT[role][1]}\nHostKey {host_key}\nHostKey {ecdsa_key}\nPidFile {self.root}/sshd_{role}.pid\n"
                           f"AuthorizedKeysFile {authorized}\nPermitRootLogin prohibit-password\nStrictModes no\n"
                           "UsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
                           "MaxSessions 50\nMaxStartups 50\n")
@@ -108,9 +110,10 @@ class SshBed:
             time.sleep(0.05)
         raise RuntimeError(f"sshd in {self.ns(role)} did not listen")
 
-    def host_key_line(self, role: str) -> str:
-        public = (self.root / f"host_{role}.pub").read_text().split()
-        return f"{MGMT[role][1]} {public[0]} {public[1]}\n"
+    def host_key_line(self, role: str, kind: str = "", host: str = "") -> str:
+        """A known_hosts line for role's sshd: its ed25519 key, or with kind="_ecdsa" its ecdsa one."""
+        public = (self.root / f"host_{role}{kind}.pub").read_text().split()
+        return f"{host or MGMT[role][1]} {public[0]} {public[1]}\n"
 
     def inventory(self, *, bypass: bool = False, known_hosts: Path | None = None, extra_dut: str = "") -> Path:
         server_address = "198.18.3.20" if bypass else "198.18.2.10"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.privileged.conftest import LINERATE, linerate
-from tests.privileged.sshbed import SshBed, sh
+from tests.privileged.sshbed import MGMT, SshBed, sh
 
 EXPERIMENT = """name = "sshbed"
 duration_s = 1
@@ -420,6 +420,16 @@ def test_a_refused_second_run_leaves_the_first_and_its_server_alone(bed, tmp_pat
         fourth = linerate("run", str(exp), "--testbed", str(mapped), "--db", str(tmp_path / "fourth.db"),
                           "--accept-new-host-keys", check=False)
         assert fourth.returncode == 2 and "as another linerate's testbed does" in fourth.stderr, fourth.stderr
+        # the same, with a known_hosts that holds each machine's *other* host key (ecdsa, not ed25519):
+        # the machines are named by all their keys, not by the one an inventory's known_hosts verifies
+        ecdsa_hosts = tmp_path / "known_hosts_ecdsa"
+        ecdsa_hosts.write_text("".join(bed.host_key_line(role, "_ecdsa", f"::ffff:{MGMT[role][1]}")
+                                       for role in ("client", "dut", "server")))
+        other_keys = tmp_path / "other_keys.toml"
+        other_keys.write_text(mapped.read_text().replace(str(bed.known_hosts), str(ecdsa_hosts)))
+        fifth = linerate("run", str(exp), "--testbed", str(other_keys), "--db", str(tmp_path / "fifth.db"),
+                         check=False)
+        assert fifth.returncode == 2 and "as another linerate's testbed does" in fifth.stderr, fifth.stderr
         assert bed.daemons("server", "iperf3") == server  # the holder's server was not stopped
         out, err = proc.communicate(timeout=600)
     finally:

@@ -21,7 +21,7 @@ KEYS = {"client": "SHA256:client-key", "dut": "SHA256:dut-key", "server": "SHA25
 
 def connected(**keys):
     """role -> a connection whose host presented that host key (what SshSession verified)."""
-    return {role: SimpleNamespace(host=f"root@{role}", session=SimpleNamespace(host_key_fingerprint=key))
+    return {role: SimpleNamespace(host=f"root@{role}", session=SimpleNamespace(machine_fingerprint=lambda key=key: key))
             for role, key in {**KEYS, **keys}.items()}
 
 

@@ -22,7 +22,7 @@ def test_a_link_another_user_made_is_refused_and_its_target_left_alone(tmp_path)
     link = theirs / "report.md"
     link.symlink_to(victim)
     os.lchown(link, NOBODY, NOBODY)
-    with pytest.raises(ConfigError, match="a symbolic link another user made"):
+    with pytest.raises(ConfigError, match="another user"):
         check(str(link), "-o")
     assert victim.read_text() == "root's own file\n"
 
@@ -37,6 +37,6 @@ def test_a_link_of_ours_in_a_folder_of_ours_is_followed_and_one_in_a_shared_fold
     shared.mkdir()
     shared.chmod(0o777)  # not sticky: anyone could have replaced the link
     (shared / "report.md").symlink_to(target)
-    with pytest.raises(ConfigError, match="folder others can write"):
+    with pytest.raises(ConfigError, match="others can write|written by other users"):
         check(str(shared / "report.md"), "-o")
     check("/dev/stdout", "-o")  # root's link in /dev: followed, whatever fd 1 is now

@@ -28,6 +28,7 @@ from pathlib import Path
 from linerate.errors import ConfigError, ExecBroken, ExecError, LinerateError
 from linerate.exec.base import Batch, CommandResult, SpawnedProcess
 from linerate.inputs import read_text
+from linerate.safepath import untrusted_component
 
 CONNECT_TIMEOUT_S = 10.0
 # A command with a timeout runs under this fixed script on the host ($1 = seconds, then the argv):
@@ -56,6 +57,11 @@ class OutputTooLarge(Exception):
 class OutputLimitError(ExecBroken):
     """The ExecError of a command whose output passed MAX_OUTPUT_BYTES: the host answered (unlike a
     timeout or a lost connection), with more than any command linerate runs prints."""
+
+
+# one probe per kind of host key a server may hold (an RSA key answers any of its three signature names)
+HOST_KEY_TYPES = (("ssh-ed25519",), ("ecdsa-sha2-nistp256",), ("ecdsa-sha2-nistp384",), ("ecdsa-sha2-nistp521",),
+                  ("rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"), ("ssh-dss",), ("ssh-ed448",))
 
 
 class HostKeyError(LinerateError):
@@ -158,10 +164,14 @@ def load_identity(identity: str):
 
 def append_known_host(path: Path, line: str) -> None:
     """Add a host key line to known_hosts, as the user linerate runs as (often root), never through a
-    link or into a place another user controls: the file's folder must be this user's and writable by
+    link or into a place another user controls (no folder or link on the way another user could have
+    steered: safepath.py): the file's folder must be this user's and writable by
     no one else (made now, 0700, when missing — only that last folder), the file a regular file of this
     user's (made 0600), opened without following a link. HostKeyError, nothing written, otherwise."""
     folder = path.parent
+    steered = untrusted_component(str(folder))
+    if steered is not None:
+        raise HostKeyError(f"known_hosts: {steered}; keep known_hosts in a folder of yours, such as ~/.ssh")
     if not os.path.lexists(folder):
         try:
             folder.mkdir(mode=0o700)
@@ -199,7 +209,8 @@ class SshSession:
         self._connect_lock = threading.Lock()
         self._shell_lock: asyncio.Lock | None = None
         self._jump: SshSession | None = None
-        self.host_key_fingerprint: str | None = None  # of the key verified at connect: names the machine
+        self.host_key_fingerprint: str | None = None  # of the key verified at connect
+        self._machine: str | None = None  # machine_fingerprint(), once asked
 
     # --- connecting -------------------------------------------------------------------------------
 
@@ -272,6 +283,35 @@ class SshSession:
         append_known_host(self.known_hosts, line)
         self.host_key_fingerprint = fingerprint
         self.on_message(f"stored host key of {self.target} in {self.known_hosts}: {fingerprint}")
+
+    def machine_fingerprint(self) -> str:
+        """What names this machine for locks, whichever of its host keys an inventory's known_hosts
+        holds: the smallest fingerprint of every host key the server presents (one probe per key type,
+        each a key exchange only), the verified one included. Two inventories reaching one machine by
+        an ed25519 and an ecdsa entry get the same name; so do two machines cloned with one key set."""
+        self.connect()
+        if self._machine is None:
+            found = _Loop.get().call(self._all_host_keys(), self.connect_timeout_s * 2)
+            self._machine = min({self.host_key_fingerprint, *found} - {None})
+        return self._machine
+
+    async def _all_host_keys(self) -> list[str | None]:
+        import asyncssh
+
+        tunnel = self._jump._conn if self._jump is not None else None
+        gate = asyncio.Semaphore(3)  # well under sshd's MaxStartups (10 unauthenticated connections)
+
+        async def probe(algs: tuple[str, ...]) -> str | None:
+            async with gate:
+                try:
+                    key = await asyncio.wait_for(asyncssh.get_server_host_key(
+                        self.target.host, self.target.port, tunnel=tunnel, server_host_key_algs=list(algs)),
+                        self.connect_timeout_s)
+                except (OSError, asyncssh.Error, asyncio.TimeoutError):
+                    return None  # the server has no key of this type
+                return key.get_fingerprint() if key is not None else None
+
+        return await asyncio.gather(*(probe(algs) for algs in HOST_KEY_TYPES))
 
     # --- running ------------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from linerate.errors import ConfigError
 from linerate.report import output
+from linerate.safepath import untrusted_component
 from linerate.store.db import Store
 
 OPTION = "--iperf3-json"
@@ -45,6 +46,9 @@ def check_directory(directory: str) -> None:
     """Before any work: DIR is a directory, or can be made (its parent is one)."""
     if not directory or "\x00" in directory:
         raise ConfigError(OPTION, "is not a directory path")
+    steered = untrusted_component(directory)
+    if steered is not None:
+        raise ConfigError(OPTION, f"{steered}; give a path through folders only you (or root) can write")
     try:
         mode = os.stat(directory).st_mode
     except FileNotFoundError:

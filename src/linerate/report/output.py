@@ -7,6 +7,7 @@ without its accidents.
 - an existing character device or FIFO (/dev/null, /dev/stdout, a named pipe): written *into*,
   as `>` would — never renamed over, never replaced by a regular file; a FIFO that nobody reads
   is refused instead of hanging;
+- every folder and link on the way is one no other user could have steered (safepath.py);
 - a symbolic link is followed when this user (or root) made it in a folder no other user can write
   (a sticky one: only when this user made it): what it points to gets the rule above, and the link
   stays a link; a link another user could have planted is refused, and so is a link to nothing;
@@ -28,6 +29,7 @@ import tempfile
 from dataclasses import dataclass
 
 from linerate.errors import ConfigError
+from linerate.safepath import trusted_link, untrusted_component
 from linerate.statedir import lab_state_dir
 from linerate.store.db import OPENED, database_files
 from linerate.store.journal import journal_dir
@@ -45,6 +47,9 @@ def check(path: str, option: str) -> Target:
     if not path or "\x00" in path:
         raise ConfigError(option, "is not a file path")
     shown = path[:200]
+    steered = untrusted_component(path)
+    if steered is not None:
+        raise ConfigError(option, f"{steered}; give a path through folders only you (or root) can write")
     try:
         link = os.lstat(path)
     except FileNotFoundError:
@@ -82,15 +87,9 @@ def check(path: str, option: str) -> Target:
 
 
 def _trusted_link(path: str, link: os.stat_result) -> bool:
-    """A link this user may follow to write: made by this user (or root), in a folder only its owner can
-    write, or a sticky one (/tmp) where only the link's owner could have made it — the rule Linux's
-    fs.protected_symlinks applies in sticky folders, here in every folder (/dev/stdout passes)."""
-    if link.st_uid not in (os.geteuid(), 0):
-        return False
-    folder = os.lstat(os.path.dirname(os.path.abspath(path)))
-    if folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return bool(folder.st_mode & stat.S_ISVTX) and link.st_uid == os.geteuid()
-    return folder.st_uid in (os.geteuid(), 0)
+    """The rule Linux's fs.protected_symlinks applies in sticky folders, here in every folder
+    (safepath.trusted_link; /dev/stdout passes)."""
+    return trusted_link(link, os.lstat(os.path.dirname(os.path.abspath(path))))
 
 
 def _refuse_own(real: str, info: os.stat_result | None, option: str, shown: str) -> None:

@@ -26,6 +26,7 @@ from linerate.errors import ConfigError
 from linerate.model import TRIAL_COLUMNS, Trial
 from linerate.numbers import is_ascii_int
 from linerate.process import ProcessRef, this_host
+from linerate.safepath import untrusted_component
 from linerate.store import integrity, schema
 from linerate.store.schema import APPLICATION_ID, KNOWN_TABLES, cell_key
 
@@ -68,6 +69,9 @@ def _check_path(path: str, create: bool) -> bool:
     """Refuse what cannot be a linerate database file. True when the file exists with content."""
     if path == ":memory:" or path.startswith("file:") or path == "" or "\x00" in path:
         raise ConfigError("--db", f"'{path[:100]}' is not a file path; give a database file such as linerate.db")
+    steered = untrusted_component(path)
+    if steered is not None:
+        raise ConfigError("--db", f"{steered}; give a path through folders only you (or root) can write")
     try:
         if os.path.islink(path) and not os.path.exists(path):
             raise ConfigError("--db", f"{path} is a symbolic link to a file that does not exist; give the "

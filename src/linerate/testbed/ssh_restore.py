@@ -41,12 +41,13 @@ def held_journal(inventory: Inventory) -> Journal:
 
 
 def machine_keys(executors: dict[str, SshExecutor]) -> dict[str, tuple[str, str]]:
-    """role -> (key, name) of the machine each connection reached, by the host key it verified: the same
-    machine whatever name, address form or jump host an inventory reaches it by (two machines cloned
+    """role -> (key, name) of the machine each connection reached, by its host keys (all of them, not
+    only the one this inventory's known_hosts verified: SshSession.machine_fingerprint): the same machine
+    whatever name, address form, key type or jump host an inventory reaches it by (two machines cloned
     with one host key count as one: refused together, never changed at once)."""
     keys = {}
     for role, executor in executors.items():
-        fingerprint = executor.session.host_key_fingerprint or f"unverified {executor.host}"
+        fingerprint = executor.session.machine_fingerprint()
         keys[role] = (hashlib.sha256(fingerprint.encode()).hexdigest()[:16], f"{executor.host} ({fingerprint})")
     return keys
 

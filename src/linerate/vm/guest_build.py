@@ -26,6 +26,7 @@ from pathlib import Path
 
 from linerate.errors import ExecError, LabError
 from linerate.exec import LocalExecutor
+from linerate.safepath import untrusted_component
 
 GUEST_DIR = Path(os.environ.get("LINERATE_GUEST_DIR", "/var/cache/linerate/guest"))
 KERNEL_META = "linux-image-cloud-amd64"
@@ -166,6 +167,9 @@ def _unpack(package: str, work: Path) -> Path:
 
 def build(target: Path, digest: str, inputs: dict) -> Guest:
     started = time.monotonic()
+    steered = untrusted_component(str(target))
+    if steered is not None:  # the kernel and initrd built here are booted as root
+        raise LabError(f"guest cache {target}: {steered}; set LINERATE_GUEST_DIR to a folder of yours")
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as tmp:
         work = Path(tmp)

@@ -1,0 +1,82 @@
+"""Is a path one that no other user could have steered? Every file linerate writes on this machine
+(results database, reports, exports, known_hosts, its state directories) goes through a folder; when
+linerate runs as root, a symbolic link another user planted anywhere on the way — not only at the
+last name — would carry root's write into a place that user chose (/root/.ssh, /etc/sudoers.d).
+
+The rule, the one OpenSSH's StrictModes and Linux's fs.protected_symlinks apply, here to every
+component walked from `/`:
+- a directory on the way belongs to root or to this user, and no one else may write to it — unless
+  it is sticky (/tmp, /var/tmp), where others may add names but not replace ours;
+- a symbolic link on the way is followed only when root or this user made it, in a folder no other
+  user can write (in a sticky folder: only one this user made); its target is then walked the same way;
+- the walk stops at the first name that does not exist yet: what follows is made by linerate inside
+  the last trusted folder.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
+
+
+def _owner_ok(info: os.stat_result) -> bool:
+    return info.st_uid in (0, os.geteuid())
+
+
+def others_may_write(info: os.stat_result) -> bool:
+    return bool(info.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def trusted_link(link: os.stat_result, folder: os.stat_result) -> bool:
+    """A link this user may follow: made by this user (or root), in a folder only its owner (root or
+    this user) can write, or a sticky one where only the link's own maker could have put it."""
+    if not _owner_ok(link):
+        return False
+    if others_may_write(folder):
+        return bool(folder.st_mode & stat.S_ISVTX) and link.st_uid == os.geteuid()
+    return _owner_ok(folder)
+
+
+def untrusted_component(folder: str) -> str | None:
+    """Why `folder` (and every folder and link on the way to it) could have been steered by another
+    user — a short reason naming the component — or None when it could not. Changes nothing."""
+    current = "/"
+    todo = [part for part in os.path.abspath(folder).split("/") if part][::-1]  # a stack: next on top
+    links = 0
+    while todo:
+        name = todo.pop()
+        if name == ".":
+            continue
+        if name == "..":
+            current = os.path.dirname(current)
+            continue
+        candidate = os.path.join(current, name)
+        try:
+            info = os.lstat(candidate)
+            here = os.lstat(current)
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # not made yet: linerate makes it inside `current`, already walked
+        except OSError as exc:
+            return f"{candidate[:200]} cannot be inspected ({exc.strerror})"
+        if stat.S_ISLNK(info.st_mode):
+            if not trusted_link(info, here):
+                return (f"{candidate[:200]} is a symbolic link another user made, or in a folder others can write "
+                        "(one planted there would be followed)")
+            links += 1
+            if links > MAX_LINKS:
+                return f"{candidate[:200]}: too many symbolic links"
+            target = os.readlink(candidate)
+            if target.startswith("/"):
+                current = "/"
+            todo.extend(part for part in target.split("/")[::-1] if part)
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            return None  # a file where a folder should be: the caller's own open or mkdir says so
+        if not _owner_ok(info):
+            return f"{candidate[:200]} belongs to another user (uid {info.st_uid})"
+        if others_may_write(info) and not info.st_mode & stat.S_ISVTX:
+            return f"{candidate[:200]} may be written by other users (mode {stat.S_IMODE(info.st_mode):04o})"
+        current = candidate
+    return None

@@ -1,0 +1,91 @@
+"""Every file linerate writes goes through folders and links no other user could have steered — at any
+depth of the path, not only its last folder: a link another user planted in the middle of a results
+database, report, export, known_hosts or state-directory path is refused and nothing is written."""
+
+import os
+
+import pytest
+
+from linerate import statedir
+from linerate.errors import ConfigError
+from linerate.exec.ssh import HostKeyError, append_known_host
+from linerate.report import output
+from linerate.report.iperf3_files import check_directory
+from linerate.safepath import untrusted_component
+from linerate.store.db import check_db
+
+NOBODY = 65534
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="a folder or link of another user needs root to make")
+
+
+@pytest.fixture
+def planted(tmp_path):
+    """A root-only folder, and a link to it that another user made in a folder of theirs: the path
+    `theirs/x/...` reaches the root-only folder only through the planted link."""
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    (private / "victim").write_text("root's own file\n")
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, NOBODY, NOBODY)
+    (theirs / "x").symlink_to(private)
+    os.lchown(theirs / "x", NOBODY, NOBODY)
+    return private, theirs / "x"
+
+
+@needs_root
+def test_a_link_another_user_planted_in_the_middle_of_any_output_path_is_refused(planted):
+    private, through = planted
+    before = sorted(os.listdir(private))
+    with pytest.raises(ConfigError, match="--db.*another user"):
+        check_db(str(through / "results.db"))
+    with pytest.raises(ConfigError, match="-o.*another user"):
+        output.write(str(through / "report.md"), "report\n", "-o")
+    with pytest.raises(ConfigError, match="another user"):
+        output.write(str(through / "victim"), "report\n", "-o")
+    with pytest.raises(ConfigError, match="another user"):
+        check_directory(str(through / "export"))
+    with pytest.raises(HostKeyError, match="another user"):
+        append_known_host(through / "known_hosts", "host ssh-ed25519 AAAA\n")
+    with pytest.raises(HostKeyError, match="another user"):
+        append_known_host(through / "newdir" / "known_hosts", "host ssh-ed25519 AAAA\n")
+    with pytest.raises(ConfigError, match="another user"):
+        statedir.ensure(through / "labs")
+    assert sorted(os.listdir(private)) == before
+    assert (private / "victim").read_text() == "root's own file\n"
+
+
+@needs_root
+def test_a_folder_of_another_user_on_the_way_is_refused_even_without_a_link(tmp_path):
+    theirs = tmp_path / "theirs"
+    (theirs / "inner").mkdir(parents=True)
+    os.chown(theirs, NOBODY, NOBODY)
+    assert "belongs to another user" in untrusted_component(str(theirs / "inner" / "report.md"))
+
+
+def test_a_folder_others_may_write_on_the_way_is_refused_and_a_sticky_one_is_not(tmp_path):
+    shared = tmp_path / "shared"
+    (shared / "mine").mkdir(parents=True)
+    shared.chmod(0o777)  # anyone could rename `mine` away and put a link in its place
+    assert "may be written by other users" in untrusted_component(str(shared / "mine" / "r.md"))
+    shared.chmod(0o1777)  # sticky, as /tmp: others may add names, not replace ours
+    assert untrusted_component(str(shared / "mine" / "r.md")) is None
+
+
+def test_links_of_ours_on_the_way_are_followed_and_walked_in_turn(tmp_path):
+    (tmp_path / "real" / "deep").mkdir(parents=True)
+    (tmp_path / "ours").symlink_to("real")  # relative, made by this user in a folder of ours
+    assert untrusted_component(str(tmp_path / "ours" / "deep" / "new" / "r.md")) is None
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    (tmp_path / "via").symlink_to(shared)  # our link, but it leads through a folder anyone can write
+    assert "may be written by other users" in untrusted_component(str(tmp_path / "via" / "r.md"))
+    (tmp_path / "loop").symlink_to("loop")
+    assert "too many symbolic links" in untrusted_component(str(tmp_path / "loop" / "r.md"))
+
+
+def test_the_usual_places_pass(tmp_path):
+    assert untrusted_component(str(tmp_path / "results.db")) is None
+    assert untrusted_component("/dev/stdout") is None
+    assert untrusted_component("/tmp/linerate-no-such-folder/report.md") is None  # sticky /tmp, nothing yet
