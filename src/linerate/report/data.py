@@ -184,19 +184,19 @@ def line_rate(params: dict[str, Any], environment: Any) -> tuple[float | None, s
     return None, None
 
 
-def kind_searches(store: Any, experiment_id: int, test: str, *, trial_figures: bool = False) -> list[dict[str, Any]]:
+def kind_searches(store: Any, experiment_id: int, test: str, *, figures: str | None = None) -> list[dict[str, Any]]:
     """The stored searches of one search kind (their params' "test"): params, status, error, generator
-    and results (with the per-trial figures kept beside them only when asked)."""
+    and results; with `figures` (the kind's figure table), its trials' figures by seq as "trial_figures"."""
     out = []
     for row in store.searches(experiment_id):
         params = json.loads(row["params"])
         if params.get("test") != test:
             continue
-        results = json.loads(row["results"] or "{}")
-        if not trial_figures:
-            results.pop("trial_figures", None)
-        out.append({"params": params, "status": row["status"], "error": row["error"], "results": results,
-                    "generator": row["generator"]})
+        search = {"params": params, "status": row["status"], "error": row["error"],
+                  "results": json.loads(row["results"] or "{}"), "generator": row["generator"]}
+        if figures is not None:
+            search["trial_figures"] = store.search_trial_figures(row["id"], figures)
+        out.append(search)
     return out
 
 

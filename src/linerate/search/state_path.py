@@ -89,14 +89,14 @@ class StateTrial:
                 "ended_at": self.ended_at, "argv": list(self.argv)}
 
     def figures(self) -> dict[str, Any]:
-        """What the row has no column for (kept with the search, by seq)."""
+        """What the row has no column for (a row of the kind's own table: store/schema.py rfc9693_trials)."""
         return {k: v for k, v in asdict(self).items()
-                if k in ("purpose", "forwarded", "validated", "reverse_sent", "reverse_s", "cleared", "state_before",
+                if k in ("forwarded", "validated", "reverse_sent", "reverse_s", "cleared", "state_before",
                          "state_between", "state_after", "overshoot_s")}
 
     @classmethod
     def from_stored(cls, row: Any, figures: dict[str, Any]) -> "StateTrial":
-        return cls(purpose=figures["purpose"], connections=row["intended_count"], rate=row["intended_load_fps"],
+        return cls(purpose=row["purpose"], connections=row["intended_count"], rate=row["intended_load_fps"],
                    sent=row["sent"], send_s=row["send_s"], forwarded=figures["forwarded"],
                    validated=figures["validated"], reverse_sent=figures["reverse_sent"], reverse_s=figures["reverse_s"],
                    unsent=row["unsent"], cleared=figures.get("cleared"), state_before=figures.get("state_before") or {},

@@ -28,7 +28,7 @@ from linerate.numbers import is_ascii_int
 from linerate.process import ProcessRef, this_host
 from linerate.safepath import untrusted_component
 from linerate.store import integrity, schema
-from linerate.store.schema import APPLICATION_ID, KNOWN_TABLES, cell_key
+from linerate.store.schema import APPLICATION_ID, FIGURE_TABLES, KNOWN_TABLES, cell_key
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 LEGACY_VERSIONS = (1, 2)
@@ -63,6 +63,13 @@ class ExperimentRow:
     environment: dict
     file_text: str | None
     config_hash: str | None
+
+
+def _figure_columns(table: str) -> dict[str, str]:
+    """column -> declared type of a kind's figure table (schema.FIGURE_TABLES), its key left out."""
+    if table not in FIGURE_TABLES:
+        raise ValueError(f"{table} is not a figure table")
+    return {name: declared for name, declared in integrity.reference()[table].items() if name != "search_trial_id"}
 
 
 def _check_path(path: str, create: bool) -> bool:
@@ -438,8 +445,10 @@ class Store:
     def searches(self, experiment_id: int) -> list[sqlite3.Row]:
         return list(self.conn.execute("SELECT * FROM searches WHERE experiment_id=? ORDER BY id", (experiment_id,)))
 
-    def add_search_trial(self, search_id: int, seq: int, purpose: str, record: dict) -> int:
-        """One measured search trial, committed the moment it ends (a resumed search replays these)."""
+    def add_search_trial(self, search_id: int, seq: int, purpose: str, record: dict,
+                         figures: tuple[str, dict[str, Any]] | None = None) -> int:
+        """One measured search trial, committed the moment it ends (a resumed search replays these),
+        with the kind's own figures of it (table, values: schema.FIGURE_TABLES) in the same transaction."""
         columns = ("intended_duration_s", "intended_load_fps", "intended_count", "sent", "forwarded", "dut_loss",
                    "unsent", "send_s", "started_at", "ended_at")
         with self.transaction():
@@ -448,10 +457,28 @@ class Store:
                 f"VALUES (?, ?, ?, {', '.join('?' * len(columns))}, ?, ?)",
                 (search_id, seq, purpose, *[record.get(c) for c in columns],
                  json.dumps(record.get("dut_counters") or {}), json.dumps([str(a) for a in record.get("argv") or ()])))
-        return int(cur.lastrowid)
+            trial_id = int(cur.lastrowid)
+            if figures is not None:
+                table, values = figures
+                known = _figure_columns(table)
+                assert set(values) <= set(known), set(values) - set(known)  # the kind and its table agree
+                names = [name for name in known if values.get(name) is not None]
+                self.conn.execute(f"INSERT INTO {table} (search_trial_id{''.join(', ' + n for n in names)}) VALUES "
+                                  f"(?{', ?' * len(names)})", (trial_id, *[
+                                      json.dumps(values[n]) if known[n] == "JSON" else values[n] for n in names]))
+        return trial_id
 
     def search_trials(self, search_id: int) -> list[sqlite3.Row]:
         return list(self.conn.execute("SELECT * FROM search_trials WHERE search_id=? ORDER BY seq", (search_id,)))
+
+    def search_trial_figures(self, search_id: int, table: str) -> dict[int, dict[str, Any]]:
+        """seq -> the kind's figures of that trial (JSON columns decoded; a NULL column left out, so a
+        figure the trial had none of reads as absent)."""
+        known = _figure_columns(table)
+        rows = self.conn.execute(f"SELECT t.seq, f.* FROM {table} f JOIN search_trials t ON t.id = f.search_trial_id "
+                                 "WHERE t.search_id=? ORDER BY t.seq", (search_id,))
+        return {row["seq"]: {name: json.loads(row[name]) if known[name] == "JSON" else row[name]
+                             for name in known if row[name] is not None} for row in rows}
 
     # --- calibration ---------------------------------------------------------------------------------
 

@@ -17,7 +17,12 @@ JSON_COLUMNS = {"experiments": {"config": "object", "environment": "object"}, "c
                 "trials": {"flags": "array", "argv": "array", "dut_counters": "object", "telemetry": "object"},
                 "calibrations": {"environment": "object"},
                 "searches": {"params": "object", "goals": "array", "results": "object"},
-                "search_trials": {"dut_counters": "object", "argv": "array"}}
+                "search_trials": {"dut_counters": "object", "argv": "array"},
+                "cps_trials": {"timings": "object", "request_percentiles": "object", "capture": "object",
+                               "status": "object", "limits": "array", "client_before": "object",
+                               "client_after": "object", "notes": "array", "state_before": "object",
+                               "state_after": "object", "state_timeouts": "object"},
+                "rfc9693_trials": {"state_before": "object", "state_between": "object", "state_after": "object"}}
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,10 @@ from collections.abc import Callable
 
 APPLICATION_ID = 0x4C524154  # "LRAT": PRAGMA application_id of every linerate database (from v3)
 KNOWN_TABLES = {"experiments", "cells", "trials", "lab_states", "calibrations", "run_locks", "dut_journal", "trial_raw",
-                "searches", "search_trials"}
+                "searches", "search_trials", "cps_trials", "rfc9693_trials"}
+# a kind's own figures of a search trial, one row per search_trials row (Store.add_search_trial): table -> the
+# search test (params "test") whose trials it holds. Declared type JSON: a JSON document (Store decodes it).
+FIGURE_TABLES = {"cps_trials": "cps", "rfc9693_trials": "rfc9693"}
 
 Step = str | Callable[[sqlite3.Connection], None]
 
@@ -45,6 +48,34 @@ def _rekey_cells(conn: sqlite3.Connection) -> None:
         for cell_id, params in conn.execute("SELECT id, params FROM cells WHERE experiment_id=?",
                                             (exp_id,)).fetchall():
             conn.execute("UPDATE cells SET key=? WHERE id=?", (cell_key(json.loads(params), declared), cell_id))
+
+
+def _figures_to_tables(conn: sqlite3.Connection) -> None:
+    """v9: the per-trial figures cps and rfc9693 kept in their search's results JSON ("trial_figures", by
+    seq) move to their own tables; the search's results keep only its summary. A figure of a name the
+    table has no column for (none that linerate wrote) is dropped; a trial without figures (a run
+    killed between the two writes of an older linerate) gets no row, as it had none."""
+    for table, test in FIGURE_TABLES.items():
+        columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")][1:]
+        json_columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})") if row[2] == "JSON"}
+        for search_id, params, results in conn.execute("SELECT id, params, results FROM searches").fetchall():
+            try:
+                params, results = json.loads(params or "{}"), json.loads(results or "{}")
+            except ValueError:
+                continue  # a damaged row: the integrity check names it, nothing is moved
+            if not isinstance(params, dict) or params.get("test") != test or not isinstance(results, dict):
+                continue
+            figures = results.pop("trial_figures", None)
+            if isinstance(figures, dict):
+                for trial_id, seq in conn.execute("SELECT id, seq FROM search_trials WHERE search_id=?",
+                                                  (search_id,)).fetchall():
+                    figure = figures.get(str(seq))
+                    if isinstance(figure, dict):
+                        values = [json.dumps(figure.get(c)) if c in json_columns and figure.get(c) is not None
+                                  else figure.get(c) for c in columns]
+                        conn.execute(f"INSERT INTO {table} (search_trial_id, {', '.join(columns)}) VALUES "
+                                     f"(?, {', '.join('?' * len(columns))})", (trial_id, *values))
+            conn.execute("UPDATE searches SET results=? WHERE id=?", (json.dumps(results), search_id))
 
 
 def trial_columns(columns: dict[str, str]) -> Step:
@@ -205,5 +236,28 @@ MIGRATIONS: list[list[Step]] = [
             "rtt_idle_p50_ms": "REAL", "rtt_idle_p90_ms": "REAL", "rtt_idle_p99_ms": "REAL", "rtt_idle_max_ms": "REAL",
             "rtt_loaded_sent": "INTEGER", "rtt_loaded_lost": "INTEGER", "rtt_loaded_p50_ms": "REAL",
             "rtt_loaded_p90_ms": "REAL", "rtt_loaded_p99_ms": "REAL", "rtt_loaded_max_ms": "REAL"}),
+    ],
+    [
+        """CREATE TABLE cps_trials (                    -- a cps trial's figures (kinds/cps/trial.py CpsTrial.figures)
+            search_trial_id INTEGER PRIMARY KEY REFERENCES search_trials(id) ON DELETE CASCADE,
+            verdict TEXT,                              -- pass | dut | client | server
+            failed INTEGER, errored INTEGER, timeout INTEGER,
+            timings JSON, request_percentiles JSON,    -- h2load's connect / first byte / request times
+            capture JSON,                              -- the client's capture at the latency trial
+            late TEXT, status JSON, limits JSON,       -- why a trial with completed connections failed; non-DUT limits
+            client_before JSON, client_after JSON,     -- the client's port facts around the trial
+            waited_s REAL, notes JSON,
+            state_before JSON, state_after JSON, state_timeouts JSON  -- the DUT's state table around the trial
+        )""",
+        """CREATE TABLE rfc9693_trials (                -- an RFC 9693 trial's figures (search/state_path.py StateTrial)
+            search_trial_id INTEGER PRIMARY KEY REFERENCES search_trials(id) ON DELETE CASCADE,
+            forwarded INTEGER,                         -- phase 1 frames counted at the server
+            validated INTEGER,                         -- phase 2 replies counted at the client
+            reverse_sent INTEGER, reverse_s REAL,
+            cleared INTEGER,                           -- states the DUT removed before the trial (NULL: it could not)
+            state_before JSON, state_between JSON, state_after JSON,
+            overshoot_s REAL                           -- the pacing correction the pcap was built with
+        )""",
+        _figures_to_tables,
     ],
 ]

@@ -20,6 +20,7 @@ from linerate.diagnose.state_rules import state_verdicts
 from linerate.dut.base import dut_os_family
 from linerate.report.csv_export import safe
 from linerate.report.data import by_configuration, kind_searches, line_rate
+from linerate.kinds.cps.trial import FIGURES
 from linerate.report.layout import markdown_table, md_cell, md_name
 from linerate.stats import Summary, summarize
 from linerate.store.db import ExperimentRow, Store
@@ -30,7 +31,7 @@ NOT_DUT = ("client", "server")
 
 def cps_searches(store: Store, experiment_id: int) -> list[dict[str, Any]]:
     """Every cps search of the experiment, with its trials' figures (the state verdicts read them)."""
-    return kind_searches(store, experiment_id, "cps", trial_figures=True)
+    return kind_searches(store, experiment_id, "cps", figures=FIGURES)
 
 
 def groups(store: Store, experiment_id: int) -> dict[str, list[dict[str, Any]]]:
@@ -115,7 +116,7 @@ def state_findings(searches: list[dict[str, Any]], os_name: str) -> list[dict[st
     around each trial from the DUT: one per code, the first trial's evidence."""
     found: dict[str, dict[str, str]] = {}
     for search in searches:
-        for figures in (search["results"].get("trial_figures") or {}).values():
+        for figures in search.get("trial_figures", {}).values():
             if not figures.get("failed") or not figures.get("state_after"):
                 continue
             for verdict in state_verdicts(figures.get("state_before") or None, figures["state_after"], os_name,
@@ -327,7 +328,7 @@ def to_markdown(experiment: ExperimentRow, summaries: list[CpsSummary], tools: s
 
 def to_json(experiment: ExperimentRow, summaries: list[CpsSummary], searches: list[dict[str, Any]]) -> str:
     rows = [{"params": s["params"], "status": s["status"], "error": s["error"],
-             **{k: v for k, v in s["results"].items() if k != "trial_figures"}} for s in searches]
+             **s["results"]} for s in searches]
     return schema.dumps({"experiment": experiment.name, "id": experiment.id, "test": "cps",
                          "configurations": [s.to_dict() for s in summaries], "searches": rows},
                         default=str) + "\n"

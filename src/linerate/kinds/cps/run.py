@@ -4,22 +4,19 @@ object size searched `repetitions` times, each repetition a whole, independent s
 r of every search before repetition r+1 of any, in an order shuffled per round from the
 experiment's seed, so drift of the machine spreads over the configurations.
 
-Storage, with today's schema (store/ is not changed by this kind): a search is a row of
-`searches` (params: test, object_bytes, family, repetition and the lab's axes; goals: the
-options; library: LIBRARY; generator: "h2load 1.52.0"), each trial a row of `search_trials`
-(kinds/cps/trial.py maps the columns), committed the moment it ends. The figures a trial row has no
-column for — connect, first byte, request times, verdict, limits, the client's port facts — are
-kept in the search's `results` JSON under "trial_figures" (by seq), written *before* the trial's row, so
-a row never lacks its figures; when the search ends, "results" also holds its summary
-(CpsResult.to_dict). A resumed run finds the search by its params, replays its trials through the
-search (deterministic) and measures only what is missing.
+Storage: a search is a row of `searches` (params: test, object_bytes, family, repetition and the
+lab's axes; goals: the options; library: LIBRARY; generator: "h2load 1.52.0"; results: its summary,
+CpsResult.to_dict, when it ends), each trial a row of `search_trials` (kinds/cps/trial.py maps the
+columns) and the figures that row has no column for — connect, first byte, request times, verdict,
+limits, the client's port facts, the DUT's state table — a row of `cps_trials`, both committed in one
+transaction the moment the trial ends. A resumed run finds the search by its params, replays its
+trials through the search (deterministic) and measures only what is missing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import random
 import time
 from collections.abc import Callable
@@ -35,7 +32,7 @@ from linerate.kinds.base import read_or_empty, search_pairs
 from linerate.kinds.cps.options import CpsOptions
 from linerate.kinds.cps.report import dut_os
 from linerate.kinds.cps.search import CLIENT, PASS, RateSearch
-from linerate.kinds.cps.trial import CpsTrial, measure_trial
+from linerate.kinds.cps.trial import FIGURES, CpsTrial, measure_trial
 from linerate.store.db import Store
 from linerate.traffic import h2load
 from linerate.traffic.nginx import object_name
@@ -112,9 +109,8 @@ SEARCH, LATENCY = "search", "latency"  # the purposes of a search's stored trial
 
 def stored_trials(store: Store, row: Any) -> list[tuple[str, CpsTrial]]:
     """(purpose, trial) of every stored trial of the search, in order."""
-    figures = (json.loads(row["results"] or "{}") if isinstance(row["results"], str) else row["results"] or {})
-    by_seq = figures.get("trial_figures", {})
-    return [(r["purpose"], CpsTrial.from_stored(r, by_seq.get(str(r["seq"])))) for r in store.search_trials(row["id"])]
+    by_seq = store.search_trial_figures(row["id"], FIGURES)
+    return [(r["purpose"], CpsTrial.from_stored(r, by_seq.get(r["seq"]))) for r in store.search_trials(row["id"])]
 
 
 def search_object_size(store: Store, experiment_id: int, params: dict[str, Any], options: CpsOptions,
@@ -131,15 +127,15 @@ def search_object_size(store: Store, experiment_id: int, params: dict[str, Any],
     search = RateSearch(options.start_rate, options.max_rate, options.relative_width,
                         pace=lambda rate: h2load.pacing(max(rate, 1.0)).rate_per_s)
     result = CpsResult(params, options.loss_target, generator=generator, server=server)
-    figures: dict[str, Any] = {}
+    stored_count = 0
 
     def stored(trial: CpsTrial, purpose: str) -> None:
-        figures[str(len(figures))] = trial.figures()
-        store.update_search(row["id"], results={"trial_figures": figures})  # before the row: never one without
-        store.add_search_trial(row["id"], len(figures) - 1, purpose, trial.to_record())
+        nonlocal stored_count
+        store.add_search_trial(row["id"], stored_count, purpose, trial.to_record(), (FIGURES, trial.figures()))
+        stored_count += 1
 
     for purpose, trial in stored_trials(store, row):
-        figures[str(len(figures))] = trial.figures()
+        stored_count += 1
         result.replayed += 1
         if purpose == LATENCY:
             result.latency = trial
@@ -168,8 +164,7 @@ def search_object_size(store: Store, experiment_id: int, params: dict[str, Any],
         raise
     result.lower, result.upper, result.upper_verdict, result.limit = (search.lower, search.upper,
                                                                       search.upper_verdict, search.limit)
-    store.update_search(row["id"], status="done", ended_at=time.time(),
-                        results={**result.to_dict(), "trial_figures": figures})
+    store.update_search(row["id"], status="done", ended_at=time.time(), results=result.to_dict())
     return result
 
 

@@ -33,6 +33,7 @@ from linerate.kinds.cps.options import CpsOptions
 from linerate.kinds.cps.search import served_late, verdict
 from linerate.traffic import h2load
 
+FIGURES = "cps_trials"  # the table of a trial's own figures (store/schema.py): CpsTrial.figures()
 RUN_MARGIN_S = 60  # beyond the trial's own length and its timeout, before h2load counts as hung
 TIMINGS = ("connect", "ttfb", "request")
 

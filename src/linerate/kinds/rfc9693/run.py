@@ -3,12 +3,12 @@
 generator's ceiling, the establishment-rate search, then the capacity search (kinds/rfc9693/search.py),
 each trial through the testbed's state path (search/state_path.py).
 
-Storage, with today's schema: one row of `searches` per combination and repetition (params: test,
-family, repetition and the lab's axes; goals: the options; library: LIBRARY; generator), every trial a
-row of `search_trials` (purpose "ceiling", "rate" or "capacity"; StateTrial.to_record), committed the
-moment it ends, its figures (validated replies, the DUT's state table before, between and after the
-phases) in the search's `results` JSON under "trial_figures" by seq, written before the row. When the
-search ends, "results" also holds its summary (Rfc9693Result.to_dict). A resumed run replays the
+Storage: one row of `searches` per combination and repetition (params: test, family, repetition and
+the lab's axes; goals: the options; library: LIBRARY; generator; results: its summary,
+Rfc9693Result.to_dict, when it ends), every trial a row of `search_trials` (purpose "ceiling", "rate"
+or "capacity"; StateTrial.to_record) and its own figures (validated replies, the DUT's state table
+before, between and after the phases) a row of `rfc9693_trials`, both committed in one transaction
+the moment the trial ends. A resumed run replays the
 stored trials in order while the searches ask for exactly them (both are deterministic given the same
 outcomes) and measures only what is missing.
 """
@@ -16,7 +16,6 @@ outcomes) and measures only what is missing.
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -95,21 +94,22 @@ class Rfc9693Result:
             "capacity_trials": sum(1 for t in self.trials if t.purpose == "capacity")}
 
 
+FIGURES = "rfc9693_trials"  # the table of a trial's own figures (store/schema.py)
+
+
 def stored_trials(store: Store, row: Any) -> list[StateTrial]:
-    figures = json.loads(row["results"] or "{}") if isinstance(row["results"], str) else row["results"] or {}
-    by_seq = figures.get("trial_figures", {})
-    return [StateTrial.from_stored(r, by_seq[str(r["seq"])]) for r in store.search_trials(row["id"])
-            if str(r["seq"]) in by_seq]
+    by_seq = store.search_trial_figures(row["id"], FIGURES)
+    return [StateTrial.from_stored(r, by_seq[r["seq"]]) for r in store.search_trials(row["id"]) if r["seq"] in by_seq]
 
 
 class _Trials:
     """The trial function the searches call: the next stored trial while it is exactly what is asked
-    (resume), else a new one, measured and stored (figures first, then the row)."""
+    (resume), else a new one, measured and stored (its row and its figures in one transaction)."""
 
     def __init__(self, store: Store, row: Any, path: Any, frame_bytes: int, result: Rfc9693Result, say):
         self.store, self.row, self.path, self.frame_bytes, self.result, self.say = store, row, path, frame_bytes, result, say
         self.replay = stored_trials(store, row)
-        self.figures = {str(i): t.figures() for i, t in enumerate(self.replay)}
+        self.next_seq = max((r["seq"] for r in store.search_trials(row["id"])), default=-1) + 1
         self.replay_at = 0
 
     def __call__(self, purpose: str, connections: int, rate: float | None) -> StateTrial:
@@ -126,10 +126,8 @@ class _Trials:
         if self.path is None:
             raise LinerateError("rfc9693: a stored search asked for a trial that is not stored (report only)")
         done = self.path.trial(purpose, connections, rate, self.frame_bytes)
-        seq = len(self.figures)
-        self.figures[str(seq)] = done.figures()
-        self.store.update_search(self.row["id"], results={"trial_figures": self.figures})
-        self.store.add_search_trial(self.row["id"], seq, purpose, done.to_record())
+        self.store.add_search_trial(self.row["id"], self.next_seq, purpose, done.to_record(), (FIGURES, done.figures()))
+        self.next_seq += 1
         self.result.trials.append(done)
         if rate is None:
             self.say(f"  ceiling: the generator alone sent {done.sent:,} frames at {done.achieved_rate or 0:,.0f}/s")
@@ -175,8 +173,7 @@ def search_combination(store: Store, experiment_id: int, params: dict[str, Any],
     except Exception as exc:
         store.update_search(row["id"], status="failed", error=str(exc)[:500], ended_at=time.time())
         raise
-    store.update_search(row["id"], status="done", ended_at=time.time(),
-                        results={**result.to_dict(), "trial_figures": trials.figures})
+    store.update_search(row["id"], status="done", ended_at=time.time(), results=result.to_dict())
     return result
 
 

@@ -1,0 +1,65 @@
+"""A results database written by an older linerate is migrated when it is opened, and reports exactly
+as it did before: the per-trial figures of cps and rfc9693 moved from their search's JSON to the
+kinds' own tables (tests/data/store/README.md says how the database was made)."""
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from linerate.cli import main
+from linerate.store.db import Store
+from linerate.store.schema import MIGRATIONS
+
+STORE = Path(__file__).resolve().parents[1] / "data" / "store"
+REPORTS = sorted((STORE / "main-v8-reports").iterdir())
+
+
+@pytest.fixture
+def old_db(tmp_path):
+    path = tmp_path / "old.db"
+    shutil.copy(STORE / "main-v8.db", path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 8
+    return path
+
+
+def test_the_old_trial_figures_move_to_the_kinds_tables(old_db):
+    with sqlite3.connect(old_db) as conn:
+        before = {search_id: json.loads(results).get("trial_figures", {})
+                  for search_id, results in conn.execute("SELECT id, results FROM searches")}
+    store = Store(old_db)
+    assert store.schema_version == len(MIGRATIONS)
+    moved = 0
+    for search_id, figures in before.items():
+        for row in store.conn.execute("SELECT results FROM searches WHERE id=?", (search_id,)):
+            assert "trial_figures" not in json.loads(row[0])
+        for table in ("cps_trials", "rfc9693_trials"):
+            now = store.search_trial_figures(search_id, table)
+            for seq, values in now.items():  # every figure kept with its value (none of the old was null)
+                old = figures[str(seq)]
+                assert {k: v for k, v in old.items() if k != "purpose" and v is not None} == values
+                moved += 1
+    assert moved == sum(len(f) for f in before.values()) == 22
+
+
+@pytest.mark.parametrize("expected", REPORTS, ids=[p.name for p in REPORTS])
+def test_an_old_database_reports_exactly_as_before(old_db, expected, capsys):
+    experiment, fmt = expected.stem.split("-")[1], expected.suffix[1:]
+    assert main(["report", experiment, "--db", str(old_db), "--format", fmt]) in (0, None)
+    assert capsys.readouterr().out == expected.read_text()
+
+
+def test_each_kinds_trial_figures_are_exactly_its_tables_columns():
+    from linerate.kinds.cps.trial import FIGURES, CpsTrial
+    from linerate.kinds.rfc9693.run import FIGURES as STATE_FIGURES
+    from linerate.search.state_path import StateTrial
+    from linerate.store.integrity import reference
+
+    cps = CpsTrial(rate=10.0, connections=10, duration_s=1.0, verdict="pass", succeeded=10, failed=0, client_failures=0)
+    state = StateTrial(purpose="rate", connections=10, rate=10.0, sent=10, send_s=1.0, forwarded=10, validated=10,
+                       reverse_sent=10, reverse_s=1.0, unsent=0)
+    for table, figures in ((FIGURES, cps.figures()), (STATE_FIGURES, state.figures())):
+        assert set(figures) == set(reference()[table]) - {"search_trial_id"}, table
