@@ -63,3 +63,12 @@ def test_each_kinds_trial_figures_are_exactly_its_tables_columns():
                        reverse_sent=10, reverse_s=1.0, unsent=0)
     for table, figures in ((FIGURES, cps.figures()), (STATE_FIGURES, state.figures())):
         assert set(figures) == set(reference()[table]) - {"search_trial_id"}, table
+
+
+def test_a_tunes_recorded_axes_move_from_its_environment_to_its_own_table(old_db):
+    with sqlite3.connect(old_db) as conn:
+        axes = json.loads(conn.execute("SELECT environment FROM experiments WHERE id=3").fetchone()[0])["tune_axes"]
+    store = Store(old_db)
+    from linerate.kinds.tune import storage
+    assert storage.state(store, 3) == {"axes": axes}
+    assert "tune_axes" not in store.experiment(3).environment

@@ -146,6 +146,13 @@ def test_a_tune_run_stores_every_trial_and_the_report_replays_its_decisions(tmp_
     assert decisions["virtio_offloads"] == "accepted" and decisions["dut_sysctls"] != "accepted"
     doc = json.loads(kind("tune").render(store, store.experiment("tune-sim"), "json"))
     assert [d["decision"] for d in doc["decisions"]] == [s.judgement.decision for s in outcome.steps]
+    from linerate.kinds.tune import storage
+    recorded = storage.decisions(store, outcome.experiment_id)  # each decision as it was made, in its own table
+    made = outcome.steps + [c for c in [outcome.confirmation] if c is not None and c not in outcome.steps]
+    assert [(r["knob"], r["value"], r["decision"], r["trials"]) for r in recorded] == [
+        (s.candidate.knob, s.candidate.value, s.judgement.decision, s.trials) for s in made]
+    assert storage.state(store, outcome.experiment_id)["axes"] and "tune_axes" not in \
+        store.experiment("tune-sim").environment
     assert {"knob", "value", "effect_pct", "ci_low_pct", "ci_high_pct", "p", "trials", "decision"} <= set(doc["decisions"][0])
     assert doc["final"]["changed"]["virtio_offloads"] == "on" and doc["trials"] == len(log)
     assert any("qemu" in part["where"] for part in doc["final"]["snippet"])
@@ -170,6 +177,10 @@ def test_a_killed_tune_resumes_without_measuring_stored_trials_again(tmp_path):
                              resume=True)
     assert outcome.trials == 5 + len(more) <= 40  # the five stored trials replayed, not measured again
     assert store.conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == outcome.trials
+    from linerate.kinds.tune import storage
+    made = outcome.steps + [c for c in [outcome.confirmation] if c is not None and c not in outcome.steps]
+    assert [r["decision"] for r in storage.decisions(store, outcome.experiment_id)] == [
+        s.judgement.decision for s in made]  # the decisions made before the kill recorded once, not twice
 
 
 def test_final_configuration_snippets_per_os():

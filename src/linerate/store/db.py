@@ -28,7 +28,7 @@ from linerate.numbers import is_ascii_int
 from linerate.process import ProcessRef, this_host
 from linerate.safepath import untrusted_component
 from linerate.store import integrity, schema
-from linerate.store.schema import APPLICATION_ID, FIGURE_TABLES, KNOWN_TABLES, cell_key
+from linerate.store.schema import APPLICATION_ID, KIND_TABLES, KNOWN_TABLES, cell_key
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 LEGACY_VERSIONS = (1, 2)
@@ -65,11 +65,24 @@ class ExperimentRow:
     config_hash: str | None
 
 
-def _figure_columns(table: str) -> dict[str, str]:
-    """column -> declared type of a kind's figure table (schema.FIGURE_TABLES), its key left out."""
-    if table not in FIGURE_TABLES:
-        raise ValueError(f"{table} is not a figure table")
-    return {name: declared for name, declared in integrity.reference()[table].items() if name != "search_trial_id"}
+def _kind_columns(table: str) -> dict[str, str]:
+    """column -> declared type of a table a test kind owns (schema.KIND_TABLES)."""
+    if table not in KIND_TABLES:
+        raise ValueError(f"{table} is not a kind's table")
+    return integrity.reference()[table]
+
+
+def _encoded(columns: dict[str, str], values: dict[str, Any]) -> dict[str, Any]:
+    """The non-null values for their columns, JSON columns as JSON text; a name the table lacks is an error."""
+    assert set(values) <= set(columns), set(values) - set(columns)  # the kind and its table agree
+    return {name: json.dumps(value) if columns[name] == "JSON" else value
+            for name, value in values.items() if value is not None}
+
+
+def _decoded(columns: dict[str, str], row: sqlite3.Row) -> dict[str, Any]:
+    """A row of a kind's table: JSON columns decoded, NULL columns left out (absent, as never written)."""
+    return {name: json.loads(row[name]) if columns[name] == "JSON" else row[name]
+            for name in columns if row[name] is not None}
 
 
 def _check_path(path: str, create: bool) -> bool:
@@ -460,13 +473,28 @@ class Store:
             trial_id = int(cur.lastrowid)
             if figures is not None:
                 table, values = figures
-                known = _figure_columns(table)
-                assert set(values) <= set(known), set(values) - set(known)  # the kind and its table agree
-                names = [name for name in known if values.get(name) is not None]
-                self.conn.execute(f"INSERT INTO {table} (search_trial_id{''.join(', ' + n for n in names)}) VALUES "
-                                  f"(?{', ?' * len(names)})", (trial_id, *[
-                                      json.dumps(values[n]) if known[n] == "JSON" else values[n] for n in names]))
+                self._insert(table, {"search_trial_id": trial_id, **values})
         return trial_id
+
+    def _insert(self, table: str, values: dict[str, Any], *, replace: bool = False) -> None:
+        encoded = _encoded(_kind_columns(table), values)
+        self.conn.execute(f"INSERT {'OR REPLACE ' if replace else ''}INTO {table} ({', '.join(encoded)}) "
+                          f"VALUES ({', '.join('?' * len(encoded))})", tuple(encoded.values()))
+
+    def put_row(self, table: str, values: dict[str, Any]) -> None:
+        """A row of a table a test kind owns (schema.KIND_TABLES), replacing the one of the same key;
+        committed now."""
+        with self.transaction():
+            self._insert(table, values, replace=True)
+
+    def rows(self, table: str, order_by: str | None = None, **where: Any) -> list[dict[str, Any]]:
+        """The rows of a kind's table matching `where` (column = value), decoded (_decoded)."""
+        columns = _kind_columns(table)
+        assert set(where) <= set(columns) and (order_by is None or order_by in columns)
+        clause = " AND ".join(f"{name}=?" for name in where) or "1"
+        order = f" ORDER BY {order_by}" if order_by else ""
+        return [_decoded(columns, row) for row in self.conn.execute(
+            f"SELECT * FROM {table} WHERE {clause}{order}", tuple(where.values()))]
 
     def search_trials(self, search_id: int) -> list[sqlite3.Row]:
         return list(self.conn.execute("SELECT * FROM search_trials WHERE search_id=? ORDER BY seq", (search_id,)))
@@ -474,11 +502,10 @@ class Store:
     def search_trial_figures(self, search_id: int, table: str) -> dict[int, dict[str, Any]]:
         """seq -> the kind's figures of that trial (JSON columns decoded; a NULL column left out, so a
         figure the trial had none of reads as absent)."""
-        known = _figure_columns(table)
+        columns = {k: v for k, v in _kind_columns(table).items() if k != "search_trial_id"}
         rows = self.conn.execute(f"SELECT t.seq, f.* FROM {table} f JOIN search_trials t ON t.id = f.search_trial_id "
                                  "WHERE t.search_id=? ORDER BY t.seq", (search_id,))
-        return {row["seq"]: {name: json.loads(row[name]) if known[name] == "JSON" else row[name]
-                             for name in known if row[name] is not None} for row in rows}
+        return {row["seq"]: _decoded(columns, row) for row in rows}
 
     # --- calibration ---------------------------------------------------------------------------------
 

@@ -22,7 +22,9 @@ JSON_COLUMNS = {"experiments": {"config": "object", "environment": "object"}, "c
                                "status": "object", "limits": "array", "client_before": "object",
                                "client_after": "object", "notes": "array", "state_before": "object",
                                "state_after": "object", "state_timeouts": "object"},
-                "rfc9693_trials": {"state_before": "object", "state_between": "object", "state_after": "object"}}
+                "rfc9693_trials": {"state_before": "object", "state_between": "object", "state_after": "object"},
+                "tune_state": {"axes": "array", "candidates": "array"},
+                "tune_decisions": {"best": "object", "cell": "object"}}
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,9 @@ from collections.abc import Callable
 
 APPLICATION_ID = 0x4C524154  # "LRAT": PRAGMA application_id of every linerate database (from v3)
 KNOWN_TABLES = {"experiments", "cells", "trials", "lab_states", "calibrations", "run_locks", "dut_journal", "trial_raw",
-                "searches", "search_trials", "cps_trials", "rfc9693_trials"}
+                "searches", "search_trials", "cps_trials", "rfc9693_trials", "tune_state", "tune_decisions"}
+# the tables test kinds own (Store.put_row / Store.rows): what is in them is the kind's to define
+KIND_TABLES = {"cps_trials", "rfc9693_trials", "tune_state", "tune_decisions"}
 # a kind's own figures of a search trial, one row per search_trials row (Store.add_search_trial): table -> the
 # search test (params "test") whose trials it holds. Declared type JSON: a JSON document (Store decodes it).
 FIGURE_TABLES = {"cps_trials": "cps", "rfc9693_trials": "rfc9693"}
@@ -76,6 +78,22 @@ def _figures_to_tables(conn: sqlite3.Connection) -> None:
                         conn.execute(f"INSERT INTO {table} (search_trial_id, {', '.join(columns)}) VALUES "
                                      f"(?, {', '.join('?' * len(columns))})", (trial_id, *values))
             conn.execute("UPDATE searches SET results=? WHERE id=?", (json.dumps(results), search_id))
+
+
+def _tune_state_to_table(conn: sqlite3.Connection) -> None:
+    """v9: a tune's recorded axes and proposals move from its experiment's environment to tune_state."""
+    for experiment_id, environment in conn.execute("SELECT id, environment FROM experiments").fetchall():
+        try:
+            environment = json.loads(environment or "{}")
+        except ValueError:
+            continue  # a damaged row: the integrity check names it
+        if not isinstance(environment, dict) or not {"tune_axes", "tune_candidates"} & set(environment):
+            continue
+        axes, candidates = environment.pop("tune_axes", None), environment.pop("tune_candidates", None)
+        conn.execute("INSERT INTO tune_state (experiment_id, axes, candidates) VALUES (?, ?, ?)",
+                     (experiment_id, None if axes is None else json.dumps(axes),
+                      None if candidates is None else json.dumps(candidates)))
+        conn.execute("UPDATE experiments SET environment=? WHERE id=?", (json.dumps(environment), experiment_id))
 
 
 def trial_columns(columns: dict[str, str]) -> Step:
@@ -259,5 +277,24 @@ MIGRATIONS: list[list[Step]] = [
             overshoot_s REAL                           -- the pacing correction the pcap was built with
         )""",
         _figures_to_tables,
+        """CREATE TABLE tune_state (                    -- what a tune records once, so a resume and the report agree
+            experiment_id INTEGER PRIMARY KEY REFERENCES experiments(id) ON DELETE CASCADE,
+            axes JSON,                                 -- the axes its cells are keyed by (every axis at its start)
+            candidates JSON                            -- the proposals made for it (none: the file's [candidates])
+        )""",
+        _tune_state_to_table,
+        """CREATE TABLE tune_decisions (                -- every decision of a tune as it was made (kinds/tune)
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,                      -- its order; the confirmation (knob "final") last
+            knob TEXT NOT NULL, value JSON, proposed_by TEXT,
+            decision TEXT NOT NULL,                    -- accepted | rejected | inconclusive
+            why TEXT NOT NULL,
+            pairs INTEGER NOT NULL, trials INTEGER NOT NULL,
+            effect REAL, effect_low REAL, effect_high REAL,  -- candidate vs best, and its 95% interval
+            p_better REAL, mean_best REAL, mean_candidate REAL,
+            best JSON, cell JSON,                      -- the configurations compared
+            decided_at REAL,
+            PRIMARY KEY (experiment_id, seq)
+        )""",
     ],
 ]

@@ -6,7 +6,8 @@ interleaved, until a sequential test decides (decide.py: family-wise error held 
 Bonferroni over every decision and look); accepted knobs stack, a final confirmation measures start
 against the final configuration (engine.py). Every trial is a row of its configuration's cell,
 committed when it ends; a resumed tune replays them in order and measures only what is missing, and
-the report replays them to rebuild the decisions. DUT knobs go through the testbed (journaled
+the report replays them to rebuild the decisions; each decision is also recorded as it is made, with
+the axes and proposals the tune fixed at its start (storage.py: the tune's own tables). DUT knobs go through the testbed (journaled
 before they change on real hosts, restored at the end, on signals and by `testbed restore`); a VM
 DUT's knobs are its own VM, removed when the decision no longer needs it.
 """
@@ -26,6 +27,7 @@ from linerate.experiment.ceiling import ceiling_flags
 from linerate.experiment.config import Experiment, experiment_from_dict, parse_experiment
 from linerate.errors import ConfigError
 from linerate.experiment.plugins import Event, RunContext
+from linerate.kinds.tune import storage
 from linerate.kinds.tune.engine import FINAL, LEVERS, OutOfTrials, Outcome, Step, Tuner, TuneOutcome
 from linerate.kinds.tune.options import OPTION_KEYS, Candidate, TuneOptions, parse_options
 from linerate.kinds.tune.proposals import propose
@@ -39,11 +41,10 @@ def declared_axes(store: Store, experiment_id: int) -> list[str]:
     """The axes a tune's cells are keyed by: every axis this linerate has when the tune starts
     (candidates may add any lab axis), recorded, so that a later linerate with more axes still
     finds the same cells on resume and in reports."""
-    environment = store.experiment(experiment_id).environment
-    if "tune_axes" not in environment:
-        store.set_environment(experiment_id, {**environment, "tune_axes": sorted(AXES)})
-        return sorted(AXES)
-    return list(environment["tune_axes"])
+    recorded = storage.state(store, experiment_id).get("axes")
+    if recorded is None:
+        return list(storage.record(store, experiment_id, axes=sorted(AXES))["axes"])
+    return list(recorded)
 
 
 def stored_experiment(row: ExperimentRow) -> Experiment:
@@ -209,7 +210,12 @@ class Tune:
 
         trials = Trials(store, context.experiment_id, declared, run_trial)
 
+        decided = 0
+
         def on_step(step: Step) -> None:
+            nonlocal decided
+            storage.record_decision(store, context.experiment_id, decided, step)
+            decided += 1
             j = step.judgement
             effect = "" if j.effect is None else f", effect {j.effect * 100:+.1f}%"
             what = (f"{step.candidate.knob} = {step.candidate.value}" if step.candidate.knob != FINAL else
@@ -222,12 +228,13 @@ class Tune:
 
         def proposals(cell: dict[str, Any]) -> list[Candidate]:
             """Proposed once, recorded, so a resumed run and the report use the same list."""
-            environment = store.experiment(context.experiment_id).environment
-            if "tune_candidates" not in environment:
+            recorded = storage.state(store, context.experiment_id).get("candidates")
+            if recorded is None:
+                environment = store.experiment(context.experiment_id).environment
                 found = propose(cell, testbed(cell).knob_choices(), levers(trials, lambda: environment)(cell))
-                environment = {**environment, "tune_candidates": [c.__dict__ for c in found]}
-                store.set_environment(context.experiment_id, environment)
-            return [Candidate(**c) for c in environment["tune_candidates"]]
+                recorded = storage.record(store, context.experiment_id,
+                                          candidates=[c.__dict__ for c in found])["candidates"]
+            return [Candidate(**c) for c in recorded]
 
         try:
             tuner = Tuner(start, options.candidates, options.budget_trials, trials.measure,
@@ -244,8 +251,9 @@ class Tune:
         """The decisions again, from the stored trials alone (the same, trial for trial)."""
         exp = stored_experiment(experiment)
         options = options_of(exp)
-        trials = Trials(store, experiment.id, list(experiment.environment.get("tune_axes") or sorted(AXES)))
-        recorded = experiment.environment.get("tune_candidates")
+        recorded_state = storage.state(store, experiment.id)
+        trials = Trials(store, experiment.id, list(recorded_state.get("axes") or sorted(AXES)))
+        recorded = recorded_state.get("candidates")
 
         def proposed(cell: dict[str, Any]) -> list[Candidate]:
             if recorded is None:  # interrupted before the proposals were recorded
