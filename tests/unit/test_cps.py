@@ -157,7 +157,8 @@ def test_h2load_log_of_a_real_run_gives_request_percentiles():
     assert (min(elapsed), max(elapsed), round(sum(elapsed) / len(elapsed))) == (186, 770, 492)
     p = h2load.request_percentiles(records)
     assert p == pytest.approx({"p50": 482e-6, "p90": 595.5e-6, "p99": 756.06e-6})
-    assert h2load.start_span_s(records) == pytest.approx(1.9, abs=0.01)  # 20 periods of 100 ms
+    starts = [r.start_us for r in records]
+    assert (max(starts) - min(starts)) / 1e6 == pytest.approx(1.9, abs=0.01)  # 20 periods of 100 ms: paced
     # lines built to the documented format (h2load(1) --log-file): a failed stream's status is -1 and
     # "more columns may be added later"
     records = h2load.parse_log("1700000000000000\t-1\t5000\n1700000000000100\t200\t300\textra\n\n")
@@ -201,7 +202,6 @@ def test_nginx_configuration_serves_the_objects_and_lets_the_client_close():
     closes = nginx.config_text("/tmp/d", 80, server_closes=True, worker_processes=2)
     assert "keepalive_timeout 0;" in closes and "worker_processes 2;" in closes and "[::]" not in closes
     assert nginx.server_argv("/tmp/d/nginx.conf") == ["nginx", "-c", "/tmp/d/nginx.conf", "-p", "/tmp/d/"]
-    assert nginx.check_argv("/tmp/d/nginx.conf")[:3] == ["nginx", "-t", "-q"]
     assert nginx.stop_argv(4242) == ["kill", "-QUIT", "4242"]
     assert [nginx.object_name(s) for s in (1024, 16384, 65536, 1500)] == [
         "obj1k.bin", "obj16k.bin", "obj64k.bin", "obj1500b.bin"]

@@ -168,9 +168,12 @@ def test_a_poisoned_older_journal_is_never_written_back_and_blocks_nothing(tmp_p
     from linerate.testbed.ssh_restore import restore_journal
 
     store = Store(tmp_path / "old.db")
-    store.journal_add(KEY, "dut", "sysctl", "net.ipv4.ip_default_ttl", "7" * 3_000_000, "50")
-    store.journal_add(KEY, "dut", "sysctl", "net.ipv4.tcp_ecn", ESCAPES, "0")
-    store.journal_add(KEY, "dut", "sysctl", "net.ipv4.ip_forward", "1", "0")
+    with store.transaction():  # what an older linerate journaled in the results database
+        store.conn.executemany(
+            "INSERT INTO dut_journal (testbed, role, kind, name, original, applied, created_at) VALUES "
+            "(?, 'dut', 'sysctl', ?, ?, ?, 0)", [(KEY, "net.ipv4.ip_default_ttl", "7" * 3_000_000, "50"),
+                                                 (KEY, "net.ipv4.tcp_ecn", ESCAPES, "0"),
+                                                 (KEY, "net.ipv4.ip_forward", "1", "0")])
     journal = Journal(KEY)
     assert journal.adopt(store, "linux") == 3 and store.journal_open(KEY) == []
     dut = FakeExecutor("dut").respond(["sysctl", "-n", "net.ipv4.ip_forward"], "1\n").respond(["sysctl", "-w"])

@@ -4,9 +4,14 @@ import pytest
 
 from linerate.errors import ConfigError
 
-from linerate.experiment.importer import import_files
+from linerate.experiment.importer import check_label, parse_files, store_parsed
 from linerate.report.data import build_report
 from linerate.store import Store
+
+
+def import_files(store, paths, label):
+    """What `linerate import` does: every file parsed (all or nothing), then stored under the label."""
+    return store_parsed(store, parse_files(paths), check_label(label))
 
 
 def test_a_file_that_is_not_iperf3_json_refuses_the_whole_import(tmp_path, data_dir):

@@ -70,10 +70,6 @@ def check_label(label: str) -> str:
     return label
 
 
-def import_files(store: Store, paths: list[Path], label: str) -> ImportOutcome:
-    return store_parsed(store, parse_files(paths), check_label(label))
-
-
 def store_parsed(store: Store, parsed: list[tuple[Path, str, object]], label: str) -> ImportOutcome:
     paths = [path for path, _, _ in parsed]
     experiment_id = store.create_experiment(label, "import", {"files": [str(p) for p in paths]},

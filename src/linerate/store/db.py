@@ -520,14 +520,6 @@ class Store:
 
     # --- DUT knob journal (testbed/journal.py) -----------------------------------------------------
 
-    def journal_add(self, testbed: str, role: str, kind: str, name: str, original: str, applied: str | None) -> int:
-        """Committed before the change is made: a crash after it still knows what to put back."""
-        with self.transaction():
-            cur = self.conn.execute("INSERT INTO dut_journal (testbed, role, kind, name, original, applied, "
-                                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                    (testbed, role, kind, name, original, applied, time.time()))
-        return int(cur.lastrowid)
-
     def journal_open(self, testbed: str) -> list[sqlite3.Row]:
         """Entries not restored yet, newest first (undo in reverse order of change)."""
         return list(self.conn.execute("SELECT * FROM dut_journal WHERE testbed=? AND restored_at IS NULL "
@@ -536,9 +528,6 @@ class Store:
     def journal_done(self, entry_id: int) -> None:
         with self.transaction():
             self.conn.execute("UPDATE dut_journal SET restored_at=? WHERE id=?", (time.time(), entry_id))
-
-    def integrity_ok(self) -> bool:
-        return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
 __all__ = ["ExperimentRow", "Store", "cell_key", "default_db_path"]

@@ -294,7 +294,3 @@ def request_percentiles(records: Sequence[LogRecord], percentiles: Sequence[floa
     return stats.percentiles([r.elapsed_us / 1e6 for r in records if 200 <= r.status < 400], percentiles)
 
 
-def start_span_s(records: Sequence[LogRecord]) -> float | None:
-    """First to last request start: how long the client took to start them all."""
-    starts = [r.start_us for r in records if r.status != -1]
-    return (max(starts) - min(starts)) / 1e6 if len(starts) > 1 else None

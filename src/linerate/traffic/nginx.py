@@ -140,11 +140,6 @@ def server_argv(config_path: str) -> list[str]:
     return [NGINX, "-c", _path(config_path, "config_path"), "-p", prefix_of(config_path)]
 
 
-def check_argv(config_path: str) -> list[str]:
-    """Check the configuration without starting anything (-t: test, -q: errors only)."""
-    return [NGINX, "-t", "-q", "-c", _path(config_path, "config_path"), "-p", prefix_of(config_path)]
-
-
 def stop_argv(pid: int) -> list[str]:
     """Graceful shutdown of the master named by its pid file (nginx: QUIT)."""
     if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1:
