@@ -6,7 +6,9 @@ Imported by kinds/ only."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from linerate.axes import AXES, lab_key, lab_params
@@ -23,6 +25,30 @@ def search_pairs(experiment: Experiment) -> list[tuple[dict[str, Any], int]]:
             seen.add(key)
             pairs.append((lab_params(cell), cell["family"]))
     return pairs
+
+
+@contextlib.contextmanager
+def testbeds_open(context: Any, combinations: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """lab key -> the testbed of each lab combination, opened once for the whole run (in declaration
+    order) and closed when it ends: a search kind's rounds visit them in any order."""
+    with contextlib.ExitStack() as stack:
+        beds: dict[str, Any] = {}
+        for params in combinations:
+            if lab_key(params) not in beds:
+                beds[lab_key(params)] = stack.enter_context(context.open_testbed(params))
+        yield beds
+
+
+def rounds(plan: list[Any], repetitions: int, seed: int) -> Iterator[tuple[int, Any]]:
+    """(repetition, item) of a search kind's run: repetition r of every item of the plan before
+    repetition r+1 of any, each round in an order shuffled from the experiment's seed (recorded, so
+    `--seed` repeats it), so that a drift of the machine spreads over the configurations."""
+    order = random.Random(seed)
+    for repetition in range(1, repetitions + 1):
+        round_plan = list(plan)
+        order.shuffle(round_plan)
+        for item in round_plan:
+            yield repetition, item
 
 
 def refuse_throughput_keys(experiment: Experiment, kind_name: str, varies: str) -> None:

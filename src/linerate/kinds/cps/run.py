@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from linerate.dut.state_table import linger_seconds
 from linerate.errors import LinerateError
 from linerate.experiment.config import Experiment
 from linerate.experiment.plugins import Event, RunContext
-from linerate.kinds.base import read_or_empty, search_pairs
+from linerate.kinds.base import read_or_empty, rounds, search_pairs, testbeds_open
 from linerate.kinds.cps.options import CpsOptions
 from linerate.kinds.cps.report import dut_os
 from linerate.kinds.cps.search import CLIENT, PASS, RateSearch
@@ -223,7 +222,6 @@ def settle_state(read_state: Callable[[], dict[str, int]], baseline: int | None,
 def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float], None] = time.sleep) -> CpsRun:
     experiment = context.experiment
     run = CpsRun(context.experiment_id, context.seed, context.resumed)
-    order = random.Random(context.seed)
     plan = search_plan(experiment, options)
     say = lambda text: context.on_event(Event("message", message=text))  # noqa: E731
 
@@ -239,14 +237,11 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
         say(f"  {name}: {'replayed' if replayed else 'measured'} {trial.rate:,.0f} conn/s: {trial.succeeded:,}/"
             f"{trial.connections:,} ok, {trial.failed:,} failed -> {trial.verdict}")
 
-    with contextlib.ExitStack() as stack:
-        beds, servers, versions, timeouts, baselines, lingers = {}, {}, {}, {}, {}, {}
+    with testbeds_open(context, [params for params, _ in search_pairs(experiment)]) as beds, \
+            contextlib.ExitStack() as stack:
+        servers, versions, timeouts, baselines, lingers = {}, {}, {}, {}, {}
         os_name = dut_os(context.store.experiment(context.experiment_id))
-        for params, _ in search_pairs(experiment):
-            key = lab_key(params)
-            if key in beds:
-                continue
-            beds[key] = stack.enter_context(context.open_testbed(params))
+        for key in beds:
             families = tuple(sorted({f for p, f in search_pairs(experiment) if lab_key(p) == key}))
             spec = ServerSpec(options.object_sizes, options.http_port, families, options.server_workers,
                               server_closes=options.closer == "server")
@@ -256,37 +251,34 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             lingers[key] = linger_seconds(os_name, timeouts[key]) + 5
             version = _version(beds[key].executor("client"), h2load.version_argv(), h2load.parse_version)
             versions[key] = f"h2load {version}" if version else "h2load"
-        for repetition in range(1, experiment.repetitions + 1):
-            round_plan = list(plan)
-            order.shuffle(round_plan)
-            for params, family, size in round_plan:
-                key = lab_key(params)
-                bed, server = beds[key], servers[key]
-                client, url = bed.executor("client"), server.url(size, family)
+        for repetition, (params, family, size) in rounds(plan, experiment.repetitions, context.seed):
+            key = lab_key(params)
+            bed, server = beds[key], servers[key]
+            client, url = bed.executor("client"), server.url(size, family)
 
-                read_state = read_or_empty(bed.state_counters, "the DUT's state table")
-                read_dut = read_or_empty(bed.dut_counters, "the DUT's counters")
-                linger = lingers[key]
+            read_state = read_or_empty(bed.state_counters, "the DUT's state table")
+            read_dut = read_or_empty(bed.dut_counters, "the DUT's counters")
+            linger = lingers[key]
 
-                def measure(rate: float, capture: bool = False) -> CpsTrial:
-                    read_state.take_missing(), read_dut.take_missing()
-                    trial = measure_trial(client, server, url, rate, float(experiment.duration_s), options,
-                                          read_dut=read_dut, read_state=read_state,
-                                          state_timeouts=timeouts[key], sleep=sleep, capture=capture,
-                                          settle=lambda n: settle_state(read_state, baselines[key], n, linger, sleep))
-                    missing = read_dut.take_missing() + read_state.take_missing()
-                    return dataclasses.replace(trial, notes=(*trial.notes, *(
-                        f"telemetry partial: {m}" for m in missing))) if missing else trial
+            def measure(rate: float, capture: bool = False) -> CpsTrial:
+                read_state.take_missing(), read_dut.take_missing()
+                trial = measure_trial(client, server, url, rate, float(experiment.duration_s), options,
+                                      read_dut=read_dut, read_state=read_state,
+                                      state_timeouts=timeouts[key], sleep=sleep, capture=capture,
+                                      settle=lambda n: settle_state(read_state, baselines[key], n, linger, sleep))
+                missing = read_dut.take_missing() + read_state.take_missing()
+                return dataclasses.replace(trial, notes=(*trial.notes, *(
+                    f"telemetry partial: {m}" for m in missing))) if missing else trial
 
-                bed.apply_knobs()  # real hosts: this combination's DUT knobs (journaled), before its search
+            bed.apply_knobs()  # real hosts: this combination's DUT knobs (journaled), before its search
 
-                result = search_object_size(
-                    context.store, context.experiment_id, search_params(params, family, size, repetition), options,
-                    float(experiment.duration_s), measure, generator=versions[key],
-                    server=f"nginx {server.version}" if server.version else "nginx", on_trial=on_trial)
-                run.results.append(result)
-                rate = "no rate passed" if result.lower is None else f"{result.lower:,.0f} conn/s"
-                say(f"repetition {repetition}/{experiment.repetitions}: IPv{family} {object_name(size)} {rate} "
-                    f"(limit: {result.limit}; {result.measured} trials measured, "
-                    f"{result.replayed} replayed)")
+            result = search_object_size(
+                context.store, context.experiment_id, search_params(params, family, size, repetition), options,
+                float(experiment.duration_s), measure, generator=versions[key],
+                server=f"nginx {server.version}" if server.version else "nginx", on_trial=on_trial)
+            run.results.append(result)
+            rate = "no rate passed" if result.lower is None else f"{result.lower:,.0f} conn/s"
+            say(f"repetition {repetition}/{experiment.repetitions}: IPv{family} {object_name(size)} {rate} "
+                f"(limit: {result.limit}; {result.measured} trials measured, "
+                f"{result.replayed} replayed)")
     return run

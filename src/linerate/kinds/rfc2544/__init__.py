@@ -17,9 +17,7 @@ through experiment/registry.py; only cli/ imports these modules directly.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +26,7 @@ from linerate.axes import lab_key
 from linerate.errors import ConfigError
 from linerate.experiment.config import Experiment
 from linerate.experiment.plugins import Event, RunContext
-from linerate.kinds.base import plan_lines, refuse_throughput_keys, search_pairs
+from linerate.kinds.base import plan_lines, refuse_throughput_keys, rounds, search_pairs, testbeds_open
 from linerate.kinds.rfc2544.html import render_search_report
 from linerate.kinds.rfc2544.report import SERIALIZERS, ndr_values, search_groups, summarize_searches
 from linerate.kinds.rfc2544.search import SearchSettings, search_frame_size
@@ -117,7 +115,6 @@ class Rfc2544:
         settings = context.settings or SearchSettings(float(experiment.duration_s), experiment.pdr_loss,
                                                          experiment.relative_width)
         run = SearchRun(context.experiment_id, context.seed, context.resumed)
-        order = random.Random(context.seed)
 
         def on_trial(result, trial, replayed: bool) -> None:
             load = "unpaced" if trial.intended_load_fps is None else f"{trial.intended_load_fps:,.0f} fps"
@@ -125,12 +122,7 @@ class Rfc2544:
                 f"  {frame_label(result.frame_bytes)}: {'replayed' if replayed else 'measured'} {load}: sent "
                 f"{trial.sent:,}, forwarded {trial.forwarded:,}, DUT loss {trial.dut_loss:,}, unsent {trial.unsent:,}")))
 
-        with contextlib.ExitStack() as stack:
-            testbeds = {}
-            for params, _ in search_pairs(experiment):
-                key = lab_key(params)
-                if key not in testbeds:
-                    testbeds[key] = stack.enter_context(context.open_testbed(params))
+        with testbeds_open(context, [params for params, _ in search_pairs(experiment)]) as testbeds:
 
             def sizes_for(params: dict[str, Any], family: int) -> list[int | str]:
                 if experiment.frame_sizes is not None:
@@ -139,24 +131,21 @@ class Rfc2544:
                 return testbeds[lab_key(params)].packet_path(family, experiment.generator).default_frame_sizes()
 
             plan = search_plan(experiment, sizes_for)
-            for repetition in range(1, experiment.repetitions + 1):
-                round_plan = list(plan)
-                order.shuffle(round_plan)
-                for params, family, size in round_plan:
-                    testbed = testbeds[lab_key(params)]
-                    with testbed.packet_path(family, experiment.generator) as path:
-                        path.check(size)  # what this client's sender can make (auto may have fallen back)
-                        result = search_frame_size(
-                            path, context.store, context.experiment_id,
-                            {"frame_bytes": size, "family": family, "repetition": repetition, **params},
-                            settings, on_trial=on_trial)
-                        run.descriptions[lab_key(params)] = path.description
-                        run.generators.add(path.generator)
-                    run.results.append(result)
-                    context.on_event(Event("message", message=(
-                        f"repetition {repetition}/{experiment.repetitions}: IPv{result.family} "
-                        f"{frame_label(result.frame_bytes)} NDR {format_fps(result.ndr_fps)} fps "
-                        f"({result.measured} new trials, {len(result.trials) - result.measured} from the store)")))
+            for repetition, (params, family, size) in rounds(plan, experiment.repetitions, context.seed):
+                testbed = testbeds[lab_key(params)]
+                with testbed.packet_path(family, experiment.generator) as path:
+                    path.check(size)  # what this client's sender can make (auto may have fallen back)
+                    result = search_frame_size(
+                        path, context.store, context.experiment_id,
+                        {"frame_bytes": size, "family": family, "repetition": repetition, **params},
+                        settings, on_trial=on_trial)
+                    run.descriptions[lab_key(params)] = path.description
+                    run.generators.add(path.generator)
+                run.results.append(result)
+                context.on_event(Event("message", message=(
+                    f"repetition {repetition}/{experiment.repetitions}: IPv{result.family} "
+                    f"{frame_label(result.frame_bytes)} NDR {format_fps(result.ndr_fps)} fps "
+                    f"({result.measured} new trials, {len(result.trials) - result.measured} from the store)")))
         return run
 
     def render(self, store: Store, experiment: ExperimentRow, fmt: str) -> str:

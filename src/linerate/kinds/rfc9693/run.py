@@ -15,8 +15,6 @@ outcomes) and measures only what is missing.
 
 from __future__ import annotations
 
-import contextlib
-import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +25,7 @@ from linerate.dut.base import dut_os_family
 from linerate.dut.state_table import linger_seconds, littles_law_bound
 from linerate.errors import LinerateError
 from linerate.experiment.plugins import Event, RunContext
-from linerate.kinds.base import read_or_empty, search_pairs
+from linerate.kinds.base import read_or_empty, rounds, search_pairs, testbeds_open
 from linerate.kinds.rfc9693.options import Rfc9693Options
 from linerate.kinds.rfc9693.search import (CapacityResult, capacity_limit, rate_bounds, search_capacity, search_rate,
                                            table_evidence, udp_timeout)
@@ -205,29 +203,21 @@ def table_setting(params: dict[str, Any]) -> str:
 def run_rfc9693(context: RunContext, options: Rfc9693Options) -> Rfc9693Run:
     experiment = context.experiment
     run = Rfc9693Run(context.experiment_id, context.seed, context.resumed)
-    order = random.Random(context.seed)
     say = lambda text: context.on_event(Event("message", message=text))  # noqa: E731
     plan = search_pairs(experiment)
-    with contextlib.ExitStack() as stack:
-        beds = {}
-        for params, _ in plan:
-            if lab_key(params) not in beds:
-                beds[lab_key(params)] = stack.enter_context(context.open_testbed(params))
+    with testbeds_open(context, [params for params, _ in plan]) as beds:
         os_name = dut_os_family(context.store.experiment(context.experiment_id).environment) or "linux"
-        for repetition in range(1, experiment.repetitions + 1):
-            round_plan = list(plan)
-            order.shuffle(round_plan)
-            for params, family in round_plan:
-                bed = beds[lab_key(params)]
-                bed.apply_knobs()  # this combination's DUT knobs (journaled on real hosts), before its trials
-                with bed.state_path(family) as path:
-                    result = search_combination(context.store, context.experiment_id,
-                                                search_params(params, family, repetition), options, path, os_name,
-                                                table_setting(params), say)
-                run.results.append(result)
-                rate = "no rate" if result.rate is None else f"{result.rate:,.0f} conn/s"
-                capacity = "-" if result.capacity is None or result.capacity.held is None else \
-                    f"{result.capacity.held:,} connections"
-                say(f"repetition {repetition}/{experiment.repetitions}: IPv{family} establishment rate {rate}, "
-                    f"capacity {capacity} (limit: {result.limit.get('limit')})")
+        for repetition, (params, family) in rounds(plan, experiment.repetitions, context.seed):
+            bed = beds[lab_key(params)]
+            bed.apply_knobs()  # this combination's DUT knobs (journaled on real hosts), before its trials
+            with bed.state_path(family) as path:
+                result = search_combination(context.store, context.experiment_id,
+                                            search_params(params, family, repetition), options, path, os_name,
+                                            table_setting(params), say)
+            run.results.append(result)
+            rate = "no rate" if result.rate is None else f"{result.rate:,.0f} conn/s"
+            capacity = "-" if result.capacity is None or result.capacity.held is None else \
+                f"{result.capacity.held:,} connections"
+            say(f"repetition {repetition}/{experiment.repetitions}: IPv{family} establishment rate {rate}, "
+                f"capacity {capacity} (limit: {result.limit.get('limit')})")
     return run
