@@ -39,7 +39,7 @@ demo: install
 	$(VENV)/bin/linerate demo
 
 test: install
-	$(PY) -m pytest tests -q -p no:cacheprovider --durations=30
+	$(PY) -m pytest tests -q -p no:cacheprovider --durations=60
 
 test-unit: install
 	$(PY) -m pytest tests/unit tests/cli -q
