@@ -9,6 +9,8 @@ component walked from `/`:
   it is sticky (/tmp, /var/tmp), where others may add names but not replace ours;
 - a symbolic link on the way is followed only when root or this user made it, in a folder no other
   user can write (in a sticky folder: only one this user made); its target is then walked the same way;
+- `..` is the parent of where the walk *is* (a link's target once followed), as the kernel takes it —
+  never removed from the text first: `/tmp/L/../x` is beside L's target, not /tmp/x;
 - the walk stops at the first name that does not exist yet: what follows is made by linerate inside
   the last trusted folder.
 """
@@ -19,6 +21,12 @@ import os
 import stat
 
 MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
+
+
+def absolute(path: str) -> str:
+    """The path from `/` as the kernel will take it: a relative one joined to the working directory,
+    nothing normalised (os.path.abspath would drop `name/..` before a link named `name` is followed)."""
+    return path if path.startswith("/") else os.getcwd().rstrip("/") + "/" + path
 
 
 def _owner_ok(info: os.stat_result) -> bool:
@@ -39,11 +47,13 @@ def trusted_link(link: os.stat_result, folder: os.stat_result) -> bool:
     return _owner_ok(folder)
 
 
-def untrusted_component(folder: str) -> str | None:
+def untrusted_component(folder: str, make: int | None = None) -> str | None:
     """Why `folder` (and every folder and link on the way to it) could have been steered by another
-    user — a short reason naming the component — or None when it could not. Changes nothing."""
+    user — a short reason naming the component — or None when it could not. Changes nothing, unless
+    `make` (a mode): then each folder missing on the way is made, one at a time, inside the folder just
+    walked, never through a name someone put there in between (mkdir -p, without its races)."""
     current = "/"
-    todo = [part for part in os.path.abspath(folder).split("/") if part][::-1]  # a stack: next on top
+    todo = [part for part in absolute(folder).split("/") if part][::-1]  # a stack: next on top
     links = 0
     while todo:
         name = todo.pop()
@@ -56,8 +66,19 @@ def untrusted_component(folder: str) -> str | None:
         try:
             info = os.lstat(candidate)
             here = os.lstat(current)
-        except (FileNotFoundError, NotADirectoryError):
-            return None  # not made yet: linerate makes it inside `current`, already walked
+        except FileNotFoundError:
+            if make is None:
+                return None  # not made yet: linerate makes it inside `current`, already walked
+            try:
+                os.mkdir(candidate, make)
+            except FileExistsError:
+                pass  # made in between, by someone: looked at again below like anything found
+            except OSError as exc:
+                return f"cannot make {candidate[:200]} ({exc.strerror})"
+            todo.append(name)
+            continue
+        except NotADirectoryError:
+            return None
         except OSError as exc:
             return f"{candidate[:200]} cannot be inspected ({exc.strerror})"
         if stat.S_ISLNK(info.st_mode):

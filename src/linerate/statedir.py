@@ -86,7 +86,9 @@ def ensure(path: str | os.PathLike[str], env: str = "LINERATE_STATE_DIR",
     if steered is not None:
         raise _refuse(path, env, steered)
     if not os.path.lexists(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        steered = untrusted_component(str(path.parent), make=0o755)  # its parents as mkdir -p would, safely
+        if steered is not None:
+            raise _refuse(path, env, steered)
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:

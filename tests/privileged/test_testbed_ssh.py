@@ -1,6 +1,7 @@
 """Real testbeds over SSH: real OpenSSH servers in namespaces act as client, DUT and server hosts
 (tests/privileged/sshbed.py); linerate reaches the DUT only over SSH."""
 
+import contextlib
 import json
 import os
 import re
@@ -475,3 +476,50 @@ def test_a_remote_command_past_its_deadline_is_killed_on_the_host(bed):
         assert not hung()
     finally:
         dut.session.close()
+
+
+def test_a_machine_is_named_by_all_its_host_keys_and_never_by_fewer(bed, tmp_path, monkeypatch):
+    """Whichever host key an inventory's known_hosts holds, the machine gets one name: the smallest of
+    all its keys — from the list OpenSSH sends after login, or, from a server that sends none, one key
+    exchange per key type. A probe a firewall refuses stops with SshError: a name from fewer keys
+    would not be shared with an inventory that holds another key (two runs on one DUT)."""
+    from linerate.exec import ssh
+    from linerate.exec.ssh import SshError, SshSession, SshTarget
+
+    ecdsa_hosts = tmp_path / "known_hosts_ecdsa"
+    ecdsa_hosts.write_text(bed.host_key_line("dut", "_ecdsa"))
+    target = SshTarget("root", MGMT["dut"][1], identity=str(bed.user_key))
+    fingerprints = {subprocess.run(["ssh-keygen", "-lf", str(bed.root / f"host_dut{kind}.pub")], capture_output=True,
+                                   text=True, check=True).stdout.split()[1] for kind in ("", "_ecdsa")}
+
+    def name(known_hosts):
+        session = SshSession(target, known_hosts)
+        try:
+            return session.machine_fingerprint()
+        finally:
+            session.close()
+
+    ns = bed.ns("dut")
+
+    @contextlib.contextmanager
+    def connections_limited():
+        """The DUT's firewall lets 2 new SSH connections in (one login's: its key check and its session),
+        then resets the rest, as a firewall that rate-limits SSH does."""
+        sh("nft", "add", "table", "inet", "lrtlimit", ns=ns)
+        try:
+            sh("nft", "add", "chain", "inet", "lrtlimit", "in", "{ type filter hook input priority 0; policy accept; }",
+               ns=ns)
+            sh("nft", "add", "rule", "inet", "lrtlimit", "in", "tcp", "dport", "22", "ct", "state", "new", "limit",
+               "rate", "over", "1/hour", "burst", "2", "packets", "reject", "with", "tcp", "reset", ns=ns)
+            yield
+        finally:
+            sh("nft", "delete", "table", "inet", "lrtlimit", ns=ns)
+
+    for known_hosts in (bed.known_hosts, ecdsa_hosts):  # OpenSSH's list after login: no connection more
+        with connections_limited():
+            assert name(known_hosts) == min(fingerprints)
+    monkeypatch.setattr(SshSession, "_on_host_keys", lambda self, *lists: None)  # a server that lists none
+    monkeypatch.setattr(ssh, "HOST_KEYS_WAIT_S", 0.2)
+    assert name(bed.known_hosts) == name(ecdsa_hosts) == min(fingerprints)
+    with connections_limited(), pytest.raises(SshError, match="could not read all its host keys"):
+        name(bed.known_hosts)

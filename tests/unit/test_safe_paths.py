@@ -89,3 +89,57 @@ def test_the_usual_places_pass(tmp_path):
     assert untrusted_component(str(tmp_path / "results.db")) is None
     assert untrusted_component("/dev/stdout") is None
     assert untrusted_component("/tmp/linerate-no-such-folder/report.md") is None  # sticky /tmp, nothing yet
+
+
+@needs_root
+def test_dot_dot_after_a_planted_link_is_where_the_kernel_goes_not_where_the_text_says(tmp_path, monkeypatch):
+    """`/tmp/L/../x` is beside L's target (the kernel follows L, then goes up), not /tmp/x: a link
+    another user planted before a `..` is refused like any other on the way, nothing made."""
+    private = tmp_path / "private"
+    (private / "sub").mkdir(parents=True, mode=0o700)
+    private.chmod(0o700)
+    (private / "victim").write_text("root's own file\n")
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    (sticky / "L").symlink_to(private / "sub")
+    os.lchown(sticky / "L", NOBODY, NOBODY)
+    through = str(sticky / "L" / "..")
+    assert "another user made" in untrusted_component(through + "/report.md")
+    with pytest.raises(ConfigError, match="another user made"):
+        output.write(through + "/victim", "report\n", "-o")
+    with pytest.raises(ConfigError, match="another user made"):
+        check_db(through + "/r.db")
+    with pytest.raises(ConfigError, match="another user made"):
+        check_directory(through + "/export")
+    monkeypatch.chdir(sticky)
+    assert "another user made" in untrusted_component("L/../report.md")  # relative, from the working directory
+    assert sorted(os.listdir(private)) == ["sub", "victim"] and (private / "victim").read_text() == "root's own file\n"
+    (tmp_path / "mine").symlink_to(private / "sub")  # a link of ours: `..` is its target's parent
+    assert untrusted_component(str(tmp_path / "mine" / ".." / "report.md")) is None
+    assert output.check(str(tmp_path / "mine" / ".." / "victim"), "-o").path.endswith("mine/../victim")
+
+
+@needs_root
+def test_a_named_pipe_another_user_made_is_never_written_into(tmp_path):
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    theirs = sticky / "report.md"
+    os.mkfifo(theirs, 0o622)
+    os.chown(theirs, NOBODY, NOBODY)
+    with pytest.raises(ConfigError, match="named pipe another user made"):
+        output.check(str(theirs), "-o")
+    ours = tmp_path / "pipe.md"
+    os.mkfifo(ours, 0o600)
+    assert output.check(str(ours), "-o").how == "stream"  # this user's own pipe: written into, as `>` would
+
+
+def test_missing_folders_are_made_one_at_a_time_and_checked(tmp_path):
+    deep = tmp_path / "a" / "b" / "c"
+    assert untrusted_component(str(deep), make=0o755) is None and deep.is_dir()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert "may be written by other users" in untrusted_component(str(shared / "x" / "y"), make=0o755)
+    assert not (shared / "x").exists()  # refused before anything was made there

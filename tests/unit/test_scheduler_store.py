@@ -148,6 +148,23 @@ def test_resume_runs_only_what_is_missing(tmp_path):
     assert len(store.experiments()) == 1
 
 
+def test_a_run_that_stops_before_its_first_trial_leaves_no_experiment_behind(tmp_path):
+    """A lab that cannot be built (a knob the DUT refuses, a signal while it comes up): nothing was
+    measured, so nothing is kept — no 'interrupted' row to resume or to list; a run that measured
+    anything keeps its row (above)."""
+    store = Store(tmp_path / "s.db")
+
+    @contextlib.contextmanager
+    def refused(lab_params):
+        raise ConfigError("dut_sysctls", "refused by the DUT")
+        yield
+
+    with pytest.raises(ConfigError):
+        run(store, lab_factory=refused)
+    assert store.experiments() == []
+    assert store.conn.execute("SELECT COUNT(*) FROM cells").fetchone()[0] == 0
+
+
 def test_resume_refuses_a_changed_file(tmp_path):
     store = Store(tmp_path / "s.db")
     store.create_experiment("classic", "run", {}, config_hash="something-else", seed=1)

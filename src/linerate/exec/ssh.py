@@ -15,6 +15,7 @@ refused, naming both fingerprints (HostKeyError, exit 2).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import secrets
@@ -59,9 +60,15 @@ class OutputLimitError(ExecBroken):
     timeout or a lost connection), with more than any command linerate runs prints."""
 
 
+HOST_KEYS_WAIT_S = 3  # for OpenSSH's list of its host keys after login (it comes within ~50 ms here)
 # one probe per kind of host key a server may hold (an RSA key answers any of its three signature names)
 HOST_KEY_TYPES = (("ssh-ed25519",), ("ecdsa-sha2-nistp256",), ("ecdsa-sha2-nistp384",), ("ecdsa-sha2-nistp521",),
                   ("rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"), ("ssh-dss",), ("ssh-ed448",))
+
+
+def _key_type(algorithm: str | None) -> tuple[str, ...] | None:
+    """The HOST_KEY_TYPES entry a key or signature algorithm belongs to (None: none of them)."""
+    return next((group for group in HOST_KEY_TYPES if algorithm in group), None)
 
 
 class HostKeyError(LinerateError):
@@ -211,6 +218,9 @@ class SshSession:
         self._jump: SshSession | None = None
         self.host_key_fingerprint: str | None = None  # of the key verified at connect
         self._machine: str | None = None  # machine_fingerprint(), once asked
+        self._host_keys: set[str] | None = None  # every host key the server listed after login (hostkeys-00)
+        self._host_keys_listed: asyncio.Event | None = None
+        self._verified_algorithm: str | None = None  # the key type of host_key_fingerprint
 
     # --- connecting -------------------------------------------------------------------------------
 
@@ -246,10 +256,11 @@ class SshSession:
         keys = {"client_keys": [load_identity(self.target.identity)], "agent_path": None} \
             if self.target.identity else {}
         try:
+            self._host_keys_listed = asyncio.Event()
             return await asyncssh.connect(
                 self.target.host, self.target.port, username=self.target.user, known_hosts=str(self.known_hosts),
                 tunnel=tunnel, config=None, connect_timeout=self.connect_timeout_s, keepalive_interval=5,
-                keepalive_count_max=3, **keys)
+                keepalive_count_max=3, server_host_keys_handler=self._on_host_keys, **keys)
         except asyncssh.PermissionDenied:
             raise SshError(f"{self.target}: authentication refused; check the user and the identity file") from None
         except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
@@ -268,6 +279,7 @@ class SshSession:
         if presented is None:
             raise SshError(f"{self.target}: the server offered no host key")
         fingerprint = presented.get_fingerprint()
+        self._verified_algorithm = presented.algorithm.decode()
         if known:
             if any(key.public_data == presented.public_data for key in known):
                 self.host_key_fingerprint = fingerprint
@@ -284,34 +296,65 @@ class SshSession:
         self.host_key_fingerprint = fingerprint
         self.on_message(f"stored host key of {self.target} in {self.known_hosts}: {fingerprint}")
 
+    def _on_host_keys(self, added, removed, retained, revoked) -> None:
+        """OpenSSH lists every host key it holds right after login (hostkeys-00@openssh.com); asyncssh
+        has the new ones proven by the server's signature before it calls this."""
+        self._host_keys = {key.get_fingerprint() for key in (*added, *retained)}
+        if self._host_keys_listed is not None:
+            self._host_keys_listed.set()
+
     def machine_fingerprint(self) -> str:
         """What names this machine for locks, whichever of its host keys an inventory's known_hosts
-        holds: the smallest fingerprint of every host key the server presents (one probe per key type,
-        each a key exchange only), the verified one included. Two inventories reaching one machine by
-        an ed25519 and an ecdsa entry get the same name; so do two machines cloned with one key set."""
+        holds: the smallest fingerprint of *every* host key the server has — the list OpenSSH sends
+        after login, or (a server that sends none, such as dropbear) one key exchange per key type.
+        Never a partial set: a probe that cannot connect (a firewall limiting new SSH connections)
+        stops the run with SshError rather than naming the machine by fewer keys, which another
+        inventory holding another key would not share."""
         self.connect()
         if self._machine is None:
-            found = _Loop.get().call(self._all_host_keys(), self.connect_timeout_s * 2)
-            self._machine = min({self.host_key_fingerprint, *found} - {None})
+            try:
+                keys = _Loop.get().call(self._all_host_keys(), HOST_KEYS_WAIT_S + self.connect_timeout_s *
+                                        (len(HOST_KEY_TYPES) + 1))
+            except TimeoutError:
+                raise SshError(f"{self.target}: its host keys could not be read in time (one key exchange per key "
+                               "type); linerate names a machine by all of them: let this controller open several "
+                               "SSH connections in a row") from None
+            self._machine = min(keys | {self.host_key_fingerprint} - {None})
         return self._machine
 
-    async def _all_host_keys(self) -> list[str | None]:
+    async def _all_host_keys(self) -> set[str]:
         import asyncssh
 
+        if self._host_keys is None and self._host_keys_listed is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._host_keys_listed.wait(), HOST_KEYS_WAIT_S)
+        if self._host_keys is not None:
+            return set(self._host_keys)
         tunnel = self._jump._conn if self._jump is not None else None
-        gate = asyncio.Semaphore(3)  # well under sshd's MaxStartups (10 unauthenticated connections)
-
-        async def probe(algs: tuple[str, ...]) -> str | None:
-            async with gate:
-                try:
-                    key = await asyncio.wait_for(asyncssh.get_server_host_key(
-                        self.target.host, self.target.port, tunnel=tunnel, server_host_key_algs=list(algs)),
-                        self.connect_timeout_s)
-                except (OSError, asyncssh.Error, asyncio.TimeoutError):
-                    return None  # the server has no key of this type
-                return key.get_fingerprint() if key is not None else None
-
-        return await asyncio.gather(*(probe(algs) for algs in HOST_KEY_TYPES))
+        # Each key exchange offers the key types not seen yet and, last, one the server is known to have (the
+        # verified key's): the server answers with the first it holds, so every exchange succeeds, and one that
+        # answers with the known type says there are no more. Any failure is then a real one.
+        known = _key_type(self._verified_algorithm)
+        remaining = [group for group in HOST_KEY_TYPES if group != known]
+        found = set()
+        while remaining:
+            offered = [alg for group in remaining for alg in group] + list(known or ())
+            try:
+                key = await asyncio.wait_for(asyncssh.get_server_host_key(
+                    self.target.host, self.target.port, tunnel=tunnel, server_host_key_algs=offered),
+                    self.connect_timeout_s)
+            except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
+                raise SshError(f"{self.target}: could not read all its host keys ({exc or type(exc).__name__}); "
+                               "linerate names a machine by all its host keys (so that two inventories reaching it "
+                               "by different keys share one lock): let this controller open several SSH "
+                               "connections in a row") from None
+            group = _key_type(key.algorithm.decode()) if key is not None else None
+            if group is None or group not in remaining:
+                break  # the known type again: the server holds no other
+            found.add(key.get_fingerprint())
+            remaining.remove(group)
+            known = known or group
+        return found
 
     # --- running ------------------------------------------------------------------------------------
 

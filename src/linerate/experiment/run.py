@@ -40,6 +40,13 @@ def run_experiment(experiment: Experiment, store: Store, testbeds: Any, *, file_
         raise
 
 
+def _dropped(store: Store, experiment_id: int) -> bool:
+    try:
+        return store.drop_unmeasured(experiment_id)
+    except Exception:  # the store itself failing: the row is marked interrupted as before, if it can be
+        return False
+
+
 def _run(experiment: Experiment, store: Store, testbeds: Any, file_text: str | None, kind_label: str, resume: bool,
          seed: int | None, on_event: Callable[[Event], None], settings: Any, config_extra: dict | None,
          done: list[int]) -> Any:
@@ -79,7 +86,10 @@ def _run(experiment: Experiment, store: Store, testbeds: Any, file_text: str | N
             with terminations_raise():  # SIGTERM/SIGHUP unwind every testbed, in any order they close
                 result = kind(experiment.test).run(context)
         except BaseException:
-            store.finish_experiment(experiment_id, "interrupted")
+            # a new run that stopped before its first trial leaves no row behind (nothing to resume or
+            # report: the database is as it was); one that measured anything is kept, to resume
+            if existing is not None or not _dropped(store, experiment_id):
+                store.finish_experiment(experiment_id, "interrupted")
             raise
         store.finish_experiment(experiment_id, "done")
         done.append(experiment_id)

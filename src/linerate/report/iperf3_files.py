@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from linerate.errors import ConfigError
 from linerate.report import output
-from linerate.safepath import untrusted_component
+from linerate.safepath import absolute, untrusted_component
 from linerate.store.db import Store
 
 OPTION = "--iperf3-json"
@@ -52,7 +52,7 @@ def check_directory(directory: str) -> None:
     try:
         mode = os.stat(directory).st_mode
     except FileNotFoundError:
-        parent = os.path.dirname(os.path.abspath(directory))
+        parent = os.path.dirname(absolute(directory))
         if not os.path.isdir(parent):
             raise ConfigError(OPTION, f"{directory}: its parent {parent} is not a directory; create it first") from None
         return
@@ -74,7 +74,9 @@ def export_iperf3_json(store: Store, experiment_ref: str | None, directory: str)
     if not any(texts.values()):
         raise ConfigError("experiment", f"'{experiment.name}' has no stored iperf3 output (packet-rate, cps and "
                           "rfc9693 experiments store search trials, not iperf3 runs); export a throughput experiment")
-    os.makedirs(directory, mode=0o755, exist_ok=True)
+    steered = untrusted_component(directory, make=0o755)
+    if steered is not None:
+        raise ConfigError(OPTION, f"{steered}; give a path through folders only you (or root) can write")
     check_directory(directory)  # again: what is there now (made by us, or changed since)
     result = Iperf3Export(directory, experiment.id)
     planned = [(row, os.path.join(directory, trial_file_name(row))) for row in rows if texts.get(row["id"])]

@@ -29,7 +29,7 @@ import tempfile
 from dataclasses import dataclass
 
 from linerate.errors import ConfigError
-from linerate.safepath import trusted_link, untrusted_component
+from linerate.safepath import absolute, others_may_write, trusted_link, untrusted_component
 from linerate.statedir import lab_state_dir
 from linerate.store.db import OPENED, database_files
 from linerate.store.journal import journal_dir
@@ -53,7 +53,7 @@ def check(path: str, option: str) -> Target:
     try:
         link = os.lstat(path)
     except FileNotFoundError:
-        parent = os.path.dirname(os.path.abspath(path))
+        parent = os.path.dirname(absolute(path))
         if not os.path.isdir(parent):
             raise ConfigError(option, f"directory {parent[:200]!r} does not exist; create it first") from None
         _refuse_own(os.path.join(os.path.realpath(parent), os.path.basename(path)), None, option, shown)
@@ -77,6 +77,9 @@ def check(path: str, option: str) -> Target:
     if stat.S_ISREG(mode):
         _refuse_own(os.path.realpath(real), info, option, shown)
         return Target("replace", real, stat.S_IMODE(mode))
+    if stat.S_ISFIFO(mode) and not _own_fifo(path, info):
+        raise ConfigError(option, f"{shown} is a named pipe another user made (what is written there goes to them); "
+                          "give a file name")
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return Target("stream", path, None)
     if stat.S_ISDIR(mode):
@@ -89,7 +92,16 @@ def check(path: str, option: str) -> Target:
 def _trusted_link(path: str, link: os.stat_result) -> bool:
     """The rule Linux's fs.protected_symlinks applies in sticky folders, here in every folder
     (safepath.trusted_link; /dev/stdout passes)."""
-    return trusted_link(link, os.lstat(os.path.dirname(os.path.abspath(path))))
+    return trusted_link(link, os.lstat(os.path.dirname(absolute(path))))
+
+
+def _own_fifo(path: str, info: os.stat_result) -> bool:
+    """A named pipe this user (or root) made — in a folder others can write, this user alone: the rule
+    Linux's fs.protected_fifos applies in sticky folders, here in every folder."""
+    if info.st_uid not in (0, os.geteuid()):
+        return False
+    folder = os.stat(os.path.dirname(absolute(path)))
+    return not others_may_write(folder) or info.st_uid == os.geteuid()
 
 
 def _refuse_own(real: str, info: os.stat_result | None, option: str, shown: str) -> None:
@@ -158,7 +170,7 @@ def _replace(target: Target, data: bytes, option: str = "-o") -> None:
 
 
 def _replace_unchecked(target: Target, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(target.path))
+    directory = os.path.dirname(absolute(target.path))
     fd, scratch = tempfile.mkstemp(dir=directory, prefix=".linerate-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

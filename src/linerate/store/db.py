@@ -26,7 +26,7 @@ from linerate.errors import ConfigError
 from linerate.model import TRIAL_COLUMNS, Trial
 from linerate.numbers import is_ascii_int
 from linerate.process import ProcessRef, this_host
-from linerate.safepath import untrusted_component
+from linerate.safepath import absolute, untrusted_component
 from linerate.store import integrity, schema
 from linerate.store.schema import APPLICATION_ID, KIND_TABLES, KNOWN_TABLES, cell_key
 
@@ -141,7 +141,7 @@ def _inspect(path: str) -> None:
     # Without a -wal file everything is in the main file, and immutable=1 reads it without creating
     # a -shm file; with one, a read-only connection is needed to see the WAL's pages.
     mode = "mode=ro" if os.path.exists(path + "-wal") else "immutable=1"
-    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?{mode}"
+    uri = f"file:{urllib.parse.quote(absolute(path))}?{mode}"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=30)
         try:
@@ -175,7 +175,7 @@ def unwritable(exc: BaseException) -> bool:
 class Store:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True):
         self.path = str(path if path is not None else default_db_path())
-        OPENED.add(os.path.abspath(self.path))  # never an output file of this process (report/output.py)
+        OPENED.add(absolute(self.path))  # never an output file of this process (report/output.py)
         existed_before = _check_path(self.path, create)
         if existed_before:
             _inspect(self.path)
@@ -282,6 +282,19 @@ class Store:
         with self.transaction():
             self.conn.execute("UPDATE experiments SET status=?, ended_at=? WHERE id=?",
                               (status, time.time(), experiment_id))
+
+    def drop_unmeasured(self, experiment_id: int) -> bool:
+        """Remove an experiment that holds no measured trial of any kind (a run that stopped before its
+        first trial: nothing to resume, nothing to report), with its rows; False, nothing removed, when
+        it holds one."""
+        with self.transaction():
+            measured = self.conn.execute(
+                "SELECT EXISTS(SELECT 1 FROM trials t JOIN cells c ON c.id = t.cell_id WHERE c.experiment_id=?) OR "
+                "EXISTS(SELECT 1 FROM search_trials t JOIN searches s ON s.id = t.search_id WHERE s.experiment_id=?)",
+                (experiment_id, experiment_id)).fetchone()[0]
+            if not measured:
+                self.conn.execute("DELETE FROM experiments WHERE id=?", (experiment_id,))
+        return not measured
 
     def set_environment(self, experiment_id: int, environment: dict) -> None:
         with self.transaction():

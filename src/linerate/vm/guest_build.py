@@ -170,7 +170,9 @@ def build(target: Path, digest: str, inputs: dict) -> Guest:
     steered = untrusted_component(str(target))
     if steered is not None:  # the kernel and initrd built here are booted as root
         raise LabError(f"guest cache {target}: {steered}; set LINERATE_GUEST_DIR to a folder of yours")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    steered = untrusted_component(str(target.parent), make=0o755)
+    if steered is not None:
+        raise LabError(f"guest cache {target}: {steered}; set LINERATE_GUEST_DIR to a folder of yours")
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as tmp:
         work = Path(tmp)
         os.chmod(work, 0o755)  # apt-get download drops privileges to _apt where it can
