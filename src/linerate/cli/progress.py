@@ -51,12 +51,12 @@ class ProgressReporter:
             self.progress.__exit__(*exc)
 
     def __call__(self, event: Event) -> None:
-        if event.kind == "start":
+        if event.type == "start":
             if self.progress:
                 self.task = self.progress.add_task("starting", total=event.planned)
             else:
                 self.console.print(f"running {event.planned} trials ({_text(event.message)})", highlight=False)
-        elif event.kind == "trial" and event.trial is not None:
+        elif event.type == "trial" and event.trial is not None:
             result = (f"{format_mbps(event.trial.throughput_bps)} Mbit/s" if event.trial.ok
                       else f"FAILED: {_text(event.trial.error)}")
             line = f"{_text(describe_cell(event.cell))} #{event.repetition}: {result}"
@@ -66,12 +66,12 @@ class ProgressReporter:
             else:
                 eta = "" if event.eta_s is None else f" (ETA {_duration(event.eta_s)})"
                 self.console.print(f"[{event.done}/{event.planned}] {line}{eta}", highlight=False)
-        elif event.kind == "calibrate":
+        elif event.type == "calibrate":
             self.console.print(f"calibration: {_text(event.message)}", highlight=False)
-        elif event.kind == "message":  # a kind's own progress line (a search trial, a tuning decision)
+        elif event.type == "message":  # a kind's own progress line (a search trial, a tuning decision)
             self.console.print(_text(event.message), highlight=False)
-        elif event.kind == "telemetry":
+        elif event.type == "telemetry":
             self.console.print(f"telemetry: {_text(event.message)}", highlight=False)
-        elif event.kind == "retry":
+        elif event.type == "retry":
             self.console.print(f"retrying {_text(describe_cell(event.cell))} (attempt {event.attempt} failed: "
                                f"{_text(event.message)})", highlight=False)

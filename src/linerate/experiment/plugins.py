@@ -20,7 +20,7 @@ from linerate.store.db import ExperimentRow, Store
 
 @dataclass(frozen=True)
 class Event:
-    kind: str  # start | trial | retry | cell_done | done | calibrate | telemetry | message (a kind's own line)
+    type: str  # start | trial | retry | cell_done | done | calibrate | telemetry | message (a test kind's own line)
     cell: dict[str, Any] | None = None
     trial: Trial | None = None
     repetition: int = 0

@@ -4,7 +4,7 @@ Three implementations sit beside this file: the namespace lab (namespace.py: the
 kernel in a namespace), the VM DUT (vm.py: a qemu guest between the same client and server
 namespaces) and real hosts over SSH (ssh.py). A run gets its testbeds from a `Testbeds` — one
 `Testbed` per combination of lab-scoped axis values, entered as a context manager — made by
-`open_testbeds()`. Code outside testbed/ holds a Testbed or Testbeds and never asks which kind it is:
+`open_testbeds()`. Code outside testbed/ holds a Testbed or Testbeds and never asks which type it is:
 what differs (whether the DUT shares the generator's CPUs, where counters come from, how knobs are
 switched, what the environment records) is a member of the protocol.
 
@@ -48,7 +48,6 @@ class Testbed(Protocol):
     the DUT's knobs applied (journaled where they are switched live) and read back, its counters
     through the driver, a packet path per IP family, and trials."""
 
-    kind: str  # namespace | vm | ssh: recorded with results; never branched on outside testbed/
     params: dict[str, Any]  # the lab-scoped axis values it holds
     shared_kernel: bool  # the DUT forwards on the generator's own CPUs (the namespace lab)
     state: dict  # what each trial row records of the testbed (read-back offloads, DUT knobs, VM)
@@ -94,7 +93,6 @@ class Testbeds(Protocol):
     """Where a run's testbeds come from: a new lab per combination (namespace or VM DUT), or views
     of one set of real hosts."""
 
-    kind: str
     calibrates: bool  # measures the rig's own ceiling first (kinds/throughput/calibration.py)
 
     def open(self, lab_params: dict[str, Any]) -> ContextManager[Testbed]: ...
@@ -160,7 +158,6 @@ def use_lab(name: str, registry: Registry) -> NamespaceTestbed:
 class LabTestbeds:
     """A new namespace or VM lab per combination of lab-scoped axes, removed when the run is done."""
 
-    kind = "lab"
     calibrates = True
 
     @contextlib.contextmanager
@@ -193,7 +190,6 @@ class KeptLab:
     """Testbeds of one lab that is already up (`--lab`, from `linerate lab up`): every combination
     runs on it, and it is left up afterwards."""
 
-    kind = "lab"
     calibrates = False  # a kept lab is what it is: no baseline lab is built beside it
 
     def __init__(self, lab: NamespaceTestbed):

@@ -13,7 +13,6 @@ from linerate.model import Trial, TrialParams
 
 
 class FakeTestbed:
-    kind = "fake"
     shared_kernel = False
     driver = None
     line_rate: dict | None = None
@@ -65,7 +64,6 @@ class FakeTestbeds:
     """Testbeds from open(lab_params) -> a context manager giving a testbed (a FakeTestbed, or any
     object with the protocol's members)."""
 
-    kind = "fake"
 
     def __init__(self, open: Callable[[dict[str, Any]], ContextManager[Any]], record: dict | None = None,
                  calibrates: bool = True):

@@ -37,7 +37,6 @@ SERVER_READY_TIMEOUT_S = 5.0
 
 
 class NamespaceTestbed:
-    kind = "namespace"
     shared_kernel = True  # the DUT forwards on the generator's own CPUs
 
     def __init__(self, spec: LabSpec, registry: Registry | None = None, keep: bool = False,

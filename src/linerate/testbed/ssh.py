@@ -106,7 +106,6 @@ def detect_driver(dut: SshExecutor, declared_os: str | None) -> DutDriver:
 
 
 class SshTestbed:
-    kind = "ssh"
 
     def __init__(self, inventory: Inventory, store: Store, *, accept_new: bool = False,
                  on_message: Callable[[str], None] = lambda m: None, port: int = SERVER_PORT):
@@ -369,7 +368,6 @@ class SshView:
     """One combination of lab axes on a shared SshTestbed: the Testbed (testbed/base.py) a run
     holds. Its DUT knobs are switched on (journaled) before each trial or search that needs them."""
 
-    kind = "ssh"
     shared_kernel = False  # the DUT is another machine
 
     def __init__(self, testbed: SshTestbed, lab_params: dict[str, Any]):
@@ -460,7 +458,6 @@ class SshTestbeds:
     """The Testbeds of a run on real hosts: one SshTestbed (connected once, restored at the end)
     and a view of it per combination of lab axes."""
 
-    kind = "ssh"
     calibrates = False  # the rig is real hosts: no baseline lab to measure it against
 
     def __init__(self, inventory: Inventory, store: Store | None, *, accept_new: bool = False,

@@ -44,7 +44,6 @@ MAX_QUEUES = 16  # the virtio_queues axis's limit (axes.py)
 class VmTestbed(NamespaceTestbed):
     """A namespace testbed whose DUT is a qemu guest (built-in Linux guest; see vm/byo.py for own images)."""
 
-    kind = "vm"
     shared_kernel = False  # the guest forwards on its own vCPU threads
 
     def __init__(self, spec: LabSpec, vm: VmOptions, registry: Registry | None = None, keep: bool = False,
