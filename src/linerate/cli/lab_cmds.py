@@ -112,6 +112,15 @@ def up_and_kept(lab) -> None:
             raise
 
 
+def _comm(pid: int) -> str:
+    """The program a pid runs (iperf3, nginx: a cps run's server), '?' when it is gone."""
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as handle:
+            return handle.read().strip()[:16] or "?"
+    except OSError:
+        return "?"
+
+
 def cmd_lab_status(args: argparse.Namespace) -> int:
     from linerate.lab.apply import pids_in_netns
     from linerate.lab.registry import Registry, vet
@@ -137,10 +146,10 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
     if not rows and not unreadable:
         print("no labs")
     for row in rows:
-        servers = ",".join(map(str, row["server_pids"])) or "none"
+        servers = ",".join(f"{pid} {_comm(pid)}" for pid in row["server_pids"]) or "none"
         what = "probe" if row["kind"] == "probe" else f"firewall={row['firewall']:10}  mtu={row['mtu']}"
         age = "unknown (the record has no creation time)" if row["age_s"] is None else f"{row['age_s']}s"
-        print(f"{row['name']:8}  {row['state']:8}  {what}  iperf3 server pid(s)={servers}  age={age}")
+        print(f"{row['name']:8}  {row['state']:8}  {what}  server processes: {servers}  age={age}")
         if row["vm"]:
             print(f"          VM DUT: {vm_summary(row['vm'])}")
         for problem in row["problems"]:
