@@ -20,13 +20,22 @@ from __future__ import annotations
 import os
 import stat
 
+from linerate.errors import ConfigError
+
 MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
 
 
 def absolute(path: str) -> str:
     """The path from `/` as the kernel will take it: a relative one joined to the working directory,
     nothing normalised (os.path.abspath would drop `name/..` before a link named `name` is followed)."""
-    return path if path.startswith("/") else os.getcwd().rstrip("/") + "/" + path
+    if path.startswith("/"):
+        return path
+    try:
+        here = os.getcwd()
+    except FileNotFoundError:
+        raise ConfigError("working directory", f"it was removed, so {path[:200]!r} leads nowhere; cd to a folder "
+                          "that exists, or give an absolute path") from None
+    return here.rstrip("/") + "/" + path
 
 
 def _owner_ok(info: os.stat_result) -> bool:
@@ -35,6 +44,26 @@ def _owner_ok(info: os.stat_result) -> bool:
 
 def others_may_write(info: os.stat_result) -> bool:
     return bool(info.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def foreign_file(path: str, info: os.stat_result) -> str | None:
+    """Why an existing file at `path` must not be written over as this user (None: it may): one another
+    user made in a folder others can write (/tmp) — the rule Linux's fs.protected_regular applies
+    there, here whatever that setting is. (In a folder only root or this user can write, no one else
+    could have put it there.)"""
+    if info.st_uid == os.geteuid():
+        return None
+    folder = os.stat(os.path.dirname(absolute(path)))
+    if others_may_write(folder):
+        return f"{path[:200]} is a file another user (uid {info.st_uid}) made in a folder others can write"
+    return None
+
+
+def kept_mode(info: os.stat_result) -> int:
+    """The permission bits a replaced file keeps: never set-id or sticky bits, and no write for group or
+    others on a file this user did not make."""
+    mode = stat.S_IMODE(info.st_mode) & 0o777
+    return mode if info.st_uid == os.geteuid() else mode & ~0o022
 
 
 def trusted_link(link: os.stat_result, folder: os.stat_result) -> bool:
@@ -51,7 +80,13 @@ def untrusted_component(folder: str, make: int | None = None) -> str | None:
     """Why `folder` (and every folder and link on the way to it) could have been steered by another
     user — a short reason naming the component — or None when it could not. Changes nothing, unless
     `make` (a mode): then each folder missing on the way is made, one at a time, inside the folder just
-    walked, never through a name someone put there in between (mkdir -p, without its races)."""
+    walked, never through a name someone put there in between (mkdir -p, without its races) — and only
+    once the whole path is judged. A `..` after a name that does not exist yet is refused: where it
+    leads is not known until that name is made."""
+    if make is not None:
+        whole = untrusted_component(folder)
+        if whole is not None:
+            return whole
     current = "/"
     todo = [part for part in absolute(folder).split("/") if part][::-1]  # a stack: next on top
     links = 0
@@ -67,6 +102,8 @@ def untrusted_component(folder: str, make: int | None = None) -> str | None:
             info = os.lstat(candidate)
             here = os.lstat(current)
         except FileNotFoundError:
+            if ".." in todo:
+                return f"{candidate[:200]} does not exist, and a '..' follows it; give the path without '..'"
             if make is None:
                 return None  # not made yet: linerate makes it inside `current`, already walked
             try:

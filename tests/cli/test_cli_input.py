@@ -60,7 +60,7 @@ def test_bad_input_one_line_exit_2_nothing_created(argv, option, tmp_path):
 
 
 def test_unknown_lab_is_a_clean_error(capsys):
-    assert main(["trial", "--lab", "nosuch"]) == 1
+    assert main(["trial", "--lab", "nosuch"]) == 2
     assert "no lab named 'nosuch'" in capsys.readouterr().err
 
 

@@ -86,6 +86,10 @@ def in_namespace(ns: str, name: str) -> list[int]:
     return found
 
 
+def tables(ns: str) -> str:
+    return subprocess.run(["ip", "netns", "exec", ns, "nft", "list", "tables"], capture_output=True, text=True).stdout
+
+
 def test_a_stopped_or_killed_cps_on_a_kept_lab_leaves_it_usable(tmp_path):
     """A kept lab outlives the command: a SIGTERMed `cps --lab` left tcpdump running (GNU timeout's own
     process group), a SIGKILLed one its nginx, and the next cps on the lab failed on the taken port."""
@@ -116,6 +120,20 @@ def test_a_stopped_or_killed_cps_on_a_kept_lab_leaves_it_usable(tmp_path):
         assert "stopped the nginx a killed cps left in lab cpk1" in cleaned, cleaned
         time.sleep(0.5)
         assert not in_namespace("lr-cpk1-server", "nginx") and "lr-cpk1-dut" in netns_names()
+        # a SIGKILLed rfc9693 on the kept lab left its counting tables (the server's drops UDP 5201) and pcaps
+        proc = subprocess.Popen([*LINERATE, "rfc9693", "--lab", "cpk1", "--connections", "500", "--start-connections",
+                                 "500", "--db", str(tmp_path / "r.db")], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while "linerate_rfc9693" not in tables("lr-cpk1-server") and proc.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.kill()
+        proc.wait(timeout=60)
+        assert "linerate_rfc9693" in tables("lr-cpk1-server")
+        cleaned = linerate("lab", "clean").stdout
+        assert "nftables table inet linerate_rfc9693 in lr-cpk1-server" in cleaned, cleaned
+        assert not any("linerate_rfc9693" in tables(f"lr-cpk1-{role}") for role in ("client", "dut", "server"))
         again = linerate(*argv[3:], "--db", str(tmp_path / "again.db"), "--json", timeout=600)
         assert json.loads(again.stdout)["configurations"][0]["cps"]["n"] == 1
         assert not in_namespace("lr-cpk1-server", "nginx")

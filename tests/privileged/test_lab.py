@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from linerate.errors import LabError
+from linerate.errors import ConfigError
 from linerate.lab.apply import read_sysctl
 from linerate.testbed.base import new_lab_id
 from linerate.testbed.namespace import NamespaceTestbed
@@ -72,7 +72,7 @@ def test_two_labs_coexist_and_a_name_clash_touches_neither():
     with NamespaceTestbed(a) as lab_a, NamespaceTestbed(b) as lab_b:
         assert lab_a.run_trial(TrialParams(**SHORT)).ok
         assert lab_b.run_trial(TrialParams(family=6, **SHORT)).ok
-        with pytest.raises(LabError, match="already exists"):
+        with pytest.raises(ConfigError, match="already exists"):
             with NamespaceTestbed(LabSpec(a.lab_id)):
                 pass
         assert set(a.namespaces) <= netns_names()  # the clash did not remove the other lab

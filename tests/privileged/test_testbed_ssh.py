@@ -489,13 +489,14 @@ def test_a_machine_is_named_by_all_its_host_keys_and_never_by_fewer(bed, tmp_pat
     ecdsa_hosts = tmp_path / "known_hosts_ecdsa"
     ecdsa_hosts.write_text(bed.host_key_line("dut", "_ecdsa"))
     target = SshTarget("root", MGMT["dut"][1], identity=str(bed.user_key))
-    fingerprints = {subprocess.run(["ssh-keygen", "-lf", str(bed.root / f"host_dut{kind}.pub")], capture_output=True,
-                                   text=True, check=True).stdout.split()[1] for kind in ("", "_ecdsa")}
+    by_kind = {kind: subprocess.run(["ssh-keygen", "-lf", str(bed.root / f"host_dut{kind}.pub")], capture_output=True,
+                                    text=True, check=True).stdout.split()[1] for kind in ("", "_ecdsa")}
+    fingerprints = set(by_kind.values())
 
     def name(known_hosts):
         session = SshSession(target, known_hosts)
         try:
-            return session.machine_fingerprint()
+            return session.machine_fingerprints()[0]
         finally:
             session.close()
 
@@ -515,6 +516,11 @@ def test_a_machine_is_named_by_all_its_host_keys_and_never_by_fewer(bed, tmp_pat
         finally:
             sh("nft", "delete", "table", "inet", "lrtlimit", ns=ns)
 
+    revoked = tmp_path / "known_hosts_revoked"  # the key that names the machine marked @revoked: still its key
+    first = min(by_kind, key=by_kind.get)
+    revoked.write_text("@revoked " + bed.host_key_line("dut", first) +
+                       bed.host_key_line("dut", "_ecdsa" if first == "" else ""))
+    assert name(revoked) == min(fingerprints)
     for known_hosts in (bed.known_hosts, ecdsa_hosts):  # OpenSSH's list after login: no connection more
         with connections_limited():
             assert name(known_hosts) == min(fingerprints)

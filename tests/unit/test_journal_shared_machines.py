@@ -20,8 +20,9 @@ KEYS = {"client": "SHA256:client-key", "dut": "SHA256:dut-key", "server": "SHA25
 
 
 def connected(**keys):
-    """role -> a connection whose host presented that host key (what SshSession verified)."""
-    return {role: SimpleNamespace(host=f"root@{role}", session=SimpleNamespace(machine_fingerprint=lambda key=key: key))
+    """role -> a connection whose host has these host keys (a key, or a tuple of all it showed)."""
+    return {role: SimpleNamespace(host=f"root@{role}", session=SimpleNamespace(
+                machine_fingerprints=lambda key=key: tuple(sorted(key)) if isinstance(key, tuple) else (key,)))
             for role, key in {**KEYS, **keys}.items()}
 
 
@@ -178,3 +179,15 @@ def test_an_older_journal_without_machines_is_read_and_never_taken_over(tmp_path
     other = claimed(inventory(server="root@192.0.2.8"), server="SHA256:another-server")
     assert other.open_entries() == []  # an entry without its machine cannot be attributed
     other.close()
+
+
+def test_two_key_sets_of_one_machine_that_share_a_key_share_its_lock():
+    """One inventory saw the DUT's ed25519 and ecdsa keys, another (its list cut short) only the ecdsa
+    one: a lock per key, so the second is refused rather than named apart."""
+    first = claimed(inventory(), dut=("SHA256:dut-ed25519", "SHA256:dut-ecdsa"))
+    try:
+        with pytest.raises(ConfigError, match="as another linerate's testbed does"):
+            claimed(inventory(dut="root@[::ffff:192.0.2.7]", client="root@192.0.2.10", server="root@192.0.2.8"),
+                    client="SHA256:other-client", server="SHA256:other-server", dut="SHA256:dut-ecdsa")
+    finally:
+        first.close()

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from linerate.cli import main
-from linerate.errors import LabError
+from linerate.errors import ConfigError, LabError
 from linerate.lab.registry import LabRecord, Registry, RecordError, vet
 from linerate.process import ProcessRef
 
@@ -74,7 +74,7 @@ def test_duplicate_name_never_removes_the_existing_record(state_dir):
     registry = Registry()
     first = LabRecord("dup1", "stateful", 1500, None, namespaces=["lr-dup1-client"])
     registry.create(first)
-    with pytest.raises(LabError, match="already exists"):
+    with pytest.raises(ConfigError, match="already exists"):
         registry.create(LabRecord("dup1", "none", 9000, None))
     assert registry.load("dup1").firewall == "stateful"
 

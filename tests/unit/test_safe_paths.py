@@ -3,6 +3,7 @@ depth of the path, not only its last folder: a link another user planted in the 
 database, report, export, known_hosts or state-directory path is refused and nothing is written."""
 
 import os
+import stat
 
 import pytest
 
@@ -143,3 +144,61 @@ def test_missing_folders_are_made_one_at_a_time_and_checked(tmp_path):
     shared.chmod(0o777)
     assert "may be written by other users" in untrusted_component(str(shared / "x" / "y"), make=0o755)
     assert not (shared / "x").exists()  # refused before anything was made there
+
+
+@needs_root
+def test_a_file_another_user_made_in_a_shared_folder_is_never_taken_over(tmp_path):
+    """fs.protected_regular's rule in every folder: root's report or results never go into (or take the
+    mode of) a file another user planted in /tmp; set-id bits are never kept."""
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    theirs = sticky / "report.md"
+    theirs.write_text("x\n")
+    os.chown(theirs, NOBODY, NOBODY)
+    theirs.chmod(0o6777)
+    with pytest.raises(ConfigError, match="another user .* made in a folder others can write"):
+        output.check(str(theirs), "-o")
+    with pytest.raises(ConfigError, match="another user .* made in a folder others can write"):
+        check_db(str(theirs))
+    assert theirs.stat().st_uid == NOBODY and theirs.read_text() == "x\n"
+    ours = tmp_path / "ours.md"
+    ours.write_text("old\n")
+    ours.chmod(0o4755)
+    output.write(str(ours), "new\n", "-o")
+    assert ours.read_text() == "new\n" and stat.S_IMODE(ours.stat().st_mode) == 0o755  # no set-id bit kept
+
+
+def test_a_dot_dot_after_a_missing_folder_is_refused_and_nothing_is_made(tmp_path):
+    path = str(tmp_path / "new" / "a" / ".." / ".." / "elsewhere")
+    assert "does not exist, and a '..' follows it" in untrusted_component(path)
+    assert "does not exist, and a '..' follows it" in untrusted_component(path, make=0o755)
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_removed_working_directory_is_one_line(tmp_path, monkeypatch):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(ConfigError, match="working directory: it was removed"):
+        check_db("rel.db")
+
+
+@needs_root
+def test_a_refused_journal_directory_stops_a_run_before_its_database_is_made(tmp_path, monkeypatch, capsys):
+    from linerate.cli import main
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, NOBODY, NOBODY)
+    monkeypatch.setenv("LINERATE_JOURNAL_DIR", str(theirs / "journal"))
+    inventory = tmp_path / "bed.toml"
+    inventory.write_text('name = "bed"\n[client]\nssh = "root@192.0.2.5"\n[server]\nssh = "root@192.0.2.6"\n'
+                         'test_address = "198.18.2.10"\n[dut]\nssh = "root@192.0.2.7"\nos = "linux"\n')
+    experiment = tmp_path / "e.toml"
+    experiment.write_text('name = "e"\nrepetitions = 1\nduration_s = 1\n')
+    db = tmp_path / "r.db"
+    assert main(["run", str(experiment), "--testbed", str(inventory), "--db", str(db)]) == 2
+    assert "belongs to another user" in capsys.readouterr().err
+    assert not db.exists() and os.listdir(theirs) == []

@@ -187,7 +187,7 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     from linerate.lab.registry import Registry, vet
     from linerate.lab.signals import terminations_deferred
     from linerate.model import lab_namespace
-    from linerate.testbed.namespace import nginx_pids, remove_record, stop_stale_nginx
+    from linerate.testbed.namespace import nginx_pids, remove_record, stop_stale_nginx, sweep_kept_lab
 
     registry = Registry()
     removed: list[dict] = []
@@ -212,15 +212,24 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
             continue
         removed.append({"kind": record.kind, "lab": record.lab_id, "namespaces": list(record.namespaces)})
         say(f"removed {record.kind} {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
-    for record in registry.all():  # kept labs stay; an nginx a killed `cps --lab` left in one goes
+    for record in registry.all():  # kept labs stay; what killed `--lab` commands left in one goes
         server = lab_namespace(record.lab_id, "server")
-        if record.kind == "lab" and record.owner is None and not vet(record, registry.state_dir) \
-                and not registry.in_use(record.lab_id) and nginx_pids(server):  # else nothing is touched
+        if record.kind != "lab" or record.owner is not None or vet(record, registry.state_dir) \
+                or registry.in_use(record.lab_id):
+            continue  # nothing is touched
+        if nginx_pids(server):
             with registry.serving_free(record.lab_id) as free:
                 stopped = stop_stale_nginx(server) if free else []
             if stopped:
                 removed.append({"kind": "nginx", "lab": record.lab_id, "pids": stopped})
                 say(f"stopped the nginx a killed cps left in lab {record.lab_id} (pid {', '.join(map(str, stopped))})")
+        if not sweep_kept_lab(record, remove=False):
+            continue  # looked only: nothing written, not even a lock file
+        with registry.unused(record.lab_id) as free:
+            swept = sweep_kept_lab(record) if free else []
+        for what in swept:
+            removed.append({"kind": "leftover", "lab": record.lab_id, "what": what})
+            say(f"removed what a killed command left in lab {record.lab_id}: {what}")
     for name, why in registry.unreadable:
         left.append({"state_file": name, "problem": why})
         say(f"left state file {name} untouched: {why}")

@@ -159,6 +159,7 @@ def testbeds_for(args: argparse.Namespace, store=None):
     is contacted; lab options are refused beside it), the lab --lab names (left up), or new labs
     from the lab options. The one place a command chooses among them."""
     from linerate.lab.registry import Registry
+    from linerate.store.journal import check_journal_dir
     from linerate.testbed.base import open_testbeds, use_lab
     from linerate.testbed.inventory import load_inventory
 
@@ -171,6 +172,7 @@ def testbeds_for(args: argparse.Namespace, store=None):
                               "builds a namespace lab; with --testbed the hosts are what the inventory names (its "
                               "link = sets the line rate): drop one")
         inventory = load_inventory(args.testbed)
+        check_journal_dir()  # before anything is made, the results database included
     lab = as_option(lambda: use_lab(args.lab, Registry())) if options.get("lab") else None
     if lab is not None:
         check_lab_options(args, args.lab, lab.params)

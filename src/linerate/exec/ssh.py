@@ -217,7 +217,7 @@ class SshSession:
         self._shell_lock: asyncio.Lock | None = None
         self._jump: SshSession | None = None
         self.host_key_fingerprint: str | None = None  # of the key verified at connect
-        self._machine: str | None = None  # machine_fingerprint(), once asked
+        self._machine: tuple[str, ...] | None = None  # machine_fingerprints(), once asked
         self._host_keys: set[str] | None = None  # every host key the server listed after login (hostkeys-00)
         self._host_keys_listed: asyncio.Event | None = None
         self._verified_algorithm: str | None = None  # the key type of host_key_fingerprint
@@ -298,15 +298,17 @@ class SshSession:
 
     def _on_host_keys(self, added, removed, retained, revoked) -> None:
         """OpenSSH lists every host key it holds right after login (hostkeys-00@openssh.com); asyncssh
-        has the new ones proven by the server's signature before it calls this."""
-        self._host_keys = {key.get_fingerprint() for key in (*added, *retained)}
+        has the new ones proven by the server's signature before it calls this. A key this inventory's
+        known_hosts marks @revoked is still one of the machine's: it names the machine like the rest."""
+        self._host_keys = {key.get_fingerprint() for key in (*added, *retained, *revoked)}  # every key listed
         if self._host_keys_listed is not None:
             self._host_keys_listed.set()
 
-    def machine_fingerprint(self) -> str:
+    def machine_fingerprints(self) -> tuple[str, ...]:
         """What names this machine for locks, whichever of its host keys an inventory's known_hosts
-        holds: the smallest fingerprint of *every* host key the server has — the list OpenSSH sends
-        after login, or (a server that sends none, such as dropbear) one key exchange per key type.
+        holds: the fingerprints of *every* host key the server has, smallest first — the list OpenSSH
+        sends after login, or (a server that sends none, such as dropbear) one key exchange per key type.
+        A lock is taken on each, so two inventories share one as soon as their sets share a key.
         Never a partial set: a probe that cannot connect (a firewall limiting new SSH connections)
         stops the run with SshError rather than naming the machine by fewer keys, which another
         inventory holding another key would not share."""
@@ -319,7 +321,7 @@ class SshSession:
                 raise SshError(f"{self.target}: its host keys could not be read in time (one key exchange per key "
                                "type); linerate names a machine by all of them: let this controller open several "
                                "SSH connections in a row") from None
-            self._machine = min(keys | {self.host_key_fingerprint} - {None})
+            self._machine = tuple(sorted(keys | {self.host_key_fingerprint} - {None}))
         return self._machine
 
     async def _all_host_keys(self) -> set[str]:

@@ -225,8 +225,8 @@ class Registry:
         try:
             os.link(tmp, self.path(record.lab_id))  # atomic, whole, and fails if the name exists
         except FileExistsError:
-            raise LabError(f"a lab named '{record.lab_id}' already exists; see `linerate lab status`, "
-                           f"or pick another name") from None
+            raise ConfigError("--name", f"a lab named '{record.lab_id}' already exists; see `linerate lab status`, "
+                              "or pick another name") from None
         finally:
             tmp.unlink(missing_ok=True)
 
@@ -284,7 +284,7 @@ class Registry:
         """Say, for as long as this process lives, that it uses the lab (`--lab`): a shared lock on
         `<id>.use` (several commands may use one kept lab), released by the kernel when the process
         ends, a SIGKILL included. `lab down` and `lab clean` leave a lab in use alone (removing)."""
-        _USES.append(self._lock(lab_id, True, "is being removed (`linerate lab down` or `lab clean`); "
+        _USES.append(self._lock(lab_id, True, "is being removed or cleaned (`linerate lab down` or `lab clean`); "
                                 "see `linerate lab status`, or build another with `linerate lab up`"))
 
     def hold_http(self, lab_id: str) -> None:
@@ -299,6 +299,20 @@ class Registry:
         in the lab is a killed cps's), False while a cps runs on it."""
         try:
             fd = self._lock(lab_id, False, "serves HTTP", suffix=".http")
+        except ConfigError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def unused(self, lab_id: str) -> Iterator[bool]:
+        """Hold the kept lab against new users for the block if no command uses it now: True then (what a
+        `--lab` command left in it is a killed one's), False while one does."""
+        try:
+            fd = self._lock(lab_id, False, "is in use")
         except ConfigError:
             yield False
             return

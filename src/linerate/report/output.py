@@ -3,7 +3,8 @@ without its accidents.
 
 - a path that does not exist: created (its directory must exist) — written whole to a temp file
   beside it, then renamed into place, so a kill never leaves half a report;
-- an existing regular file: replaced the same way (it keeps its permission bits);
+- an existing regular file: replaced the same way (it keeps its permission bits, never set-id bits);
+  one another user made in a folder others can write (/tmp) is refused (fs.protected_regular's rule);
 - an existing character device or FIFO (/dev/null, /dev/stdout, a named pipe): written *into*,
   as `>` would — never renamed over, never replaced by a regular file; a FIFO that nobody reads
   is refused instead of hanging;
@@ -29,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 
 from linerate.errors import ConfigError
-from linerate.safepath import absolute, others_may_write, trusted_link, untrusted_component
+from linerate.safepath import absolute, foreign_file, kept_mode, others_may_write, trusted_link, untrusted_component
 from linerate.statedir import lab_state_dir
 from linerate.store.db import OPENED, database_files
 from linerate.store.journal import journal_dir
@@ -76,7 +77,10 @@ def check(path: str, option: str) -> Target:
     mode = info.st_mode
     if stat.S_ISREG(mode):
         _refuse_own(os.path.realpath(real), info, option, shown)
-        return Target("replace", real, stat.S_IMODE(mode))
+        foreign = foreign_file(real, info)
+        if foreign is not None:
+            raise ConfigError(option, f"{foreign} (it could be theirs to read or change); give another file name")
+        return Target("replace", real, kept_mode(info))
     if stat.S_ISFIFO(mode) and not _own_fifo(path, info):
         raise ConfigError(option, f"{shown} is a named pipe another user made (what is written there goes to them); "
                           "give a file name")

@@ -26,7 +26,7 @@ from linerate.errors import ConfigError
 from linerate.model import TRIAL_COLUMNS, Trial
 from linerate.numbers import is_ascii_int
 from linerate.process import ProcessRef, this_host
-from linerate.safepath import absolute, untrusted_component
+from linerate.safepath import absolute, foreign_file, untrusted_component
 from linerate.store import integrity, schema
 from linerate.store.schema import APPLICATION_ID, KIND_TABLES, KNOWN_TABLES, cell_key
 
@@ -108,6 +108,9 @@ def _check_path(path: str, create: bool) -> bool:
         raise ConfigError("--db", f"cannot use {path}: {exc.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
         raise ConfigError("--db", f"{path} is not a regular file; give a database file such as linerate.db")
+    foreign = foreign_file(os.path.realpath(path), info)
+    if foreign is not None:  # root's results in a file another user owns: theirs to read, rewrite or seed
+        raise ConfigError("--db", f"{foreign}; give a database file of yours")
     try:  # an immutable (chattr +i) or read-only file: refused before SQLite makes -wal/-shm beside it
         os.close(os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
     except OSError as exc:

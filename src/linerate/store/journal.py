@@ -12,6 +12,7 @@ from pathlib import Path
 
 from linerate import statedir
 from linerate.errors import ConfigError
+from linerate.safepath import untrusted_component
 
 JOURNAL_FILE_RE = re.compile(r"^([0-9a-f]{16}\.(db(-wal|-shm|-journal)?|lock)|host-[0-9a-f]{16}\.lock)$")
 JOURNAL_DB_RE = re.compile(r"^[0-9a-f]{16}\.db$")
@@ -41,6 +42,17 @@ def journal_dir() -> Path:
     return Path(base) / "linerate" / "journal"
 
 
+def check_journal_dir() -> None:
+    """Before anything is made for a run on real hosts (its results database included): the journal
+    directory is ours, or can be made (ConfigError otherwise). Looks only."""
+    directory = journal_dir()
+    steered = untrusted_component(str(directory))
+    if steered is not None:
+        raise ConfigError(f"state directory {directory}", f"{steered}; point LINERATE_JOURNAL_DIR at a folder of "
+                          "yours")
+    statedir.is_ours(directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE)
+
+
 class JournalFile:
     """One testbed's journal file. `create=False` opens it only when it exists (read-only use:
     nothing is made); `path` says where it is (or would be)."""
@@ -55,6 +67,7 @@ class JournalFile:
         self._lock_fd: int | None = None
         self._host_lock_fds: list[int] = []
         self.hosts: dict[str, str] = {}  # role -> the key of the machine it is (set by hold)
+        self.machine_keys: dict[str, set[str]] = {}  # role -> every key of that machine (set by hold_machines)
         if create:
             statedir.ensure(self.directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE)
         elif not (statedir.is_ours(self.directory, "LINERATE_JOURNAL_DIR", JOURNAL_FILE_RE) and self.path.is_file()):
@@ -99,20 +112,23 @@ class JournalFile:
             raise
         self.hosts = {role: key for role, (key, _) in (hosts or {}).items()}
 
-    def hold_machines(self, what: str, machines: dict[str, tuple[str, str]]) -> None:
-        """Once connected: lock each machine by what names it whatever the route — its SSH host key
-        (machines: role -> (key, name); testbed/ssh_restore.machine_keys) — beside the address locks
-        of hold(), and key this testbed's new entries by it. ConfigError when another linerate holds
-        one (its testbed reaches the same machine by another name: an alias, a mapped address, a jump)."""
-        held = {key for key in self.hosts.values()}
-        for role, (key, name) in machines.items():
-            if key in held:
-                continue
-            held.add(key)
-            self._host_lock_fds.append(_flock(self.directory / f"host-{key}.lock", what,
-                                              f"reaches its {role} {name} as another linerate's testbed does, which "
-                                              "is using it now"))
-        self.hosts = {role: key for role, (key, _) in machines.items()}
+    def hold_machines(self, what: str, machines: dict[str, tuple[tuple[str, ...], str]]) -> None:
+        """Once connected: lock each machine by what names it whatever the route — each of its SSH host
+        keys (machines: role -> (keys, name), the first the one its entries are keyed by;
+        testbed/ssh_restore.machine_keys) — beside the address locks of hold(). ConfigError when another
+        linerate holds one (its testbed reaches the same machine by another name: an alias, a mapped
+        address, a jump host, another of its host keys)."""
+        held = set(self.hosts.values())
+        for role, (keys, name) in machines.items():
+            for key in keys:
+                if key in held:
+                    continue
+                held.add(key)
+                self._host_lock_fds.append(_flock(self.directory / f"host-{key}.lock", what,
+                                                  f"reaches its {role} {name} as another linerate's testbed does, "
+                                                  "which is using it now"))
+        self.hosts = {role: keys[0] for role, (keys, _) in machines.items()}
+        self.machine_keys = {role: set(keys) for role, (keys, _) in machines.items()}
 
     def _release_locks(self) -> None:
         fds, self._host_lock_fds = self._host_lock_fds, []
@@ -136,9 +152,10 @@ class JournalFile:
         if self.conn is None or not self.hosts:
             return 0
         moved = 0
-        for path, other, rows in _left_on(self.directory, set(self.hosts.values()), besides=self.path.name):
+        known = self.machine_keys or {role: {key} for role, key in self.hosts.items()}
+        for path, other, rows in _left_on(self.directory, set().union(*known.values()), besides=self.path.name):
             for row in rows:
-                if self.hosts.get(row["role"]) != row["host"]:
+                if row["host"] not in known.get(row["role"], ()):
                     raise ConfigError("testbed", f"a machine of it was the {row['role']} of another testbed whose "
                                       f"killed run left changes on it ({path}): run `linerate testbed restore` with "
                                       "that testbed's inventory first")
@@ -146,7 +163,7 @@ class JournalFile:
                     "INSERT INTO entries (role, kind, name, original, applied, created_at, status, problem, manual, "
                     "host) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)",
                     (row["role"], row["kind"], row["name"], row["original"], row["applied"], row["created_at"],
-                     row["problem"], row["manual"], row["host"]))
+                     row["problem"], row["manual"], self.hosts[row["role"]]))
                 try:
                     other.conn.execute("UPDATE entries SET status='moved', problem=?, closed_at=? WHERE id=?",
                                        (f"moved to journal {self.key}.db (a testbed sharing this machine)",

@@ -142,7 +142,7 @@ def find_lab(name: str, registry: Registry) -> NamespaceTestbed:
     record = registry.load(validate_lab_name(name, "lab"))
     if record is None or record.kind != "lab":
         known = ", ".join(r.lab_id for r in registry.all()) or "none"
-        raise LabError(f"no lab named '{name}' (labs: {known}); see `linerate lab status`")
+        raise ConfigError("lab", f"no lab named '{name}' (labs: {known}); see `linerate lab status`")
     return lab_from_record(record, registry)
 
 

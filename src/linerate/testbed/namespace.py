@@ -26,6 +26,8 @@ from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef
+from linerate.search.frame_path import COUNT_TABLE as FRAME_TABLE
+from linerate.search.state_path import COUNT_TABLE as STATE_TABLE
 from linerate.testbed.lab_path import LabPath, LabStatePath, lab_description
 from linerate.topology.link import link_bps
 from linerate.topology.plan import LabSpec, build_plan, server_address
@@ -229,6 +231,39 @@ def nginx_pids(ns: str) -> list[int]:
             if Path(f"/proc/{pid}/comm").read_text().strip() == "nginx":
                 found.append(pid)
     return found
+
+
+RUN_TABLES = (FRAME_TABLE, STATE_TABLE)  # what an rfc2544 or rfc9693 run on a kept lab makes and removes
+
+
+def sweep_kept_lab(record: LabRecord, *, remove: bool = True) -> list[str]:
+    """What killed commands left in a kept lab that no command uses now (call it holding the lab:
+    Registry.unused): the counting tables of an rfc2544 or rfc9693 run (one drops its UDP port) and
+    their temp files in the lab's scratch directory (`linerate-*`, made by exec/scratch.make_temp; never
+    through a link). What was removed (or, with remove=False, only found), one line each."""
+    swept = []
+    for ns in record.namespaces:
+        host = NetnsExecutor(ns)
+        listing = host.run(["nft", "list", "tables"], timeout_s=15, check=False).stdout.splitlines()
+        for table in RUN_TABLES:
+            if f"table inet {table}" in listing:
+                if remove:
+                    host.run(["nft", "delete", "table", "inet", table], timeout_s=15, check=False)
+                swept.append(f"nftables table inet {table} in {ns}")
+    if record.scratch and is_scratch_path(record.scratch):
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(record.scratch):
+                info = entry.stat(follow_symlinks=False)
+                if not entry.name.startswith("linerate-") or info.st_uid != os.geteuid():
+                    continue
+                if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+                    continue
+                if remove and stat.S_ISDIR(info.st_mode):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                elif remove:
+                    os.unlink(entry.path)
+                swept.append(f"{entry.path}")
+    return swept
 
 
 def stop_stale_nginx(ns: str) -> list[int]:

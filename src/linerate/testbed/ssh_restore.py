@@ -40,15 +40,17 @@ def held_journal(inventory: Inventory) -> Journal:
     return journal
 
 
-def machine_keys(executors: dict[str, SshExecutor]) -> dict[str, tuple[str, str]]:
-    """role -> (key, name) of the machine each connection reached, by its host keys (all of them, not
-    only the one this inventory's known_hosts verified: SshSession.machine_fingerprint): the same machine
-    whatever name, address form, key type or jump host an inventory reaches it by (two machines cloned
-    with one host key count as one: refused together, never changed at once)."""
+def machine_keys(executors: dict[str, SshExecutor]) -> dict[str, tuple[tuple[str, ...], str]]:
+    """role -> (keys, name) of the machine each connection reached: one key per host key it has (all of
+    them, not only the one this inventory's known_hosts verified: SshSession.machine_fingerprints), the
+    smallest first: the same machine whatever name, address form, key type or jump host an inventory
+    reaches it by (two machines cloned with one host key count as one: refused together, never changed
+    at once)."""
     keys = {}
     for role, executor in executors.items():
-        fingerprint = executor.session.machine_fingerprint()
-        keys[role] = (hashlib.sha256(fingerprint.encode()).hexdigest()[:16], f"{executor.host} ({fingerprint})")
+        fingerprints = executor.session.machine_fingerprints()
+        keys[role] = (tuple(hashlib.sha256(f.encode()).hexdigest()[:16] for f in fingerprints),
+                      f"{executor.host} ({fingerprints[0]})")
     return keys
 
 
