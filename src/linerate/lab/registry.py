@@ -30,6 +30,7 @@ import secrets
 import stat
 import time
 from collections.abc import Iterator
+from typing import ContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -293,26 +294,20 @@ class Registry:
         _USES.append(self._lock(lab_id, False, "has a cps running on it already (its nginx holds the "
                                 "HTTP port); wait for it to end", suffix=".http"))
 
-    @contextlib.contextmanager
-    def serving_free(self, lab_id: str) -> Iterator[bool]:
+    def serving_free(self, lab_id: str) -> ContextManager[bool]:
         """Hold the kept lab's HTTP lock for the block if no command serves there now: True then (an nginx
         in the lab is a killed cps's), False while a cps runs on it."""
-        try:
-            fd = self._lock(lab_id, False, "serves HTTP", suffix=".http")
-        except ConfigError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            os.close(fd)
+        return self._held_if_free(lab_id, ".http")
 
-    @contextlib.contextmanager
-    def unused(self, lab_id: str) -> Iterator[bool]:
+    def unused(self, lab_id: str) -> ContextManager[bool]:
         """Hold the kept lab against new users for the block if no command uses it now: True then (what a
         `--lab` command left in it is a killed one's), False while one does."""
+        return self._held_if_free(lab_id, ".use")
+
+    @contextlib.contextmanager
+    def _held_if_free(self, lab_id: str, suffix: str) -> Iterator[bool]:
         try:
-            fd = self._lock(lab_id, False, "is in use")
+            fd = self._lock(lab_id, False, "is in use", suffix=suffix)
         except ConfigError:
             yield False
             return
