@@ -47,15 +47,17 @@ def others_may_write(info: os.stat_result) -> bool:
 
 
 def foreign_file(path: str, info: os.stat_result) -> str | None:
-    """Why an existing file at `path` must not be written over as this user (None: it may): one another
-    user made in a folder others can write (/tmp) — the rule Linux's fs.protected_regular applies
-    there, here whatever that setting is. (In a folder only root or this user can write, no one else
-    could have put it there.)"""
-    if info.st_uid == os.geteuid():
-        return None
+    """Why an existing file at `path` must not be written over or into as this user (None: it may): in a
+    folder others can write (/tmp), one another user made — the rule Linux's fs.protected_regular
+    applies there, here whatever that setting is — or one with a second name (a hard link someone made
+    to a file of ours). In a folder only root or this user can write, no one else could have put it."""
     folder = os.stat(os.path.dirname(absolute(path)))
-    if others_may_write(folder):
+    if not others_may_write(folder):
+        return None
+    if info.st_uid != os.geteuid():
         return f"{path[:200]} is a file another user (uid {info.st_uid}) made in a folder others can write"
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:  # another name of it, made by anyone, elsewhere
+        return f"{path[:200]} has another name (a hard link) and is in a folder others can write"
     return None
 
 

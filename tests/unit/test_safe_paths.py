@@ -202,3 +202,21 @@ def test_a_refused_journal_directory_stops_a_run_before_its_database_is_made(tmp
     assert main(["run", str(experiment), "--testbed", str(inventory), "--db", str(db)]) == 2
     assert "belongs to another user" in capsys.readouterr().err
     assert not db.exists() and os.listdir(theirs) == []
+
+
+@needs_root
+def test_a_database_sidecar_or_second_name_someone_planted_in_a_shared_folder_is_refused(tmp_path):
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    wal = sticky / "r.db-wal"  # SQLite would read it into r.db, and write root's pages into it
+    wal.write_bytes(b"")
+    os.chown(wal, NOBODY, NOBODY)
+    with pytest.raises(ConfigError, match=r"r.db-wal is a file another user .* \(SQLite would take it"):
+        check_db(str(sticky / "r.db"))
+    wal.unlink()
+    ours = sticky / "mine.md"
+    ours.write_text("old\n")
+    os.link(ours, sticky / "second-name")  # what another user could do to a file of ours in /tmp
+    with pytest.raises(ConfigError, match="has another name"):
+        output.check(str(ours), "-o")

@@ -85,6 +85,23 @@ def _decoded(columns: dict[str, str], row: sqlite3.Row) -> dict[str, Any]:
             for name in columns if row[name] is not None}
 
 
+def _check_sidecars(path: str) -> None:
+    """SQLite reads and writes the -wal, -shm and -journal files beside a database as part of it: one
+    another user put there (in a folder others can write) is refused like the database itself."""
+    for sidecar in database_files(path)[1:]:
+        try:
+            info = os.lstat(sidecar)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise ConfigError("--db", f"cannot use {sidecar}: {exc.strerror}") from None
+        foreign = None if stat.S_ISREG(info.st_mode) else f"{sidecar} is not a regular file"
+        foreign = foreign or foreign_file(absolute(sidecar), info)
+        if foreign is not None:
+            raise ConfigError("--db", f"{foreign} (SQLite would take it as part of the database); remove it or "
+                              "give another --db")
+
+
 def _check_path(path: str, create: bool) -> bool:
     """Refuse what cannot be a linerate database file. True when the file exists with content."""
     if path == ":memory:" or path.startswith("file:") or path == "" or "\x00" in path:
@@ -103,6 +120,7 @@ def _check_path(path: str, create: bool) -> bool:
             raise ConfigError("--db", f"directory {parent} does not exist") from None
         if not create:
             raise ConfigError("--db", f"no database at {path}; run an experiment first or pass --db") from None
+        _check_sidecars(path)  # a -wal planted beside a new name would be read into it
         return False
     except OSError as exc:
         raise ConfigError("--db", f"cannot use {path}: {exc.strerror}") from None
@@ -111,6 +129,7 @@ def _check_path(path: str, create: bool) -> bool:
     foreign = foreign_file(os.path.realpath(path), info)
     if foreign is not None:  # root's results in a file another user owns: theirs to read, rewrite or seed
         raise ConfigError("--db", f"{foreign}; give a database file of yours")
+    _check_sidecars(path)
     try:  # an immutable (chattr +i) or read-only file: refused before SQLite makes -wal/-shm beside it
         os.close(os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
     except OSError as exc:
