@@ -6,8 +6,11 @@ and nothing (nginx, tcpdump, their files, the lab) left behind."""
 import glob
 
 import json
+import os
+import shutil
 import sqlite3
 import subprocess
+from pathlib import Path
 
 from tests.privileged.conftest import linerate, netns_names
 
@@ -128,12 +131,24 @@ def test_a_stopped_or_killed_cps_on_a_kept_lab_leaves_it_usable(tmp_path):
         while "linerate_rfc9693" not in tables("lr-cpk1-server") and proc.poll() is None \
                 and time.monotonic() < deadline:
             time.sleep(0.05)
+        second = linerate("trial", "--lab", "cpk1", "--duration", "1", check=False)  # one measuring command at a time
+        assert second.returncode == 2 and "is measuring for another linerate command" in second.stderr, second.stderr
         proc.kill()
         proc.wait(timeout=60)
         assert "linerate_rfc9693" in tables("lr-cpk1-server")
         cleaned = linerate("lab", "clean").stdout
         assert "nftables table inet linerate_rfc9693 in lr-cpk1-server" in cleaned, cleaned
         assert not any("linerate_rfc9693" in tables(f"lr-cpk1-{role}") for role in ("client", "dut", "server"))
+        assert not in_namespace("lr-cpk1-client", "trafgen")  # no generator of the killed run left sending
+        # a /tmp cleaner removed the idle lab's scratch directory and something else took its name: refused
+        scratch = json.loads((Path(os.environ["LINERATE_STATE_DIR"]) / "cpk1.json").read_text())["scratch"]
+        shutil.rmtree(scratch)
+        os.symlink(str(tmp_path), scratch)
+        try:
+            taken = linerate("trial", "--lab", "cpk1", "--duration", "1", check=False)
+            assert taken.returncode == 2 and "is not the lab's own any more" in taken.stderr, taken.stderr
+        finally:
+            os.unlink(scratch)
         again = linerate(*argv[3:], "--db", str(tmp_path / "again.db"), "--json", timeout=600)
         assert json.loads(again.stdout)["configurations"][0]["cps"]["n"] == 1
         assert not in_namespace("lr-cpk1-server", "nginx")

@@ -261,3 +261,33 @@ def test_a_trial_sent_in_one_burst_still_counts_its_whole_window():
     assert burst.to_result().offered_duration == pytest.approx(0.1)
     late = PacketTrial(1.0, 1000.0, 1000, 1000, 1000, 0, 0, 1.2)
     assert late.to_result().offered_duration == pytest.approx(1.2)  # a late sender's longer time stays its own
+
+
+class StraySender(SimulatedPath):
+    """Another sender on the path for the first `stray` trials (a killed command's trafgen still running):
+    the server counts its frames too."""
+
+    def __init__(self, *args, stray=1, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stray = stray
+
+    def send(self, frame_bytes, rate_pps, count, *, to_dut=True):
+        sent = super().send(frame_bytes, rate_pps, count, to_dut=to_dut)
+        if to_dut and self.stray:
+            self.stray -= 1
+            self.count += 3 * count  # frames this trial never sent
+        return sent
+
+
+def test_a_trial_whose_server_counted_more_than_was_sent_does_not_count():
+    from linerate.search.measurer import measure
+
+    with pytest.raises(LinerateError, match="another sender is on this path"):
+        measure(StraySender(dut_fps=300_000, generator_fps=900_000), 64, 1.0, 100_000, settle_s=0)
+
+
+def test_a_disturbed_trial_is_measured_again_and_said(tmp_path):
+    store = Store(tmp_path / "s.db")
+    _, result = search(store, StraySender(dut_fps=300_000, generator_fps=900_000, stray=2))
+    assert 0.99 * 300_000 <= result.ndr_fps <= 300_000  # the disturbed trials measured again, not believed
+    assert all(t.forwarded <= t.sent for t in result.trials)

@@ -47,6 +47,7 @@ TEMP_RE = re.compile(r"^\.linerate-([a-z0-9]{1,8})\.(\d{1,10})\.[0-9a-f]{8}\.tmp
 
 __all__ = ["LabRecord", "Registry", "RecordError", "vet"]
 _USES: list[int] = []  # this process's use locks on kept labs (Registry.hold_use): held until it exits
+_MEASURING: set[tuple[str, str]] = set()  # (state directory, lab) this process measures on (hold_measure)
 
 
 class RecordError(ValueError):
@@ -288,6 +289,17 @@ class Registry:
         _USES.append(self._lock(lab_id, True, "is being removed or cleaned (`linerate lab down` or `lab clean`); "
                                 "see `linerate lab status`, or build another with `linerate lab up`"))
 
+    def hold_measure(self, lab_id: str) -> None:
+        """This process measures on the kept lab until it ends: an exclusive lock on `<id>.measure`
+        (released by the kernel even on SIGKILL); ConfigError while another command measures there —
+        two at once would disturb each other's trials and both report them."""
+        key = (str(self.state_dir), lab_id)
+        if key in _MEASURING:
+            return  # this process holds it already (a command looks at its testbed before it runs on it)
+        _USES.append(self._lock(lab_id, False, "is measuring for another linerate command; wait for it to end (two "
+                                "at once would disturb each other's trials)", suffix=".measure"))
+        _MEASURING.add(key)
+
     def hold_http(self, lab_id: str) -> None:
         """This process serves HTTP in the kept lab until it ends (cps --lab): an exclusive lock on
         `<id>.http`, released by the kernel even on SIGKILL; ConfigError while another command holds it."""
@@ -326,7 +338,8 @@ class Registry:
             yield
             if not os.path.lexists(self.path(lab_id)):
                 self.use_lock_path(lab_id).unlink(missing_ok=True)
-                (self.state_dir / f"{validate_lab_name(lab_id)}.http").unlink(missing_ok=True)
+                for suffix in (".http", ".measure"):
+                    (self.state_dir / f"{validate_lab_name(lab_id)}{suffix}").unlink(missing_ok=True)
         finally:
             os.close(fd)
 

@@ -110,6 +110,12 @@ def set_load_bounds(config, min_load: float, max_load: float, field: str) -> Non
     config.max_load = max_load
 
 
+def disturbed(where: str, counted: int, sent: int) -> str:
+    """Why a trial whose receiver counted more of its frames than were sent does not count."""
+    return (f"the {where} counted {counted:,} frames of this trial's flow, but {sent:,} were sent: another sender is "
+            "on this path (a killed command's generator still running?); this trial does not count")
+
+
 def unsent_frames(intended_count: int, sent: Sent, duration_s: float, tolerance: float = LATE_TOLERANCE) -> int:
     """Frames not offered within the intended duration: never emitted, or emitted late because the
     sender took longer than the duration plus `tolerance` of it (then only what it managed at its
@@ -132,6 +138,8 @@ def measure(path: PacketPath, frame_bytes: FrameSize, duration_s: float, load_fp
     dut_after = path.dut_counters()
     deltas = {k: dut_after[k] - dut_before[k] for k in dut_after if k in dut_before}
     unsent = 0 if load_fps is None else unsent_frames(intended, sent, duration_s)
+    if to_dut and forwarded > sent.packets:
+        raise LinerateError(disturbed("server", forwarded, sent.packets))
     lost = max(0, sent.packets - forwarded) if to_dut else 0  # a ceiling probe is addressed to no one
     argv = sent.argv if isinstance(sent, SentBy) else ()
     return PacketTrial(duration_s, load_fps, intended, sent.packets, forwarded if to_dut else 0, lost,

@@ -27,10 +27,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from linerate.errors import LabError
+from linerate.errors import LabError, LinerateError
 from linerate.exec.scratch import make_temp
 from linerate.search.frame_path import count_ruleset, create_count_table, parse_count
-from linerate.search.measurer import unsent_frames
+from linerate.search.measurer import disturbed, unsent_frames
 from linerate.traffic import trafgen, tuples
 
 COUNT_TABLE = "linerate_rfc9693"
@@ -209,6 +209,9 @@ class StatePath:
         validated = self._count(self.client) - back_before
         state_after, counters_after = self.state_counters(), self.dut_counters()
         deltas = {k: counters_after[k] - counters_before[k] for k in counters_after if k in counters_before}
+        if forwarded > sent.packets or validated > back.packets:
+            raise LinerateError(disturbed("server", forwarded, sent.packets) if forwarded > sent.packets else
+                                disturbed("client", validated, back.packets))
         unsent = unsent_frames(connections, sent, connections / rate, PACED_TOLERANCE)
         return StateTrial(purpose, connections, rate, sent.packets, sent.cpu_s, forwarded, validated, back.packets,
                           back.cpu_s, unsent, cleared, state_before, state_between, state_after, deltas, overshoot,

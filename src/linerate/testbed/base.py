@@ -33,7 +33,7 @@ from linerate.store.db import Store
 from linerate.testbed.fingerprint import controller_fingerprint
 from linerate.testbed.inventory import Inventory
 from linerate.testbed.knobs import refuse_unsupported
-from linerate.testbed.namespace import NamespaceTestbed
+from linerate.testbed.namespace import NamespaceTestbed, own_scratch
 from linerate.testbed.requirements import local_problems, required_features
 from linerate.testbed.ssh import SshTestbeds
 from linerate.testbed.vm import VmTestbed
@@ -148,11 +148,18 @@ def find_lab(name: str, registry: Registry) -> NamespaceTestbed:
 
 def use_lab(name: str, registry: Registry) -> NamespaceTestbed:
     """An existing lab for this process to run on (`--lab`): held in use until the process ends
-    (Registry.hold_use), so `lab down`/`lab clean` leave it alone meanwhile; read again once held
-    (it may have been removed in between)."""
+    (Registry.hold_use), so `lab down`/`lab clean` leave it alone meanwhile, and measured on by this
+    process alone (Registry.hold_measure); read again once held (it may have been removed in between),
+    its scratch directory checked to be still the lab's own (or made again when a cleaner removed it)."""
     find_lab(name, registry)
     registry.hold_use(name)
-    return find_lab(name, registry)
+    registry.hold_measure(name)
+    lab = find_lab(name, registry)
+    problem = own_scratch(lab.scratch_dir, make=True)
+    if problem is not None:
+        raise ConfigError("lab", f"'{name}': {problem}; remove the lab (`linerate lab down {name}`) and build "
+                          "another")
+    return lab
 
 
 class LabTestbeds:

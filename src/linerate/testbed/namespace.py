@@ -233,15 +233,57 @@ def nginx_pids(ns: str) -> list[int]:
     return found
 
 
+def own_scratch(path: str | None, *, make: bool = False) -> str | None:
+    """Why a kept lab's scratch directory is not its own any more (None: it is) — a link or anything
+    else put at its name (its name shows in /tmp), another user's, or writable by others. With make,
+    one that is gone (a /tmp cleaner) is made again, exclusively (mkdir fails on anything there)."""
+    if not path or not is_scratch_path(path):
+        return None if not path else f"its scratch directory {path[:200]} is not a linerate scratch path"
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        if not make:
+            return None  # nothing there: nothing of it to sweep
+        try:
+            os.mkdir(path, 0o700)
+        except OSError as exc:
+            return f"its scratch directory {path[:200]} cannot be made again ({exc.strerror})"
+        os.chmod(path, 0o711)  # as the lab made it: nginx's workers (user nobody) pass through it
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        return (f"its scratch directory {path[:200]} is not the lab's own any more (a link, another user's, or "
+                "writable by others)")
+    return None
+
+
 RUN_TABLES = (FRAME_TABLE, STATE_TABLE)  # what an rfc2544 or rfc9693 run on a kept lab makes and removes
+# what a command on a kept lab runs in its client and server namespaces besides the lab's own iperf3
+# server (the nginx of cps: stop_stale_nginx): generators, captures and their time limits
+RUN_PROGRAMS = ("trafgen", "iperf3", "h2load", "tcpdump", "timeout")
 
 
 def sweep_kept_lab(record: LabRecord, *, remove: bool = True) -> list[str]:
     """What killed commands left in a kept lab that no command uses now (call it holding the lab:
-    Registry.unused): the counting tables of an rfc2544 or rfc9693 run (one drops its UDP port) and
-    their temp files in the lab's scratch directory (`linerate-*`, made by exec/scratch.make_temp; never
-    through a link). What was removed (or, with remove=False, only found), one line each."""
+    Registry.unused): their generators still sending (trafgen, an iperf3 client, h2load: they would
+    disturb every later trial), the counting tables of an rfc2544 or rfc9693 run (one drops its UDP
+    port) and their temp files in the lab's scratch directory (`linerate-*`, made by
+    exec/scratch.make_temp; only in the lab's own directory, never through a link). What was removed
+    (or, with remove=False, only found), one line each."""
     swept = []
+    own_servers = {ref.pid for ref in record.servers if ref.alive()}
+    for ns in record.namespaces:
+        if not ns.endswith(("-client", "-server")):
+            continue  # the DUT's namespace runs the lab itself (a VM DUT's qemu)
+        for pid in pids_in_netns(ns):
+            try:
+                program = Path(f"/proc/{pid}/comm").read_text().strip()
+            except OSError:
+                continue
+            if program in RUN_PROGRAMS and pid not in own_servers:
+                if remove:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, 9)
+                swept.append(f"{program} (pid {pid}) in {ns}")
     for ns in record.namespaces:
         host = NetnsExecutor(ns)
         listing = host.run(["nft", "list", "tables"], timeout_s=15, check=False).stdout.splitlines()
@@ -250,7 +292,7 @@ def sweep_kept_lab(record: LabRecord, *, remove: bool = True) -> list[str]:
                 if remove:
                     host.run(["nft", "delete", "table", "inet", table], timeout_s=15, check=False)
                 swept.append(f"nftables table inet {table} in {ns}")
-    if record.scratch and is_scratch_path(record.scratch):
+    if record.scratch and os.path.lexists(record.scratch) and own_scratch(record.scratch) is None:
         with contextlib.suppress(OSError):
             for entry in os.scandir(record.scratch):
                 info = entry.stat(follow_symlinks=False)
