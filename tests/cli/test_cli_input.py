@@ -142,3 +142,11 @@ def test_html_report_written_to_file(tmp_path):
     assert proc.returncode == 0 and proc.stdout == "" and f"written to {out}" in proc.stderr
     assert out.read_text().startswith("<!DOCTYPE html>") and "900" in out.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["one.html", "r.db"]  # no scratch file left
+
+
+@pytest.mark.parametrize("argv", [["trial", "--lab", ""], ["run", "{exp}", "--testbed", ""]])
+def test_an_empty_lab_or_testbed_is_refused_not_taken_as_none(argv, capsys, tmp_path):
+    exp = tmp_path / "e.toml"
+    exp.write_text('name = "e"\nrepetitions = 1\nduration_s = 1\n')
+    assert main([a.format(exp=exp) for a in argv]) == 2  # an unset shell variable must not measure a fresh lab
+    assert "is empty" in capsys.readouterr().err

@@ -149,7 +149,23 @@ def test_a_stopped_or_killed_cps_on_a_kept_lab_leaves_it_usable(tmp_path):
             assert taken.returncode == 2 and "is not the lab's own any more" in taken.stderr, taken.stderr
         finally:
             os.unlink(scratch)
+        # an iperf3 client runs on a worker thread: SIGTERM stops it with the command; a SIGKILLed one's
+        # client is stopped by the next command on the lab before it measures
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            proc = subprocess.Popen([*LINERATE, "trial", "--lab", "cpk1", "--duration", "30"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 60
+            while not in_namespace("lr-cpk1-client", "iperf3") and proc.poll() is None \
+                    and time.monotonic() < deadline:
+                time.sleep(0.05)
+            proc.send_signal(sig)
+            proc.wait(timeout=60)
+            if sig == signal.SIGTERM:
+                time.sleep(0.5)
+                assert proc.returncode == 143 and not in_namespace("lr-cpk1-client", "iperf3")
+        assert in_namespace("lr-cpk1-client", "iperf3")  # the SIGKILLed trial's client, still sending
         again = linerate(*argv[3:], "--db", str(tmp_path / "again.db"), "--json", timeout=600)
+        assert not in_namespace("lr-cpk1-client", "iperf3")
         assert json.loads(again.stdout)["configurations"][0]["cps"]["n"] == 1
         assert not in_namespace("lr-cpk1-server", "nginx")
     finally:

@@ -164,6 +164,10 @@ def testbeds_for(args: argparse.Namespace, store=None):
     from linerate.testbed.inventory import load_inventory
 
     options = vars(args)
+    for name in ("testbed", "lab"):  # an empty value (an unset shell variable) is not "none given"
+        if options.get(name) == "":
+            raise ConfigError(f"--{name}", "is empty; give " + ("an inventory file" if name == "testbed" else
+                                                                 "a lab name (see `linerate lab status`)"))
     inventory = None
     if options.get("testbed"):
         given = lab_params_from_args(args, only_given=True) if "firewall" in options else {}

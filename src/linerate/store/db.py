@@ -26,7 +26,7 @@ from linerate.errors import ConfigError
 from linerate.model import TRIAL_COLUMNS, Trial
 from linerate.numbers import is_ascii_int
 from linerate.process import ProcessRef, this_host
-from linerate.safepath import absolute, foreign_file, untrusted_component
+from linerate.safepath import absolute, foreign_file, others_may_write, untrusted_component
 from linerate.store import integrity, schema
 from linerate.store.schema import APPLICATION_ID, KIND_TABLES, KNOWN_TABLES, cell_key
 
@@ -85,6 +85,19 @@ def _decoded(columns: dict[str, str], row: sqlite3.Row) -> dict[str, Any]:
             for name in columns if row[name] is not None}
 
 
+def _refuse_shared_folder(path: str) -> None:
+    """A results database lives in a folder only its owner can write: SQLite makes and opens its -wal,
+    -shm and -journal beside it, by name, while it runs, and in /tmp another user could put a file of
+    theirs under one of those names in between (root's results in their file)."""
+    try:
+        folder = os.stat(os.path.dirname(absolute(path)) or "/")
+    except OSError:
+        return  # a missing folder: the checks below say so
+    if others_may_write(folder):
+        raise ConfigError("--db", f"{path[:200]} is in a folder other users can write (such as /tmp): SQLite's "
+                          "files beside the database could be theirs; give a path in a folder of yours")
+
+
 def _check_sidecars(path: str) -> None:
     """SQLite reads and writes the -wal, -shm and -journal files beside a database as part of it: one
     another user put there (in a folder others can write) is refused like the database itself."""
@@ -109,6 +122,7 @@ def _check_path(path: str, create: bool) -> bool:
     steered = untrusted_component(path)
     if steered is not None:
         raise ConfigError("--db", f"{steered}; give a path through folders only you (or root) can write")
+    _refuse_shared_folder(path)
     try:
         if os.path.islink(path) and not os.path.exists(path):
             raise ConfigError("--db", f"{path} is a symbolic link to a file that does not exist; give the "

@@ -28,12 +28,13 @@ from linerate.dut.base import DutDriver
 from linerate.errors import ConfigError, LabError, PreflightError
 from linerate.exec import Executor
 from linerate.lab.registry import LabRecord, Registry
+from linerate.lab.signals import terminations_raise
 from linerate.model import FirewallProfile, Trial, TrialParams, validate_lab_name
 from linerate.store.db import Store
 from linerate.testbed.fingerprint import controller_fingerprint
 from linerate.testbed.inventory import Inventory
 from linerate.testbed.knobs import refuse_unsupported
-from linerate.testbed.namespace import NamespaceTestbed, own_scratch
+from linerate.testbed.namespace import NamespaceTestbed, own_scratch, stop_leftover_programs
 from linerate.testbed.requirements import local_problems, required_features
 from linerate.testbed.ssh import SshTestbeds
 from linerate.testbed.vm import VmTestbed
@@ -159,6 +160,8 @@ def use_lab(name: str, registry: Registry) -> NamespaceTestbed:
     if problem is not None:
         raise ConfigError("lab", f"'{name}': {problem}; remove the lab (`linerate lab down {name}`) and build "
                           "another")
+    if lab.record is not None:
+        stop_leftover_programs(lab.record)  # a killed command's generator would disturb every trial of this one
     return lab
 
 
@@ -204,7 +207,15 @@ class KeptLab:
 
     @contextlib.contextmanager
     def open(self, lab_params: dict[str, Any]) -> Iterator[NamespaceTestbed]:
-        yield self.lab
+        """The lab, with SIGTERM/SIGHUP raised as for a lab of its own; whatever this command started in
+        it (an iperf3 client on a worker thread, trafgen) is stopped when it ends, a signal included: it
+        holds the lab's measure lock, so nothing else runs there (stop_leftover_programs)."""
+        with terminations_raise():
+            try:
+                yield self.lab
+            finally:
+                if self.lab.record is not None:
+                    stop_leftover_programs(self.lab.record)
 
     def reserve(self) -> ContextManager[None]:
         return contextlib.nullcontext()  # a kept lab has no journal: its knobs are baked in when built

@@ -262,14 +262,12 @@ RUN_TABLES = (FRAME_TABLE, STATE_TABLE)  # what an rfc2544 or rfc9693 run on a k
 RUN_PROGRAMS = ("trafgen", "iperf3", "h2load", "tcpdump", "timeout")
 
 
-def sweep_kept_lab(record: LabRecord, *, remove: bool = True) -> list[str]:
-    """What killed commands left in a kept lab that no command uses now (call it holding the lab:
-    Registry.unused): their generators still sending (trafgen, an iperf3 client, h2load: they would
-    disturb every later trial), the counting tables of an rfc2544 or rfc9693 run (one drops its UDP
-    port) and their temp files in the lab's scratch directory (`linerate-*`, made by
-    exec/scratch.make_temp; only in the lab's own directory, never through a link). What was removed
-    (or, with remove=False, only found), one line each."""
-    swept = []
+def stop_leftover_programs(record: LabRecord, *, remove: bool = True) -> list[str]:
+    """SIGKILL the generators and captures running in a kept lab's client and server namespaces (not the
+    lab's own iperf3 server): called by a command that holds the lab's measure lock, or by `lab clean`
+    on an idle lab, so whatever runs there is a killed command's — or its own, cut short by a signal.
+    One line per process (with remove=False, only found)."""
+    found = []
     own_servers = {ref.pid for ref in record.servers if ref.alive()}
     for ns in record.namespaces:
         if not ns.endswith(("-client", "-server")):
@@ -283,7 +281,18 @@ def sweep_kept_lab(record: LabRecord, *, remove: bool = True) -> list[str]:
                 if remove:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, 9)
-                swept.append(f"{program} (pid {pid}) in {ns}")
+                found.append(f"{program} (pid {pid}) in {ns}")
+    return found
+
+
+def sweep_kept_lab(record: LabRecord, *, remove: bool = True) -> list[str]:
+    """What killed commands left in a kept lab that no command uses now (call it holding the lab:
+    Registry.unused): their generators still sending (trafgen, an iperf3 client, h2load: they would
+    disturb every later trial), the counting tables of an rfc2544 or rfc9693 run (one drops its UDP
+    port) and their temp files in the lab's scratch directory (`linerate-*`, made by
+    exec/scratch.make_temp; only in the lab's own directory, never through a link). What was removed
+    (or, with remove=False, only found), one line each."""
+    swept = stop_leftover_programs(record, remove=remove)
     for ns in record.namespaces:
         host = NetnsExecutor(ns)
         listing = host.run(["nft", "list", "tables"], timeout_s=15, check=False).stdout.splitlines()
