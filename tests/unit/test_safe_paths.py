@@ -129,7 +129,7 @@ def test_a_named_pipe_another_user_made_is_never_written_into(tmp_path):
     theirs = sticky / "report.md"
     os.mkfifo(theirs, 0o622)
     os.chown(theirs, NOBODY, NOBODY)
-    with pytest.raises(ConfigError, match="named pipe another user made"):
+    with pytest.raises(ConfigError, match="another user .* made in a folder others can write: a named pipe"):
         output.check(str(theirs), "-o")
     ours = tmp_path / "pipe.md"
     os.mkfifo(ours, 0o600)
@@ -205,7 +205,7 @@ def test_a_refused_journal_directory_stops_a_run_before_its_database_is_made(tmp
 
 
 @needs_root
-def test_a_database_sidecar_or_second_name_someone_planted_in_a_shared_folder_is_refused(tmp_path):
+def test_a_database_is_never_kept_in_a_shared_folder_and_a_second_name_is_not_written_over(tmp_path):
     sticky = tmp_path / "sticky"
     sticky.mkdir()
     sticky.chmod(0o1777)
@@ -215,6 +215,10 @@ def test_a_database_sidecar_or_second_name_someone_planted_in_a_shared_folder_is
     with pytest.raises(ConfigError, match="in a folder other users can write .* SQLite's files beside the database"):
         check_db(str(sticky / "r.db"))  # in /tmp itself, never: SQLite makes those files later, by name
     wal.unlink()
+    (sticky / "r.db").write_bytes(b"")
+    (tmp_path / "link.db").symlink_to(sticky / "r.db")  # our own link to it: SQLite works beside the target
+    with pytest.raises(ConfigError, match="in a folder other users can write"):
+        check_db(str(tmp_path / "link.db"))
     ours = sticky / "mine.md"
     ours.write_text("old\n")
     os.link(ours, sticky / "second-name")  # what another user could do to a file of ours in /tmp

@@ -112,29 +112,23 @@ def up_and_kept(lab) -> None:
             raise
 
 
-def _comm(pid: int) -> str:
-    """The program a pid runs (iperf3, nginx: a cps run's server), '?' when it is gone."""
-    try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as handle:
-            return handle.read().strip()[:16] or "?"
-    except OSError:
-        return "?"
-
-
 def cmd_lab_status(args: argparse.Namespace) -> int:
-    from linerate.lab.apply import pids_in_netns
+    from linerate.lab.apply import programs_in_netns
     from linerate.lab.registry import Registry, vet
 
     registry = Registry()
     rows = []
+    programs: dict[int, str] = {}  # pid -> program, for the table
     for record in registry.all():
         problems = vet(record, registry.state_dir)
         state = ("orphaned" if record.orphaned() else "in use" if record.owner is not None or registry.in_use(record.lab_id)
                  else "kept")
         server_ns = [ns for ns in record.namespaces if ns.endswith("-server")] if not problems else []
+        running = programs_in_netns(*server_ns)
+        programs.update(running)
         rows.append({
             "name": record.lab_id, "kind": record.kind, "firewall": record.firewall, "mtu": record.mtu,
-            "state": state, "namespaces": record.namespaces, "server_pids": pids_in_netns(*server_ns),
+            "state": state, "namespaces": record.namespaces, "server_pids": [pid for pid, _ in running],
             "age_s": None if record.created is None else round(time.time() - record.created, 1),
             "problems": problems, "params": record.params,
             "vm": record.vm,
@@ -146,7 +140,7 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
     if not rows and not unreadable:
         print("no labs")
     for row in rows:
-        servers = ",".join(f"{pid} {_comm(pid)}" for pid in row["server_pids"]) or "none"
+        servers = ",".join(f"{pid} {programs.get(pid, '?')}" for pid in row["server_pids"]) or "none"
         what = "probe" if row["kind"] == "probe" else f"firewall={row['firewall']:10}  mtu={row['mtu']}"
         age = "unknown (the record has no creation time)" if row["age_s"] is None else f"{row['age_s']}s"
         print(f"{row['name']:8}  {row['state']:8}  {what}  server processes: {servers}  age={age}")

@@ -186,6 +186,17 @@ def pids_in_netns(*names: str) -> list[int]:
     return pids
 
 
+def programs_in_netns(*names: str) -> list[tuple[int, str]]:
+    """(pid, program name) of the processes pids_in_netns finds, those still there when looked at."""
+    found = []
+    for pid in pids_in_netns(*names):
+        try:
+            found.append((pid, Path(f"/proc/{pid}/comm").read_text(errors="replace").strip()))
+        except OSError:
+            continue  # gone meanwhile
+    return found
+
+
 def _kill_all(pids: list[int], wait_s: float = 2.0, gone_s: float = 10.0) -> None:
     """TERM, then KILL what is left; then wait until every process is gone from /proc (a killed qemu
     frees its guest's memory for a second or two, and a zombie stays listed until its parent reaps

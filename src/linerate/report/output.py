@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 
 from linerate.errors import ConfigError
-from linerate.safepath import absolute, foreign_file, kept_mode, others_may_write, trusted_link, untrusted_component
+from linerate.safepath import absolute, foreign_file, kept_mode, trusted_link, untrusted_component
 from linerate.statedir import lab_state_dir
 from linerate.store.db import OPENED, database_files
 from linerate.store.journal import journal_dir
@@ -81,8 +81,8 @@ def check(path: str, option: str) -> Target:
         if foreign is not None:
             raise ConfigError(option, f"{foreign} (it could be theirs to read or change); give another file name")
         return Target("replace", real, kept_mode(info))
-    if stat.S_ISFIFO(mode) and not _own_fifo(path, info):
-        raise ConfigError(option, f"{shown} is a named pipe another user made (what is written there goes to them); "
+    if stat.S_ISFIFO(mode) and foreign_file(path, info) is not None:
+        raise ConfigError(option, f"{foreign_file(path, info)}: a named pipe (what is written there goes to them); "
                           "give a file name")
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return Target("stream", path, None)
@@ -97,15 +97,6 @@ def _trusted_link(path: str, link: os.stat_result) -> bool:
     """The rule Linux's fs.protected_symlinks applies in sticky folders, here in every folder
     (safepath.trusted_link; /dev/stdout passes)."""
     return trusted_link(link, os.lstat(os.path.dirname(absolute(path))))
-
-
-def _own_fifo(path: str, info: os.stat_result) -> bool:
-    """A named pipe this user (or root) made — in a folder others can write, this user alone: the rule
-    Linux's fs.protected_fifos applies in sticky folders, here in every folder."""
-    if info.st_uid not in (0, os.geteuid()):
-        return False
-    folder = os.stat(os.path.dirname(absolute(path)))
-    return not others_may_write(folder) or info.st_uid == os.geteuid()
 
 
 def _refuse_own(real: str, info: os.stat_result | None, option: str, shown: str) -> None:

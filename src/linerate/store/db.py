@@ -26,7 +26,7 @@ from linerate.errors import ConfigError
 from linerate.model import TRIAL_COLUMNS, Trial
 from linerate.numbers import is_ascii_int
 from linerate.process import ProcessRef, this_host
-from linerate.safepath import absolute, foreign_file, others_may_write, untrusted_component
+from linerate.safepath import absolute, others_may_write, untrusted_component
 from linerate.store import integrity, schema
 from linerate.store.schema import APPLICATION_ID, KIND_TABLES, KNOWN_TABLES, cell_key
 
@@ -89,30 +89,14 @@ def _refuse_shared_folder(path: str) -> None:
     """A results database lives in a folder only its owner can write: SQLite makes and opens its -wal,
     -shm and -journal beside it, by name, while it runs, and in /tmp another user could put a file of
     theirs under one of those names in between (root's results in their file)."""
-    try:
-        folder = os.stat(os.path.dirname(absolute(path)) or "/")
-    except OSError:
-        return  # a missing folder: the checks below say so
-    if others_may_write(folder):
-        raise ConfigError("--db", f"{path[:200]} is in a folder other users can write (such as /tmp): SQLite's "
-                          "files beside the database could be theirs; give a path in a folder of yours")
-
-
-def _check_sidecars(path: str) -> None:
-    """SQLite reads and writes the -wal, -shm and -journal files beside a database as part of it: one
-    another user put there (in a folder others can write) is refused like the database itself."""
-    for sidecar in database_files(path)[1:]:
+    for where in {absolute(path), os.path.realpath(path)}:  # beside the name, and beside a link's target
         try:
-            info = os.lstat(sidecar)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise ConfigError("--db", f"cannot use {sidecar}: {exc.strerror}") from None
-        foreign = None if stat.S_ISREG(info.st_mode) else f"{sidecar} is not a regular file"
-        foreign = foreign or foreign_file(absolute(sidecar), info)
-        if foreign is not None:
-            raise ConfigError("--db", f"{foreign} (SQLite would take it as part of the database); remove it or "
-                              "give another --db")
+            folder = os.stat(os.path.dirname(where) or "/")
+        except OSError:
+            continue  # a missing folder: the checks below say so
+        if others_may_write(folder):
+            raise ConfigError("--db", f"{path[:200]} is in a folder other users can write (such as /tmp): SQLite's "
+                              "files beside the database could be theirs; give a path in a folder of yours")
 
 
 def _check_path(path: str, create: bool) -> bool:
@@ -134,16 +118,11 @@ def _check_path(path: str, create: bool) -> bool:
             raise ConfigError("--db", f"directory {parent} does not exist") from None
         if not create:
             raise ConfigError("--db", f"no database at {path}; run an experiment first or pass --db") from None
-        _check_sidecars(path)  # a -wal planted beside a new name would be read into it
         return False
     except OSError as exc:
         raise ConfigError("--db", f"cannot use {path}: {exc.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
         raise ConfigError("--db", f"{path} is not a regular file; give a database file such as linerate.db")
-    foreign = foreign_file(os.path.realpath(path), info)
-    if foreign is not None:  # root's results in a file another user owns: theirs to read, rewrite or seed
-        raise ConfigError("--db", f"{foreign}; give a database file of yours")
-    _check_sidecars(path)
     try:  # an immutable (chattr +i) or read-only file: refused before SQLite makes -wal/-shm beside it
         os.close(os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
     except OSError as exc:

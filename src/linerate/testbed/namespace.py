@@ -20,7 +20,7 @@ from linerate.dut.linux import LinuxDriver
 from linerate.errors import LabError
 from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
-from linerate.lab.apply import apply_plan, pids_in_netns, read_sysctl, remove_namespaces
+from linerate.lab.apply import apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
@@ -225,12 +225,7 @@ def remove_owned_dir(path: str) -> None:
 
 def nginx_pids(ns: str) -> list[int]:
     """The nginx processes in a lab namespace (ns is one linerate derived from a lab's id). Looks only."""
-    found = []
-    for pid in pids_in_netns(ns):
-        with contextlib.suppress(OSError):
-            if Path(f"/proc/{pid}/comm").read_text().strip() == "nginx":
-                found.append(pid)
-    return found
+    return [pid for pid, program in programs_in_netns(ns) if program == "nginx"]
 
 
 def own_scratch(path: str | None, *, make: bool = False) -> str | None:
@@ -272,11 +267,7 @@ def stop_leftover_programs(record: LabRecord, *, remove: bool = True) -> list[st
     for ns in record.namespaces:
         if not ns.endswith(("-client", "-server")):
             continue  # the DUT's namespace runs the lab itself (a VM DUT's qemu)
-        for pid in pids_in_netns(ns):
-            try:
-                program = Path(f"/proc/{pid}/comm").read_text().strip()
-            except OSError:
-                continue
+        for pid, program in programs_in_netns(ns):
             if program in RUN_PROGRAMS and pid not in own_servers:
                 if remove:
                     with contextlib.suppress(ProcessLookupError):
