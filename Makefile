@@ -2,16 +2,23 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-APT_PACKAGES := iperf3 nftables ethtool iproute2 netsniff-ng openssh-server procps util-linux netbase qemu-system-x86 qemu-utils dash chromium fping iputils-ping gcc libc6-dev nghttp2-client nginx-light conntrack tcpdump
+APT_PACKAGES := iperf3 nftables ethtool iproute2 netsniff-ng openssh-server procps util-linux netbase qemu-system-x86 qemu-utils dash chromium fping iputils-ping gcc libc6-dev nghttp2-client nginx-light conntrack tcpdump mmdebstrap extlinux syslinux-common fdisk e2fsprogs
 PYTHON ?= python3
 
-.PHONY: install system-deps guest demo test test-unit test-privileged bench clean
+.PHONY: install system-deps guest reference-image demo test test-unit test-privileged bench clean
+IMAGE := /var/cache/linerate/images/debian-router.qcow2
 
 install: system-deps $(VENV)/.installed guest
 
 # The VM DUT's built-in guest (Debian cloud kernel + busybox initramfs), rebuilt when an input changes.
 guest: $(VENV)/.installed
 	$(VENV)/bin/linerate lab guest
+
+# The own-image tests' DUT: a Debian 12 router image from Debian packages (mmdebstrap, ~40 s), rebuilt
+# only when an input changes (its manifest's digest).
+reference-image: $(VENV)/.installed
+	install -d -m 0755 $(dir $(IMAGE))
+	$(VENV)/bin/linerate image build debian --output $(IMAGE)
 
 # apt only for what is missing, so a prepared machine costs nothing. policy-rc.d (exit 101) keeps the
 # packages' services (nginx-light's nginx on :80) from starting: linerate starts its own nginx per test.
@@ -38,13 +45,13 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(VENV)/bin/linerate demo
 
-test: install
+test: install reference-image
 	$(PY) -m pytest tests -q -p no:cacheprovider --durations=60
 
 test-unit: install
 	$(PY) -m pytest tests/unit tests/cli -q
 
-test-privileged: install
+test-privileged: install reference-image
 	$(PY) -m pytest tests/privileged -q
 
 bench: install

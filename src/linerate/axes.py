@@ -209,6 +209,20 @@ def _image(value: Any) -> str:
     return text
 
 
+def _file_text(value: Any) -> str:
+    text = _text(value).strip()
+    if "\x00" in text or len(text) > 4096:
+        raise ValueError("is not a file path")
+    return text
+
+
+def _user_name(value: Any) -> str:
+    text = _text(value).strip()
+    if not re.fullmatch(r"[a-z_][a-z0-9_.-]{0,31}", text):
+        raise ValueError(f"{text[:40]!r} is not a user name (lower-case letters, digits, _ . -)")
+    return text
+
+
 def _register_vm_axes() -> None:
     """The VM DUT (vm/): which DUT, its vCPUs, memory, accelerator and virtio NICs."""
     register(Axis("dut", "lab", "namespace", _one_of("namespace", "vm"),
@@ -221,13 +235,21 @@ def _register_vm_axes() -> None:
     register(Axis("virtio_offloads", "lab", "on", _spec_text(parse_virtio_offloads),
                   "on (qemu's defaults), off (every offload), or PROP=on|off[,...] with PROP csum, guest_csum, gso, "
                   "guest_tso4, guest_tso6, guest_ecn, guest_ufo, host_tso4, host_tso6, host_ecn, host_ufo, mrg_rxbuf"))
-    register(Axis("dut_image", "lab", "", _image, "'' (the built-in Linux guest) or a disk image file (needs KVM)"))
-    register(Axis("dut_os", "lab", "linux", _one_of(*DUT_OSES), ", ".join(DUT_OSES)))
+    register(Axis("dut_image", "lab", "", _image, "'' (the built-in Linux guest) or your own disk image (qcow2 or "
+                  "raw), booted on a throwaway overlay and reached over SSH on its management NIC"))
+    register(Axis("dut_os", "lab", "linux", _one_of(*DUT_OSES), ", ".join(DUT_OSES) + " (the OS of dut_image)"))
+    register(Axis("dut_ssh_key", "lab", "", _file_text, "the private key that logs in to dut_image "
+                  "(default: IMG.key beside the image)"))
+    register(Axis("dut_host_keys", "lab", "", _file_text, "the host keys dut_image's sshd holds, .pub or known_hosts "
+                  "lines (default: IMG.host_keys beside the image; none: the first key seen in the lab)"))
+    register(Axis("dut_ssh_user", "lab", "root", _user_name, "the user that logs in to dut_image (default root)"))
+    register(Axis("dut_boot_timeout", "lab", 0, _whole_between(0, 3600), "seconds dut_image may take to answer "
+                  "SSH (0: 300 under TCG, 120 under KVM)"))
 
 
 _register_vm_axes()
 VM_AXES = ("dut_vcpus", "dut_memory_mb", "dut_accel", "virtio_queues", "vhost", "virtio_offloads", "dut_image",
-           "dut_os")
+           "dut_os", "dut_ssh_key", "dut_host_keys", "dut_ssh_user", "dut_boot_timeout")
 
 
 def vm_params(lab_params: dict[str, Any]) -> dict[str, Any]:

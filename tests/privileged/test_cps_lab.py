@@ -170,3 +170,29 @@ def test_a_stopped_or_killed_cps_on_a_kept_lab_leaves_it_usable(tmp_path):
         assert not in_namespace("lr-cpk1-server", "nginx")
     finally:
         linerate("lab", "down", "cpk1")
+
+
+def test_a_refused_command_on_a_kept_lab_stops_nothing_and_an_operators_capture_is_left_alone(tmp_path):
+    """Leftover generators are stopped only once a command is about to measure (every input checked), and
+    only what a linerate command runs there: an operator's tcpdump writing elsewhere and an iperf3 server of
+    their own survive both a refused command and a measuring one."""
+    import time
+
+    linerate("lab", "up", "--name", "cpk3")
+    capture = subprocess.Popen(["ip", "netns", "exec", "lr-cpk3-server", "tcpdump", "-i", "any", "-w",
+                                str(tmp_path / "mine.pcap")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    own_server = subprocess.Popen(["ip", "netns", "exec", "lr-cpk3-server", "iperf3", "-s", "-p", "5299"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        refused = linerate("cps", "--lab", "cpk3", "--object-sizes", "1k", "--max-rate", "-5", "--db",
+                           str(tmp_path / "c.db"), check=False)
+        assert refused.returncode == 2, refused.stderr
+        assert capture.poll() is None and own_server.poll() is None
+        linerate("trial", "--lab", "cpk3", "--duration", "1")
+        assert capture.poll() is None and own_server.poll() is None, "an operator's process was stopped"
+    finally:
+        for proc in (capture, own_server):
+            proc.terminate()
+            proc.wait(timeout=10)
+        linerate("lab", "down", "cpk3")

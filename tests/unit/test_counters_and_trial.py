@@ -1,3 +1,4 @@
+import math
 import time
 
 import pytest
@@ -7,7 +8,7 @@ from linerate.exec import FakeExecutor
 from linerate.model import TrialParams
 from linerate.dut.linux import (CONNTRACK_ARGV, INTERRUPTS_ARGV, LINK_STATS_ARGV, NSTAT_ARGV, PROC_STAT_ARGV,
                                 QDISC_STATS_ARGV, SOFTNET_ARGV)
-from linerate.trial import needed_duration_s, run_trial, window_offsets, window_problem
+from linerate.trial import READ_COST_FACTOR, needed_duration_s, run_trial, window_offsets, window_problem
 from tests.conftest import capture, read_data
 
 
@@ -79,10 +80,12 @@ def test_the_second_read_leaves_room_for_the_measured_read_cost():
     params = TrialParams(duration_s=3, omit_s=1)
     _, cheap = window_offsets(params, 0.002)
     _, dear = window_offsets(params, 0.3)
-    assert dear < cheap and cheap - dear == pytest.approx((1.5 * 0.3) - (0.002 + 0.05))
+    assert dear < cheap and cheap - dear == pytest.approx((READ_COST_FACTOR * 0.3) - (0.002 + 0.05))
     assert window_problem(params, 0.002) is None
     problem = window_problem(TrialParams(duration_s=1, omit_s=0), 0.5)
-    assert "use duration_s >= 2" in problem and needed_duration_s(0.5) == 2 and needed_duration_s(0.02) == 1
+    needed = needed_duration_s(0.5)  # 0.3 s of window + 0.4 s of margins + READ_COST_FACTOR x 0.5 s, rounded up
+    assert needed == math.ceil(0.3 + 0.4 + READ_COST_FACTOR * 0.5) and f"use duration_s >= {needed}" in problem
+    assert needed_duration_s(0.02) == 1
     assert window_problem(TrialParams(duration_s=needed_duration_s(0.5), omit_s=0), 0.5) is None
 
 

@@ -183,3 +183,50 @@ def test_a_closed_output_pipe_ends_a_measuring_command_as_not_finished(monkeypat
     monkeypatch.setattr(said, "close", lambda: None)
     assert main([command]) == code
     assert ("--resume" in said.getvalue()) == (code == 141)
+
+
+def test_a_second_signal_during_a_clean_up_lets_every_clean_up_after_it_run():
+    """A double Ctrl-C or two TERMs: the second arrives while the first one's clean-ups run. It must
+    neither cut the clean-up it lands in (held) nor skip the ones after it (not raised again: the
+    command is already ending); outside such an unwinding, a held signal still ends the command."""
+    import time
+
+    from linerate.lab.signals import terminations_deferred
+
+    steps = []
+    with terminations_raise(), pytest.raises(Interrupted):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)  # the first signal raises here
+        finally:
+            with terminations_deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                steps.append("nginx stopped")
+            steps.append("DUT knobs restored")
+    assert steps == ["nginx stopped", "DUT knobs restored"]
+    with terminations_raise(), pytest.raises(Interrupted):
+        with terminations_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            steps.append("a restore not cut in half")
+    assert steps[-1] == "a restore not cut in half"
+
+
+def test_a_signal_while_nginx_stops_waits_until_it_is_stopped_and_its_directory_gone():
+    from linerate.traffic.nginx_server import NginxServer, ServerSpec
+
+    host = FakeExecutor("server")
+    workdir = "/tmp/linerate-0123456789abcdef-0123456789abcdef/linerate-nginx.AbC123"
+    host.respond(["cat", f"{workdir}/nginx.pid"], "4242\n")
+    gone = []
+    host.respond_with(["ps", "-p", "4242"], lambda argv: (1, "", "") if gone else (0, "nginx\n", ""))
+
+    def quit_then_signal(argv):
+        os.kill(os.getpid(), signal.SIGTERM)  # the second signal, as nginx is asked to quit
+        gone.append(True)
+        return 0, "", ""
+
+    host.respond_with(["kill", "-QUIT"], quit_then_signal)
+    server = NginxServer(host, {4: "198.19.0.2"}, ServerSpec((1024,)), workdir=workdir, sleep=lambda s: None)
+    with terminations_raise(), pytest.raises(Interrupted):
+        server.stop()
+    assert ("rm", "-rf", "--", workdir) in host.calls and server.stopped

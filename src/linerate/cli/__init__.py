@@ -22,12 +22,12 @@ COMMANDS = {"lab": "lab_cmds", "doctor": "lab_cmds", "trial": "trial_cmds", "dem
             "compare": "experiment_cmds", "import": "experiment_cmds", "export": "experiment_cmds", "calc": "calc_cmd",
             "audit": "tuning_cmds", "explain": "tuning_cmds", "recommend": "tuning_cmds",
             "testbed": "testbed_cmds", "diagnose": "diagnose_cmd", "rfc2544": "search_cmds", "cps": "cps_cmd",
-            "rfc9693": "rfc9693_cmd", "completion": "completion_cmd"}
+            "rfc9693": "rfc9693_cmd", "completion": "completion_cmd", "image": "image_cmd"}
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 # commands that build labs, reach hosts or search: they need the `lab` extra (linerate/extras.py);
 # the others read files and run from the base install
 LAB_COMMANDS = frozenset({"lab", "doctor", "trial", "demo", "run", "tune", "testbed", "rfc2544", "cps",
-                          "rfc9693"})
+                          "rfc9693", "image"})
 
 
 def ascii_int(text: str) -> int:

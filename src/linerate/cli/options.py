@@ -53,8 +53,11 @@ LAB_OPTIONS = {"firewall": "--firewall", "mtu": "--mtu", "link_rate": "--link", 
                "jitter_ms": "--jitter", "loss_pct": "--loss", "offloads": "--offloads", "dut": "--dut",
                "dut_vcpus": "--vcpus", "dut_memory_mb": "--memory", "dut_accel": "--accel",
                "virtio_queues": "--queues", "vhost": "--vhost", "virtio_offloads": "--virtio-offloads",
-               "dut_sysctls": "--dut-sysctls"}
-VM_OPTIONS = ("dut_vcpus", "dut_memory_mb", "dut_accel", "virtio_queues", "vhost", "virtio_offloads")
+               "dut_sysctls": "--dut-sysctls", "dut_image": "--dut-image", "dut_os": "--dut-os",
+               "dut_ssh_key": "--dut-key", "dut_host_keys": "--dut-host-keys", "dut_ssh_user": "--dut-user",
+               "dut_boot_timeout": "--boot-timeout", "dut_offloads": "--dut-offloads"}
+VM_OPTIONS = ("dut_vcpus", "dut_memory_mb", "dut_accel", "virtio_queues", "vhost", "virtio_offloads", "dut_image",
+              "dut_os", "dut_ssh_key", "dut_host_keys", "dut_ssh_user", "dut_boot_timeout", "dut_offloads")
 
 
 def add_lab_options(parser: argparse.ArgumentParser) -> None:
@@ -92,6 +95,18 @@ def add_vm_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vhost", default=None, help="--dut vm: vhost-net off (default) or on")
     parser.add_argument("--virtio-offloads", default=None, help="--dut vm: on (default), off, or e.g. "
                         "'csum=off,host_tso4=off,host_tso6=off,host_ecn=off,host_ufo=off,gso=off'")
+    parser.add_argument("--dut-image", default=None, help="--dut vm: your own firewall's disk image (qcow2 or raw; "
+                        "never written: it boots on a throwaway overlay), reached over SSH on its third NIC")
+    parser.add_argument("--dut-os", default=None, help="--dut-image: linux (default), openwrt, opnsense, pfsense, "
+                        "freebsd or openbsd")
+    parser.add_argument("--dut-key", default=None, help="--dut-image: the private key that logs in (default IMG.key)")
+    parser.add_argument("--dut-host-keys", default=None, help="--dut-image: the image's sshd host keys (default "
+                        "IMG.host_keys; none: the first key seen in the lab)")
+    parser.add_argument("--dut-user", default=None, help="--dut-image: the user that logs in (default root)")
+    parser.add_argument("--boot-timeout", type=int, default=None, help="--dut-image: seconds the image may take to "
+                        "answer SSH (default 300 under TCG, 120 under KVM)")
+    parser.add_argument("--dut-offloads", default=None, help="--dut-image: the image's own interface flags, e.g. "
+                        "'enp0s3:tso=off,gro=off'")
 
 
 def lab_params_from_args(args: argparse.Namespace, only_given: bool = False) -> dict:

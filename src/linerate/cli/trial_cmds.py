@@ -123,9 +123,10 @@ def cmd_trial(args: argparse.Namespace) -> int:
     testbeds.check([lab_params])
     with testbeds.open(lab_params) as testbed:
         trial = testbed.run_trial(params)
+        environment = testbed.environment()  # what the DUT was: read-back knobs, a VM's boot and placement
     flags = flags_of(trial, lab_params)
     if args.json:
-        print(dumps({**trial.to_dict(), "flags": flags}))
+        print(dumps({**trial.to_dict(), "flags": flags, "testbed": environment}))
     else:
         print(describe_trial(trial) + "".join(f" [{flag}]" for flag in flags))
     return 0 if trial.ok else 1

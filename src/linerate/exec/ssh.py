@@ -205,8 +205,9 @@ class SshSession:
     """A verified, persistent connection to one host (through an optional jump host)."""
 
     def __init__(self, target: SshTarget, known_hosts: Path, *, accept_new: bool = False,
-                 on_message=lambda text: None, connect_timeout_s: float = CONNECT_TIMEOUT_S):
+                 on_message=lambda text: None, connect_timeout_s: float = CONNECT_TIMEOUT_S, via=None):
         self.target = target
+        self.via = via  # an asyncssh tunnel object (exec/netns_tunnel.py) instead of a direct TCP connection
         self.known_hosts = known_hosts
         self.accept_new = accept_new
         self.on_message = on_message
@@ -237,7 +238,7 @@ class SshSession:
     async def _connect(self):
         import asyncssh
 
-        tunnel = None
+        tunnel = self.via
         if self.target.jump is not None:
             self._jump = SshSession(self.target.jump, self.known_hosts, accept_new=self.accept_new,
                                     on_message=self.on_message, connect_timeout_s=self.connect_timeout_s)
@@ -332,7 +333,7 @@ class SshSession:
                 await asyncio.wait_for(self._host_keys_listed.wait(), HOST_KEYS_WAIT_S)
         if self._host_keys is not None:
             return set(self._host_keys)
-        tunnel = self._jump._conn if self._jump is not None else None
+        tunnel = self._jump._conn if self._jump is not None else self.via
         # Each key exchange offers the key types not seen yet and, last, one the server is known to have (the
         # verified key's): the server answers with the first it holds, so every exchange succeeds, and one that
         # answers with the known type says there are no more. Any failure is then a real one.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -35,10 +36,13 @@ def terminations_raise() -> Iterator[None]:
 def terminations_deferred() -> Iterator[None]:
     """A block that must not be cut in half (putting a DUT's knobs back, removing what a run made): a
     SIGINT, SIGTERM or SIGHUP that arrives inside is held until the block has finished, then raised
-    (KeyboardInterrupt or Interrupted) — unless the block ends by an exception of its own, which goes on."""
+    (KeyboardInterrupt or Interrupted) — unless the block ends by an exception of its own, which goes on,
+    or the block is a clean-up run while a signal already ends the command (a second Ctrl-C or TERM):
+    that one is already on its way out, and raising again would skip the clean-ups after this one."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    ending = isinstance(sys.exc_info()[1], (KeyboardInterrupt, Interrupted))
     held: list[int] = []
     saved = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
              for sig in (*TERMINATIONS, signal.SIGINT)}
@@ -47,7 +51,7 @@ def terminations_deferred() -> Iterator[None]:
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
-    if held and held[0] == signal.SIGINT:
+    if held and not ending and held[0] == signal.SIGINT:
         raise KeyboardInterrupt
-    if held:
+    if held and not ending:
         raise_interrupted(held[0], None)

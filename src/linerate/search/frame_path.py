@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from linerate.errors import ConfigError, LabError, LinerateError, ParseError
+from linerate.lab.signals import terminations_deferred
 from linerate.preflight import parse_iperf3_version
 from linerate.search.measurer import SentBy
 from linerate.traffic import frames, iperf3_udp, trafgen
@@ -164,7 +165,9 @@ class FramePath:
         self.drop_table()
 
     def drop_table(self) -> bool:
-        return self.server.run(["nft", "delete", "table", "inet", COUNT_TABLE], timeout_s=30, check=False).returncode == 0
+        with terminations_deferred():  # a signal meanwhile waits until the table is gone
+            return self.server.run(["nft", "delete", "table", "inet", COUNT_TABLE], timeout_s=30,
+                                   check=False).returncode == 0
 
     def send(self, frame: frames.FrameSize, rate_pps: int | None, count: int, *, to_dut: bool = True) -> SentBy:
         biggest = frames.largest(frame, self.family)

@@ -29,6 +29,7 @@ from typing import Any
 
 from linerate.errors import LabError, LinerateError
 from linerate.exec.scratch import make_temp
+from linerate.lab.signals import terminations_deferred
 from linerate.search.frame_path import count_ruleset, create_count_table, parse_count
 from linerate.search.measurer import disturbed, unsent_frames
 from linerate.traffic import trafgen, tuples
@@ -162,12 +163,16 @@ class StatePath:
         return path
 
     def __exit__(self, *exc) -> None:
-        for host, what in reversed(getattr(self, "_made", [])):
-            if what == "table":
-                host.run(["nft", "delete", "table", "inet", COUNT_TABLE], timeout_s=30, check=False)
-            else:
-                host.run(["rm", "-f", "--", what], timeout_s=10, check=False)
-        self._made = []
+        """Remove what this path made, newest first; a signal meanwhile waits until all of it is gone."""
+        with terminations_deferred():
+            made = getattr(self, "_made", [])
+            while made:
+                host, what = made[-1]
+                if what == "table":
+                    host.run(["nft", "delete", "table", "inet", COUNT_TABLE], timeout_s=30, check=False)
+                else:
+                    host.run(["rm", "-f", "--", what], timeout_s=10, check=False)
+                made.pop()
 
     # --- one trial ---------------------------------------------------------------------------------
 

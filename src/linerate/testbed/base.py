@@ -28,7 +28,7 @@ from linerate.dut.base import DutDriver
 from linerate.errors import ConfigError, LabError, PreflightError
 from linerate.exec import Executor
 from linerate.lab.registry import LabRecord, Registry
-from linerate.lab.signals import terminations_raise
+from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.model import FirewallProfile, Trial, TrialParams, validate_lab_name
 from linerate.store.db import Store
 from linerate.testbed.fingerprint import controller_fingerprint
@@ -38,6 +38,8 @@ from linerate.testbed.namespace import NamespaceTestbed, own_scratch, stop_lefto
 from linerate.testbed.requirements import local_problems, required_features
 from linerate.testbed.ssh import SshTestbeds
 from linerate.testbed.vm import VmTestbed
+from linerate.testbed.vm_image import ImageVmTestbed
+from linerate.trial import measure_read_cost_or_none
 from linerate.topology.plan import LabSpec
 from linerate.vm.placement import place
 from linerate.vm.plan import vm_options
@@ -123,7 +125,8 @@ def lab_testbed(lab_id: str, lab_params: dict, *, keep: bool = False,
     options = vm_options(vm_params(lab_params))
     placement = place(tuple(os.sched_getaffinity(0)), options.vcpus)
     spec = dataclasses.replace(spec, cpu_sides=(placement.client_cpus, placement.server_cpus))
-    return VmTestbed(spec, options, registry, keep=keep, params=lab_params, placement=placement)
+    kind = ImageVmTestbed if options.image else VmTestbed
+    return kind(spec, options, registry, keep=keep, params=lab_params, placement=placement)
 
 
 def lab_from_record(record: LabRecord, registry: Registry) -> NamespaceTestbed:
@@ -160,8 +163,6 @@ def use_lab(name: str, registry: Registry) -> NamespaceTestbed:
     if problem is not None:
         raise ConfigError("lab", f"'{name}': {problem}; remove the lab (`linerate lab down {name}`) and build "
                           "another")
-    if lab.record is not None:
-        stop_leftover_programs(lab.record)  # a killed command's generator would disturb every trial of this one
     return lab
 
 
@@ -212,10 +213,15 @@ class KeptLab:
         holds the lab's measure lock, so nothing else runs there (stop_leftover_programs)."""
         with terminations_raise():
             try:
+                if self.lab.record is not None:  # every input is checked by now: this command will measure
+                    stop_leftover_programs(self.lab.record)  # a killed command's generator would disturb it
+                # the reads' cost places a trial's second DUT read (trial.window_offsets): measured on the lab as it is
+                self.lab.read_cost_s = measure_read_cost_or_none(self.lab.driver, self.lab.executor("dut"))
                 yield self.lab
             finally:
-                if self.lab.record is not None:
-                    stop_leftover_programs(self.lab.record)
+                with terminations_deferred():
+                    if self.lab.record is not None:
+                        stop_leftover_programs(self.lab.record)
 
     def reserve(self) -> ContextManager[None]:
         return contextlib.nullcontext()  # a kept lab has no journal: its knobs are baked in when built

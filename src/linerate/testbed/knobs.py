@@ -38,9 +38,9 @@ def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -
             for name in VM_AXES:
                 if not vm and name in cell and cell[name] != AXES[name].default:
                     raise ConfigError(name, f"{cell[name]!r} sets the VM DUT; add dut = \"vm\" (or remove the axis)")
-            if cell.get("dut_offloads", "default") != "default":
-                raise ConfigError("dut_offloads", "sets interface flags of a real DUT (--testbed); the namespace "
-                                  "lab's offloads are the 'offloads' axis")
+            if cell.get("dut_offloads", "default") != "default" and not (vm and cell.get("dut_image")):
+                raise ConfigError("dut_offloads", "sets interface flags of a real DUT (--testbed) or an own image "
+                                  "(dut_image); the namespace lab's offloads are the 'offloads' axis")
             try:
                 if not vm:  # a VM guest is a whole kernel: any sysctl name it has
                     parse_sysctls(cell.get("dut_sysctls", "default"))

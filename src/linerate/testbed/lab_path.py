@@ -27,7 +27,7 @@ class LabPath(FramePath):
         self.client, self.server = testbed.executor("client"), testbed.executor("server")
         # the test port: the one the lab's firewall profiles pass (their pass rule names it)
         self.flow = trafgen.FlowSpec(family, link_info(self.client, CLIENT_IF)["address"],
-                                     link_info(testbed.executor("dut"), DUT_LAN_IF)["address"],
+                                     link_info(testbed.executor("dut"), testbed.dut_ifname(DUT_LAN_IF))["address"],
                                      ADDR[("client", family)][0], server_address(family),
                                      dst_port=testbed.spec.iperf_port)
         self.sender = choose_sender(self.client, generator)
@@ -59,10 +59,10 @@ class LabStatePath(StatePath):
         dut = testbed.executor("dut")
         self.client_device, self.server_device = CLIENT_IF, SERVER_IF
         self.forward = tuples.TupleFlow(family, link_info(self.client, CLIENT_IF)["address"],
-                                        link_info(dut, DUT_LAN_IF)["address"], ADDR[("client", family)][0],
+                                        link_info(dut, testbed.dut_ifname(DUT_LAN_IF))["address"], ADDR[("client", family)][0],
                                         server_address(family), testbed.spec.iperf_port)
         self.reverse = self.forward.reversed_by(link_info(self.server, SERVER_IF)["address"],
-                                                link_info(dut, DUT_WAN_IF)["address"])
+                                                link_info(dut, testbed.dut_ifname(DUT_WAN_IF))["address"])
         rate = testbed.line_rate
         self.link_bps = rate["bps"] if rate else None
         self.shared_kernel = testbed.shared_kernel

@@ -144,6 +144,10 @@ class NamespaceTestbed:
     def executor(self, role: str) -> NetnsExecutor:
         return NetnsExecutor(self.spec.netns(role), self.spec.cpus(role), scratch_dir=self.scratch_dir)
 
+    def dut_ifname(self, port: str) -> str:
+        """The DUT's own name of its port lan0 or wan0 (an own image names its NICs itself)."""
+        return port
+
     def generator_hosts(self) -> dict:
         return {}  # the generators run on the DUT's own kernel: its CPU reads are theirs
 
@@ -257,6 +261,22 @@ RUN_TABLES = (FRAME_TABLE, STATE_TABLE)  # what an rfc2544 or rfc9693 run on a k
 RUN_PROGRAMS = ("trafgen", "iperf3", "h2load", "tcpdump", "timeout")
 
 
+def is_leftover(pid: int, program: str, scratch: str) -> bool:
+    """Whether a process found in the lab is one a linerate command runs there: a generator that would
+    disturb a measurement (trafgen, h2load, an iperf3 *client*; an iperf3 server someone else started
+    is left alone), or a capture or time limit writing into the lab's scratch directory (linerate's own
+    tcpdump; an operator's capture elsewhere is theirs)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if program in ("trafgen", "h2load"):
+        return True
+    if program == "iperf3":
+        return b"--client" in argv or b"-c" in argv
+    return bool(scratch) and any(scratch.encode() in arg for arg in argv)
+
+
 def stop_leftover_programs(record: LabRecord, *, remove: bool = True) -> list[str]:
     """SIGKILL the generators and captures running in a kept lab's client and server namespaces (not the
     lab's own iperf3 server): called by a command that holds the lab's measure lock, or by `lab clean`
@@ -268,7 +288,7 @@ def stop_leftover_programs(record: LabRecord, *, remove: bool = True) -> list[st
         if not ns.endswith(("-client", "-server")):
             continue  # the DUT's namespace runs the lab itself (a VM DUT's qemu)
         for pid, program in programs_in_netns(ns):
-            if program in RUN_PROGRAMS and pid not in own_servers:
+            if program in RUN_PROGRAMS and pid not in own_servers and is_leftover(pid, program, record.scratch):
                 if remove:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, 9)

@@ -348,8 +348,9 @@ class SshTestbed:
                 yield server
         finally:
             self._http = None
-            for entry in entries:
-                self.journal.done(entry)  # stopped (its __exit__ ran), or never started
+            if server.stopped:  # its stop ran to the end; else the journal keeps it for `testbed restore`
+                for entry in entries:
+                    self.journal.done(entry)
 
     # --- trials ---------------------------------------------------------------------------------------
 

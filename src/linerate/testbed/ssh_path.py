@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 
 from linerate.errors import ConfigError, LinerateError, ParseError
+from linerate.lab.signals import terminations_deferred
 from linerate.search.frame_path import COUNT_TABLE, FramePath, choose_sender, link_info
 from linerate.traffic import trafgen
 
@@ -110,8 +111,9 @@ class TestbedPath(FramePath):
             raise
 
     def __exit__(self, *exc) -> None:
-        if self.drop_table():
-            self._close_journal()  # else the journal keeps it for the next run or `testbed restore`
+        with terminations_deferred():  # the table and its journal entry go together
+            if self.drop_table():
+                self._close_journal()  # else the journal keeps it for the next run or `testbed restore`
 
     def _close_journal(self) -> None:
         if self.journal_id is not None:

@@ -16,7 +16,7 @@ import shlex
 import time
 from pathlib import Path
 
-from linerate.errors import ConfigError, ExecError, LabError
+from linerate.errors import ExecError, LabError
 from linerate.exec import NetnsExecutor
 from linerate.exec.agent import AgentExecutor, with_stdin
 from linerate.lab.apply import apply_plan
@@ -27,9 +27,8 @@ from linerate.testbed.namespace import NamespaceTestbed
 from linerate.topology.plan import CreateTap, LabSpec, server_address
 from linerate.trial import measure_read_cost_or_none, run_trial
 from linerate.tuning.catalog import runtime_recommendations
-from linerate.vm.accel import choose_accel, kvm_status
+from linerate.vm.accel import choose_accel
 from linerate.vm.boot import BOOT_TIMEOUT_S, KERNEL_APPEND, wait_for_agent
-from linerate.vm.byo import require_kvm
 from linerate.vm.guest_build import current_guest
 from linerate.vm.observe import QemuThreads, thread_tids
 from linerate.vm.placement import Placement, place
@@ -42,7 +41,7 @@ MAX_QUEUES = 16  # the virtio_queues axis's limit (axes.py)
 
 
 class VmTestbed(NamespaceTestbed):
-    """A namespace testbed whose DUT is a qemu guest (built-in Linux guest; see vm/byo.py for own images)."""
+    """A namespace testbed whose DUT is a qemu guest: the built-in Linux guest (testbed/vm_image.py: an own image)."""
 
     shared_kernel = False  # the guest forwards on its own vCPU threads
 
@@ -73,8 +72,6 @@ class VmTestbed(NamespaceTestbed):
         self.record, self.record_is_ours = record, True
         self.make_scratch()
         accel = choose_accel(self.vm.accel)
-        if self.vm.image:
-            self._refuse_own_image(accel)
         guest = current_guest()
         self.directory.mkdir(mode=0o700)
 
@@ -110,11 +107,6 @@ class VmTestbed(NamespaceTestbed):
                 os.sched_setaffinity(tid, cpus)
             except OSError as exc:
                 raise LabError(f"VM DUT: placing qemu thread {role} on host CPU {cpus}: {exc}") from None
-
-    def _refuse_own_image(self, accel: str) -> None:
-        require_kvm(accel, kvm_status()[1])
-        raise ConfigError("dut_image", "own images boot on KVM with an overlay (vm/byo.py), but trials through "
-                          "their management SSH are not wired yet in this version; use the built-in guest")
 
     def _open_tap(self, step: CreateTap) -> None:
         self.taps[step.ifname] = open_tap(step.netns, step.ifname, step.index, step.queues)
@@ -182,7 +174,9 @@ class VmTestbed(NamespaceTestbed):
         """The read-back offloads, and where the VM's threads and the generator ran (and a read's cost)."""
         vm = self.state.get("vm") or {}
         placement = vm.get("placement") or {}
-        return {**super().environment(),
+        guest = {key: vm[key] for key in ("accel", "vcpus", "memory_mb", "boot_to_ready_s", "kernel", "image", "os",
+                                          "host_key", "guest_interfaces") if key in vm}
+        return {**super().environment(), "vm": guest,
                 "vm_host": {"placement": placement.get("note"), "detail": placement.get("detail"),
                             "disjoint": placement.get("disjoint"), "telemetry_read_ms": vm.get("telemetry_read_ms")}}
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
 from linerate.exec.scratch import make_temp
+from linerate.lab.signals import terminations_deferred
 from linerate.numbers import ascii_int
 from linerate.traffic import h2load, nginx
 
@@ -62,6 +63,7 @@ class NginxServer:
     pid: int | None = None
     version: str | None = None
     startup_errors: list[str] = field(default_factory=list)
+    stopped: bool = False  # stop() ran to its end: nothing of this server is left on the host
     _error_lines: int = field(default=0, repr=False)
 
     # --- what the kind reads --------------------------------------------------------------------
@@ -137,7 +139,14 @@ class NginxServer:
             self.sleep(0.1)
 
     def stop(self) -> str:
-        """Stop the master named by the pid file (an nginx, checked), then remove the directory."""
+        """Stop the master named by the pid file (an nginx, checked), then remove the directory; a
+        signal meanwhile waits until both are done (lab/signals.py). `stopped` says it got that far."""
+        with terminations_deferred():
+            said = self._stop()
+            self.stopped = True
+        return said
+
+    def _stop(self) -> str:
         said = "not running"
         if self.workdir is not None:
             text = self.executor.run(["cat", self.pid_file], timeout_s=TIMEOUT_S, check=False).stdout.strip()

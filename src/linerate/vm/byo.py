@@ -4,8 +4,7 @@ The user's image is never written: qemu runs on a throwaway qcow2 overlay in the
 directory whose backing file is the image (qemu opens a backing file read-only), removed with the
 lab. NIC order is fixed by PCI slot (vm/qemu.py): vtnet0 = LAN (198.18.0.1/24, 2001:2:0:1::1/64),
 vtnet1 = WAN (198.19.0.1/24, 2001:2:0:2::1/64), vtnet2 = management (qemu user networking, the
-guest's port 22 forwarded to 127.0.0.1 inside the lab's dut namespace). A BSD image under TCG takes
-minutes to boot, so an own image needs a KVM that really boots a guest (vm/accel.py).
+guest's port 22 forwarded to 127.0.0.1 inside the lab's dut namespace; testbed/vm_image.py).
 """
 
 from __future__ import annotations
@@ -40,10 +39,3 @@ def create_overlay(image: Path, directory: Path) -> Path:
     LocalExecutor().run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", image_format(image), "-b", str(image),
                          str(overlay)], timeout_s=60)  # a failure: ExecError naming the command
     return overlay
-
-
-def require_kvm(accel: str, why: str) -> None:
-    if accel != "kvm":
-        raise ConfigError("dut_image", f"an own image needs KVM, and this machine boots guests only under TCG "
-                          f"({why}); a BSD image would take minutes to boot there. Use the built-in guest "
-                          "(remove dut_image) or a machine with KVM")

@@ -25,7 +25,7 @@ from linerate.topology.plan import (ADDR, CLIENT_IF, CLIENT_PORTS, DUT_LAN_IF, D
                                     Step, address_steps, knob_steps)
 from linerate.vm.qemu import parse_virtio_offloads
 
-DUT_OSES = ("linux", "opnsense", "pfsense", "freebsd", "openbsd")
+DUT_OSES = ("linux", "openwrt", "opnsense", "pfsense", "freebsd", "openbsd")
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,10 @@ class VmOptions:
     virtio_text: str = "on"  # the virtio_offloads value as written
     image: str = ""  # a bring-your-own disk image; "" = the built-in guest
     os: str = "linux"
+    ssh_key: str = ""  # an own image's login: vm/image_access.py
+    host_keys: str = ""
+    ssh_user: str = "root"
+    boot_timeout_s: float = 0
 
     @property
     def virtio(self) -> dict[str, str]:
@@ -49,7 +53,9 @@ def vm_options(params: dict) -> VmOptions:
     return VmOptions(vcpus=params["dut_vcpus"], memory_mb=params["dut_memory_mb"], accel=params["dut_accel"],
                      queues=params["virtio_queues"], vhost=params["vhost"] == "on",
                      virtio_text=params["virtio_offloads"],
-                     image=params["dut_image"], os=params["dut_os"])
+                     image=params["dut_image"], os=params["dut_os"], ssh_key=params["dut_ssh_key"],
+                     host_keys=params["dut_host_keys"], ssh_user=params["dut_ssh_user"],
+                     boot_timeout_s=params["dut_boot_timeout"])
 
 
 TAPS = {DUT_LAN_IF: ("tap-lan", "br-lan", 20), DUT_WAN_IF: ("tap-wan", "br-wan", 21)}  # port: tap, bridge, index
@@ -81,32 +87,39 @@ def host_rps_masks(spec: LabSpec) -> dict[tuple[str, str], str]:
     return replace(spec, dut_rps_mask=None).rps_masks()
 
 
-def guest_commands(spec: LabSpec) -> list[tuple[list[str], str | None]]:
-    """(argv, stdin) run in the guest, in order: addresses, forwarding, MTU, the ruleset, the
-    guest-side offloads, DUT sysctls and RPS masks."""
+def guest_commands(spec: LabSpec, lan: str = DUT_LAN_IF, wan: str = DUT_WAN_IF,
+                   dut_offloads: tuple[tuple[str, str, str], ...] = ()) -> list[tuple[list[str], str | None]]:
+    """(argv, stdin) run in a Linux guest, in order: addresses, forwarding, MTU, the ruleset, the
+    guest-side offloads, DUT sysctls and RPS masks. `lan`/`wan`: the guest's names of its LAN and
+    WAN NICs (the built-in guest's lan0/wan0; an own image's, found by MAC); `dut_offloads`:
+    (interface, feature, state) by the guest's own interface names."""
     commands: list[tuple[list[str], str | None]] = []
     sysctls = ["net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv6.conf.all.accept_dad=0",
-               "net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.lan0.accept_dad=0", "net.ipv6.conf.wan0.accept_dad=0"]
+               "net.ipv6.conf.default.accept_dad=0", f"net.ipv6.conf.{lan}.accept_dad=0",
+               f"net.ipv6.conf.{wan}.accept_dad=0"]
     commands.append((["sysctl", "-q", "-w", *sysctls], None))
-    for ifname, role in ((DUT_LAN_IF, "dut_lan"), (DUT_WAN_IF, "dut_wan")):
+    for ifname, role in ((lan, "dut_lan"), (wan, "dut_wan")):
         for family in (4, 6):
             address, prefixlen = ADDR[(role, family)]
             nodad = ["nodad"] if family == 6 else []
             commands.append((["ip", "addr", "add", f"{address}/{prefixlen}", "dev", ifname, *nodad], None))
         link = ["ip", "link", "set", ifname, "mtu", str(spec.mtu)]
         commands.append((link + (["txqueuelen", str(spec.txqueuelen)] if spec.txqueuelen else []) + ["up"], None))
-    ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port, spec.http_port)
+    ruleset = render_ruleset(spec.firewall, lan, wan, spec.iperf_port, spec.http_port)
     if ruleset is not None:
         commands.append((["nft", "-f", "-"], ruleset))
     by_interface: dict[str, list[str]] = {}
     for role, ifname, feature, state in spec.offloads:
         if role == "dut":
-            by_interface.setdefault(ifname, []).extend([OFFLOAD_FEATURES[feature][0], state])
+            by_interface.setdefault({DUT_LAN_IF: lan, DUT_WAN_IF: wan}[ifname], []).extend(
+                [OFFLOAD_FEATURES[feature][0], state])
+    for ifname, feature, state in dut_offloads:
+        by_interface.setdefault(ifname, []).extend([OFFLOAD_FEATURES[feature][0], state])
     commands += [(["ethtool", "-K", ifname, *args], None) for ifname, args in by_interface.items()]
     if spec.dut_sysctls:
         commands.append((["sysctl", "-q", "-w", *(f"{k}={v}" for k, v in spec.dut_sysctls)], None))
     if spec.dut_rps_mask is not None:
-        for ifname in (DUT_LAN_IF, DUT_WAN_IF):
+        for ifname in (lan, wan):
             commands.append((["sh", "-c", 'for q in "$1"/queues/rx-*; do echo "$2" > "$q/rps_cpus"; done', "rps",
                               f"/sys/class/net/{ifname}", spec.dut_rps_mask], None))
     return commands

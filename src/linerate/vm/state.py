@@ -14,9 +14,12 @@ from linerate.vm.plan import TAPS, VmOptions, host_rps_masks
 from linerate.vm.qemu import UNVERIFIABLE_ON, negotiated_features
 
 
-def read_vm_state(spec: LabSpec, vm: VmOptions, guest: Executor, info: dict) -> dict:
+def read_vm_state(spec: LabSpec, vm: VmOptions, guest: Executor, info: dict,
+                  guest_names: dict[str, str] | None = None) -> dict:
     """The namespace lab's read-back with the DUT's interfaces and sysctls read in the guest; the
-    dut namespace's veth ends and taps (the wire) under "wire"."""
+    dut namespace's veth ends and taps (the wire) under "wire". `guest_names`: the guest's own names
+    of its LAN and WAN NICs (an own image's, found by MAC), stored under the role names lan0/wan0."""
+    names = guest_names or {port: port for port in TAPS}
     def sysctl(ns: str, key: str) -> str:
         if ns == spec.netns("dut"):
             return " ".join(guest.run(["sysctl", "-n", key], timeout_s=10).stdout.split())
@@ -27,16 +30,16 @@ def read_vm_state(spec: LabSpec, vm: VmOptions, guest: Executor, info: dict) -> 
     state["wire"] = {"offloads": {port: state["offloads"].pop(f"dut:{port}") for port in TAPS}}
     for port, (tap, _, _) in TAPS.items():
         state["wire"]["offloads"][tap] = read_offloads(wire, tap)
-        state["offloads"][f"dut:{port}"] = read_offloads(guest, port)
+        state["offloads"][f"dut:{port}"] = read_offloads(guest, names[port])
     # one agent round trip (~0.2 s under TCG each) for the guest-only facts
-    reads = guest.run_many([argv for ifname in TAPS for argv in (["cat", f"/sys/class/net/{ifname}/device/features"],
-                                                                 ["ls", f"/sys/class/net/{ifname}/queues"])],
+    reads = guest.run_many([argv for port in TAPS for argv in (["cat", f"/sys/class/net/{names[port]}/device/features"],
+                                                               ["ls", f"/sys/class/net/{names[port]}/queues"])],
                            timeout_s=10)
     features = {ifname: negotiated_features(reads[2 * i].stdout) for i, ifname in enumerate(TAPS)}
     queues = {ifname: len(reads[2 * i + 1].stdout.split()) // 2 for i, ifname in enumerate(TAPS)}
     state["vm"] = {**{k: v for k, v in info.items() if k not in ("argv", "qemu_pid")},
                    "virtio_offloads": vm.virtio_text, "virtio_features": features, "queues": queues,
-                   "vhost": vm.vhost}
+                   "vhost": vm.vhost, **({"guest_interfaces": names} if guest_names else {})}
     return state
 
 

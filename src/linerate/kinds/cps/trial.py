@@ -31,6 +31,7 @@ from linerate.kinds.cps import capture as client_capture
 from linerate.kinds.cps.limits import read_client_state, trial_limits, wait_for_ports
 from linerate.kinds.cps.options import CpsOptions
 from linerate.kinds.cps.search import served_late, verdict
+from linerate.lab.signals import terminations_deferred
 from linerate.traffic import h2load
 
 FIGURES = "cps_trials"  # the table of a trial's own figures (store/schema.py): CpsTrial.figures()
@@ -165,9 +166,10 @@ def measure_trial(client: Executor, server: Server, url: str, rate: float, durat
         result = run_h2load(client, capturing.argv(argv, limit_s) if capturing else argv, limit_s)
     finally:
         ended = clock()
-        log_text = client.run(["cat", log], timeout_s=60, check=False).stdout
-        client.run(["rm", "-f", "--", log], timeout_s=15, check=False)
-        captured, capture_note = client_capture.finish(client, capturing) if capturing else ({}, None)
+        with terminations_deferred():  # a signal meanwhile waits until the log and the capture are gone
+            log_text = client.run(["cat", log], timeout_s=60, check=False).stdout
+            client.run(["rm", "-f", "--", log], timeout_s=15, check=False)
+            captured, capture_note = client_capture.finish(client, capturing) if capturing else ({}, None)
     if capture_note:
         notes.append(capture_note)
     dut_after, state_after = read_dut(), read_state()

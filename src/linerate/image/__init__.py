@@ -1,0 +1,1 @@
+"""Disk images for a VM DUT: the reference Debian router image (debian.py)."""

@@ -1,0 +1,299 @@
+"""ImageVmTestbed: the user's own firewall image as the DUT — booted on a throwaway overlay, reached
+only as the user reaches it: over SSH on its management NIC (no linerate agent in it).
+
+    client ==[br-lan]== guest NIC 1 (LAN) | guest NIC 2 (WAN) ==[br-wan]== server
+                         guest NIC 3 (management): qemu user network, port 22 -> 127.0.0.1:2222
+                         inside the lab's dut namespace, where linerate's SSH session connects
+
+The host side is the VM lab's (vm/plan.py); the image is never written (qemu opens a backing file
+read-only; the overlay lives in the lab's VM directory and goes with the lab, `lab clean` included).
+A Linux-family image (linux, openwrt) is configured by linerate over that SSH session with the same
+commands as the built-in guest, on the NICs found by MAC whatever the image calls them; an image
+whose product owns its configuration (OPNsense, pfSense) and the BSDs are checked, not changed.
+Either way the path is checked before the first trial and every missing piece named at once.
+Knobs (dut_sysctls, dut_offloads, offloads, the ruleset) are set on the running guest, whose disk
+is the overlay: they end with the lab, and the image's own configuration is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from linerate.dut.drivers import driver_for
+from linerate.errors import ConfigError, ExecError, LabError
+from linerate.exec import NetnsExecutor
+from linerate.exec.netns_tunnel import NetnsTunnel
+from linerate.exec.ssh import HostKeyError, SshError, SshExecutor, SshSession, SshTarget
+from linerate.lab.apply import apply_plan
+from linerate.lab.registry import LabRecord
+from linerate.process import ProcessRef, process_start_time
+from linerate.testbed.vm import VmTestbed
+from linerate.topology.link import parse_dut_offloads
+from linerate.topology.plan import ADDR, DUT_LAN_IF, DUT_WAN_IF
+from linerate.trial import measure_read_cost_or_none
+from linerate.vm.accel import choose_accel
+from linerate.vm.byo import create_overlay
+from linerate.vm.image_access import MGMT_PORT, OS_FAMILY, ImageAccess, image_access, missing_pieces
+from linerate.vm.plan import build_vm_plan, guest_commands
+from linerate.vm.qemu import LAN_MAC, WAN_MAC, VmSpec, qemu_argv
+from linerate.vm.state import read_vm_state, verify_vm
+
+BSD_NAMES = {"freebsd": ("vtnet0", "vtnet1"), "openbsd": ("vio0", "vio1")}  # by PCI slot order (vm/qemu.py)
+
+
+class ImageVmTestbed(VmTestbed):
+    """A VM lab whose DUT is an own image (dut_image), driven over SSH."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.access: ImageAccess | None = None
+        self.session: SshSession | None = None
+        self.names = {DUT_LAN_IF: DUT_LAN_IF, DUT_WAN_IF: DUT_WAN_IF}  # role name -> the guest's own name
+        self.driver = driver_for(OS_FAMILY[self.vm.os])
+
+    def describe_plan(self) -> str:
+        host = build_vm_plan(self.spec, self.vm.queues).describe()
+        return (f"{host}\nip netns exec {self.spec.netns('dut')} qemu-system-x86_64 ... (accel {self.vm.accel}, "
+                f"{self.vm.vcpus} vCPU, {self.vm.memory_mb} MiB) on an overlay of {self.vm.image}\n"
+                f"ssh {self.vm.ssh_user}@127.0.0.1:{MGMT_PORT} (in {self.spec.netns('dut')}): addresses, ruleset and "
+                f"knobs ({self.vm.os})")
+
+    def up(self) -> "ImageVmTestbed":
+        accel = choose_accel(self.vm.accel)
+        self.access = image_access(self.vm.image, self.vm.os, self.vm.ssh_user, self.vm.ssh_key, self.vm.host_keys,
+                                   self.vm.boot_timeout_s, accel)
+        owner = None if self.keep else ProcessRef.of(os.getpid())
+        record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
+        self.registry.create(record)
+        self.record, self.record_is_ours = record, True
+        self.make_scratch()
+        self.directory.mkdir(mode=0o700)
+        overlay = create_overlay(self.access.image, self.directory)
+
+        def remember(ns: str) -> None:
+            self.record.namespaces.append(ns)
+            self.registry.save(self.record)
+
+        try:
+            apply_plan(build_vm_plan(self.spec, self.vm.queues), on_namespace=remember, on_tap=self._open_tap)
+            pid, started = self._start_qemu(overlay, accel)
+        finally:
+            for fd in (fd for fds in self.taps.values() for fd in fds):
+                os.close(fd)
+            self.taps.clear()
+        boot_s = self._wait_for_sshd(pid, started)
+        problems = [] if boot_s is not None else [
+            f"an SSH server answering on the management NIC within {self.access.boot_timeout_s:.0f} s (sshd started "
+            "at boot, DHCP on the third NIC: virtio, MAC 52:54:00:4c:52:03; or more time: --boot-timeout); "
+            f"console: {self._console_tail()}"]
+        if boot_s is not None:
+            problems += self._login()
+        if not problems:
+            self.vm_info.update({"boot_to_ready_s": round(boot_s, 2), "kernel": self._guest_release(),
+                                 "image": str(self.access.image), "os": self.vm.os})
+            self.record.vm.update({k: self.vm_info[k] for k in ("boot_to_ready_s", "kernel", "image", "os")})
+            self.registry.save(self.record)
+        linux = OS_FAMILY[self.vm.os] == "linux"
+        if linux and not problems:
+            self._configure()
+        if not (linux and problems):  # an image that sets its own addresses is checked even without a login
+            problems += self._path_problems()
+        if problems:
+            raise ConfigError("dut_image", f"{self.access.image.name} ({self.vm.os}) is missing: " + "; ".join(problems))
+        if OS_FAMILY[self.vm.os] == "linux":
+            self.state = read_vm_state(self.spec, self.vm, self.executor("dut"), self.vm_info, guest_names=self.names)
+            verify_vm(self.spec, self.vm, self.state)
+            self._verify_dut_offloads()
+        else:
+            self.state = {"vm": {k: v for k, v in self.vm_info.items() if k not in ("argv", "qemu_pid")}}
+        self.start_server()
+        self.read_cost_s = measure_read_cost_or_none(self.driver, self.executor("dut"))
+        self.state["vm"]["placement"] = self.placement.summary()
+        self.state["vm"]["telemetry_read_ms"] = None if self.read_cost_s is None else round(self.read_cost_s * 1000, 1)
+        return self
+
+    # --- booting --------------------------------------------------------------------------------
+
+    def _start_qemu(self, overlay: Path, accel: str) -> tuple[int, float]:
+        console = self.directory / "console.log"
+        spec = VmSpec(f"linerate-{self.spec.lab_id}", vcpus=self.vm.vcpus, memory_mb=self.vm.memory_mb, accel=accel,
+                      queues=self.vm.queues, vhost=self.vm.vhost, virtio=self.vm.virtio, disk=overlay,
+                      mgmt_ssh_port=MGMT_PORT, console_log=console, mtu=self.spec.mtu)
+        lan, wan = self.taps["tap-lan"], self.taps["tap-wan"]
+        argv = qemu_argv(spec, lan, wan)
+        started = time.monotonic()
+        proc = NetnsExecutor(self.spec.netns("dut")).spawn(argv, pass_fds=lan + wan,
+                                                             log=str(self.directory / "qemu.log"))
+        self.record.servers.append(ProcessRef.of(proc.pid))
+        self.registry.save(self.record)
+        self.vm_info = {"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb, "qemu_pid": proc.pid,
+                        "argv": argv}
+        self.record.vm = {"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb,
+                          "queues": self.vm.queues, "virtio_offloads": self.vm.virtio_text}
+        return proc.pid, started
+
+    def _console_tail(self) -> str:
+        path = self.directory / "console.log"
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()] \
+            if path.exists() else []
+        return " | ".join(lines[-4:])[-400:] or "(nothing on the serial console)"
+
+    def _wait_for_sshd(self, pid: int, started: float) -> float | None:
+        """Seconds until the guest's sshd sends its banner through the forward; None when it never
+        does within the boot timeout (the image lacks a piece); LabError when qemu dies."""
+        tunnel = NetnsTunnel(self.spec.netns("dut"))
+        timeout = self.access.boot_timeout_s
+        while True:
+            if _banner(tunnel):
+                self._pin_threads(pid)
+                return time.monotonic() - started
+            if process_start_time(pid) is None:
+                raise LabError(f"VM DUT: qemu exited while {self.access.image.name} booted; console: "
+                               f"{self._console_tail()}; qemu: {self._qemu_log()}")
+            if time.monotonic() - started > timeout:
+                return None
+            time.sleep(1.0)
+
+    def _qemu_log(self) -> str:
+        path = self.directory / "qemu.log"
+        return (path.read_text(errors="replace").strip()[-300:] if path.exists() else "") or "(no message)"
+
+    def _login(self) -> list[str]:
+        """Log in to the guest; what the image lacks for it (a key it accepts, the host key named)."""
+        known_hosts = self.directory / "known_hosts"
+        fd = os.open(known_hosts, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(self.access.known_hosts_text())
+        target = SshTarget(self.access.user, "127.0.0.1", MGMT_PORT, identity=str(self.access.key))
+        messages: list[str] = []
+        self.session = SshSession(target, known_hosts, accept_new=not self.access.host_keys,
+                                  on_message=messages.append, via=NetnsTunnel(self.spec.netns("dut")))
+        try:
+            self.session.connect()
+        except HostKeyError:
+            self.session = None
+            return [f"the host key named ({self.vm.host_keys or str(self.access.image) + '.host_keys'}) on its sshd: it "
+                    "presents another; name the image's own host keys (its /etc/ssh/ssh_host_*_key.pub)"]
+        except SshError as exc:
+            self.session = None
+            return [f"a login for {self.access.user} with {self.access.key} (the public half in that user's "
+                    f"authorized_keys; sshd said: {str(exc)[-120:]})"]
+        self.vm_info["host_key"] = self.session.host_key_fingerprint
+        self.vm_info["host_key_source"] = "named" if self.access.host_keys else "first seen in this lab"
+        return []
+
+    def _guest_release(self) -> str:
+        return self.executor("dut").run(["uname", "-sr"], timeout_s=15).stdout.strip()
+
+    # --- configuring and checking -------------------------------------------------------------------
+
+    def _configure(self) -> None:
+        """Linux family: addresses, forwarding, ruleset and knobs with the built-in guest's commands,
+        on the NICs found by MAC. Others: nothing is changed (their product or config owns it)."""
+        dut = self.executor("dut")
+        family = OS_FAMILY[self.vm.os]
+        if family != "linux":
+            self._keep_names(dict(zip((DUT_LAN_IF, DUT_WAN_IF), BSD_NAMES[family])))
+            if self.spec.dut_sysctls or parse_dut_offloads(self.params.get("dut_offloads", "default")):
+                raise ConfigError("dut_sysctls", f"knobs on a {self.vm.os} image are not set by linerate here; use "
+                                  "an SSH testbed (--testbed) for its sysctls and offloads")
+            return
+        links = json.loads(dut.run(["ip", "-j", "link", "show"], timeout_s=15).stdout or "[]")
+        by_mac = {link.get("address"): link.get("ifname") for link in links}
+        missing = [f"{role} NIC (MAC {mac})" for role, mac in (("LAN", LAN_MAC), ("WAN", WAN_MAC)) if mac not in by_mac]
+        if missing:
+            raise ConfigError("dut_image", f"the guest has no {' and no '.join(missing)}: its kernel needs virtio-net")
+        self._keep_names({DUT_LAN_IF: by_mac[LAN_MAC], DUT_WAN_IF: by_mac[WAN_MAC]})
+        offloads = parse_dut_offloads(self.params.get("dut_offloads", "default"))
+        unknown = sorted({ifname for ifname, _, _ in offloads} - set(by_mac.values()))
+        if unknown:
+            raise ConfigError("dut_offloads", f"the guest has no interface {', '.join(unknown)} (it has "
+                              f"{', '.join(sorted(n for n in by_mac.values() if n))})")
+        script = []
+        for argv, stdin in guest_commands(self.spec, self.names[DUT_LAN_IF], self.names[DUT_WAN_IF], offloads):
+            script.append((argv, stdin))
+        for argv, stdin in script:
+            try:
+                dut.run(argv, stdin=stdin, timeout_s=30)
+            except ExecError as exc:
+                raise LabError(f"VM DUT {self.access.image.name}: {' '.join(argv[:4])} refused: "
+                               f"{exc.stderr.strip()[-200:]}") from None
+
+    def _verify_dut_offloads(self) -> None:
+        problems = []
+        for ifname, feature, wanted in parse_dut_offloads(self.params.get("dut_offloads", "default")):
+            got = self.driver.read_offloads(self.executor("dut"), ifname).get(feature)
+            self.state.setdefault("dut_offloads", {}).setdefault(ifname, {})[feature] = got
+            if got is None or got.split()[0] != wanted:
+                problems.append(f"{ifname} {feature}={wanted}: the guest reports '{got}'")
+        if problems:
+            raise LabError("a DUT offload did not take effect: " + "; ".join(problems))
+
+    def _path_problems(self) -> list[str]:
+        """Ping the DUT's LAN address from the client, its WAN address from the server, and the
+        server through it: every failure is a missing piece."""
+        checks = {"lan": ("client", ADDR[("dut_lan", 4)][0]), "wan": ("server", ADDR[("dut_wan", 4)][0]),
+                  "through": ("client", ADDR[("server", 4)][0])}
+        answers = {}
+        for name, (role, address) in checks.items():
+            result = NetnsExecutor(self.spec.netns(role)).run(["ping", "-n", "-q", "-c", "2", "-i", "0.3", "-W", "2",
+                                                               address], timeout_s=15, check=False)
+            answers[name] = result.returncode == 0
+        return missing_pieces(self.vm.os, answers)
+
+    # --- the Testbed protocol -----------------------------------------------------------------------
+
+    def executor(self, role: str):
+        if role != "dut":
+            return super().executor(role)
+        if self.session is None:  # a kept lab another command brought up: its known_hosts holds the key it saw
+            accel = (self.record.vm or {}).get("accel", "tcg") if self.record is not None else "tcg"
+            self.access = image_access(self.vm.image, self.vm.os, self.vm.ssh_user, self.vm.ssh_key,
+                                       self.vm.host_keys, self.vm.boot_timeout_s, accel)
+            target = SshTarget(self.access.user, "127.0.0.1", MGMT_PORT, identity=str(self.access.key))
+            self.session = SshSession(target, self.directory / "known_hosts",
+                                      via=NetnsTunnel(self.spec.netns("dut")))
+        return SshExecutor(self.session)
+
+    def _keep_names(self, names: dict[str, str]) -> None:
+        """The guest's names of lan0/wan0, in the lab's record too: for commands that use it later (--lab)."""
+        self.names = names
+        self.record.vm.update({f"{port}_name": name for port, name in names.items()})
+        self.registry.save(self.record)
+
+    def dut_ifname(self, port: str) -> str:
+        recorded = (self.record.vm or {}).get(f"{port}_name") if self.record is not None else None
+        return recorded if isinstance(recorded, str) else self.names.get(port, port)
+
+    def knob_choices(self) -> dict[str, list[tuple]]:
+        choices = super().knob_choices()
+        if OS_FAMILY[self.vm.os] != "linux":
+            choices.pop("dut_sysctls", None)
+        return choices
+
+    def down(self) -> list[str]:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+        return super().down()
+
+
+def _banner(tunnel: NetnsTunnel) -> bool:
+    """True when an SSH server answers at 127.0.0.1:MGMT_PORT in the tunnel's namespace (qemu's
+    forward accepts at once and closes when the guest does not listen yet)."""
+    try:
+        sock = tunnel.open_socket()
+    except OSError:
+        return False
+    try:
+        sock.setblocking(True)
+        sock.settimeout(3.0)
+        sock.connect(("127.0.0.1", MGMT_PORT))
+        return sock.recv(64).startswith(b"SSH-")
+    except OSError:
+        return False
+    finally:
+        sock.close()

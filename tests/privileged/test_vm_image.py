@@ -1,0 +1,141 @@
+"""An own image as the DUT, end to end on the reference image (`linerate image build debian`, built
+by `make test`): booted under TCG on an overlay, reached only over SSH on its management NIC."""
+
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.privileged.conftest import LINERATE, linerate, netns_names
+
+IMAGE = Path(os.environ.get("LINERATE_TEST_IMAGE", "/var/cache/linerate/images/debian-router.qcow2"))
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def image():
+    if not IMAGE.is_file():
+        pytest.fail(f"{IMAGE} is missing: `make test` builds it (linerate image build debian --output {IMAGE})")
+    return IMAGE, sha256(IMAGE)
+
+
+def qemus_of(image: Path) -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"qemu-system-x86_64") and any(str(image).encode() in a or b"overlay" in a
+                                                                      for a in argv):
+            found.append(pid)
+    return found
+
+
+def leaves_nothing(image: Path, digest: str, before: set[str]) -> None:
+    assert sha256(image) == digest, "the image was written"
+    assert not qemus_of(image), "qemu still runs"
+    assert netns_names() <= before
+    state = Path(os.environ["LINERATE_STATE_DIR"])
+    assert not list(state.glob("*.vm")) and not list(state.rglob("overlay.qcow2")), "an overlay was left"
+
+
+def test_the_reference_image_build_is_cached_by_its_inputs(image):
+    path, digest = image
+    started = time.monotonic()
+    info = json.loads(linerate("image", "build", "debian", "--output", str(path), "--json").stdout)
+    assert info["built_now"] is False and info["sha256"] == digest
+    assert time.monotonic() - started < 30  # the bar is < 5 s; this only catches a rebuild (~40 s + download)
+    assert Path(info["key"]).stat().st_mode & 0o077 == 0
+
+
+def test_a_trial_through_the_image_reads_the_guest_over_ssh_and_leaves_nothing(image):
+    path, digest = image
+    before = netns_names()
+    proc = linerate("trial", "--dut", "vm", "--dut-image", str(path), "--dut-os", "linux", "--link", "1g",
+                    "--duration", "3", "--json")
+    trial = json.loads(proc.stdout)
+    assert trial["status"] == "ok" and trial["throughput_bps"] > 50e6
+    dut = trial["telemetry"]["dut"]
+    assert dut["window_reads"] == 2 and dut["cpu"] and 0 < dut["cpu"][0]["busy_pct"] <= 100, dut
+    vm = trial["testbed"]["vm"]
+    assert vm["boot_to_ready_s"] > 0 and vm["kernel"].startswith("Linux ") and vm["image"] == str(path)
+    assert set(vm["guest_interfaces"].values()) == {"enp0s3", "enp0s4"}  # the image's own names, found by MAC
+    assert any(key.startswith("enp0s3_rx") for key in trial["dut_counters"])
+    leaves_nothing(path, digest, before)
+
+
+def test_two_offload_cells_on_the_image_store_the_read_back_per_cell(image, tmp_path):
+    path, digest = image
+    before = netns_names()
+    experiment = tmp_path / "image.toml"
+    experiment.write_text(f'name = "image-offloads"\nduration_s = 2\nomit_s = 0\nrepetitions = 1\ncalibrate = false\n'
+                          'dut = "vm"\n'
+                          f'dut_image = "{path}"\ndut_os = "linux"\nlink_rate = "1g"\n'
+                          'dut_offloads = "enp0s4:gso=off"\n'  # the image's own name of its WAN NIC
+                          '[axes]\noffloads = ["default", "dut:tso=off,gro=off"]\n')
+    db = tmp_path / "r.db"
+    linerate("run", str(experiment), "--db", str(db), timeout=600)
+    with sqlite3.connect(db) as conn:
+        states = [json.loads(row[0]) for row in conn.execute("SELECT state FROM lab_states")]
+        trials = conn.execute("SELECT count(*) FROM trials WHERE status = 'ok'").fetchone()[0]
+    assert trials == 2 and len(states) == 2
+    seen = set()
+    for state in states:
+        lan, wan = state["offloads"]["dut:lan0"], state["offloads"]["dut:wan0"]
+        assert state["dut_offloads"]["enp0s4"]["gso"].split()[0] == "off" and wan["gso"].split()[0] == "off"
+        seen.add((lan["tso"].split()[0], lan["gro"].split()[0], wan["tso"].split()[0]))
+    assert seen == {("on", "on", "on"), ("off", "off", "off")}
+    leaves_nothing(path, digest, before)
+
+
+def test_an_image_missing_pieces_gets_one_error_naming_each(image, tmp_path):
+    path, digest = image
+    before = netns_names()
+    other = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    # declared a product (its own config owns addresses: none here) and logged in with a key it does not know
+    proc = linerate("trial", "--dut", "vm", "--dut-image", str(path), "--dut-os", "opnsense", "--dut-key", str(other),
+                    "--duration", "2", check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = proc.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line
+    for piece in ("a login for root", "198.18.0.1/24", "198.19.0.1/24", "forwarding from LAN to WAN"):
+        assert piece in line, line
+    leaves_nothing(path, digest, before)
+
+
+def test_a_kept_image_lab_serves_trial_and_rfc2544_then_sigkill_and_clean_leave_nothing(image, tmp_path):
+    path, digest = image
+    before = netns_names()
+    up = json.loads(linerate("lab", "up", "--dut", "vm", "--dut-image", str(path), "--link", "100m", "--json").stdout)
+    name = up["lab"]
+    try:
+        trial = json.loads(linerate("trial", "--lab", name, "--duration", "3", "--json").stdout)
+        assert trial["status"] == "ok" and trial["telemetry"]["dut"]["window_reads"] == 2
+        search = json.loads(linerate("rfc2544", "--lab", name, "--frame-sizes", "1518", "--trial-duration", "1",
+                                     "--db", str(tmp_path / "r.db"), "--json", timeout=600).stdout)
+        [result] = search["results"]
+        assert result["ndr_fps"] == pytest.approx(8127.4, rel=0.02)  # 100 Mbit/s of 1518-byte frames
+        killed = subprocess.Popen([*LINERATE, "trial", "--lab", name, "--duration", "20"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        time.sleep(6)
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=10)
+    finally:
+        linerate("lab", "down", name, check=False)
+        linerate("lab", "clean", check=False)
+    leaves_nothing(path, digest, before)

@@ -1,0 +1,97 @@
+"""An own image as the DUT: how linerate logs in (vm/image_access.py), what it runs in a Linux image
+(vm/plan.py guest_commands by the image's own NIC names), the qemu line, and what a missing piece says."""
+
+import subprocess
+
+import pytest
+
+from linerate.axes import AXES
+from linerate.errors import ConfigError
+from linerate.testbed.knobs import refuse_unsupported
+from linerate.topology.plan import LabSpec
+from linerate.model import FirewallProfile
+from linerate.vm.image_access import MGMT_PORT, image_access, missing_pieces
+from linerate.vm.plan import guest_commands
+from linerate.vm.qemu import MGMT_MAC, VmSpec, qemu_argv
+
+
+@pytest.fixture
+def image(tmp_path):
+    path = tmp_path / "router.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", str(path), "16M"], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", f"{path}.key"], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "host")], check=True)
+    return path
+
+
+def test_the_files_beside_the_image_are_its_login_and_its_host_keys(image, tmp_path):
+    host_pub = (tmp_path / "host.pub").read_text()
+    image.with_name(image.name + ".host_keys").write_text(f"# written by linerate image build\n{host_pub}")
+    access = image_access(str(image), "linux", "root", "", "", 0, "tcg")
+    assert access.key == image.with_name(image.name + ".key") and access.boot_timeout_s == 300
+    kind, blob = host_pub.split()[:2]
+    assert access.host_keys == (f"{kind} {blob}",)
+    assert access.known_hosts_text() == f"[127.0.0.1]:{MGMT_PORT} {kind} {blob}\n"
+    # a known_hosts line (its host pattern dropped: the guest is reached at a lab-private address) works too
+    known = tmp_path / "known_hosts"
+    known.write_text(f"fw.example.net,192.0.2.1 {kind} {blob}\n")
+    assert image_access(str(image), "linux", "admin", "", str(known), 60, "kvm").host_keys == (f"{kind} {blob}",)
+
+
+def test_an_image_without_its_files_gets_no_host_key_and_every_problem_at_once(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        image_access(str(tmp_path / "missing.qcow2"), "pfsense", "root", "", str(tmp_path / "nokeys"), 0, "tcg")
+    problem = caught.value.problem
+    assert "is not a file" in problem and "no private key to log in with" in problem and "does not exist" in problem
+    bad = tmp_path / "bad_keys"
+    bad.write_text("this is not a key\n")
+    (tmp_path / "img.qcow2").write_bytes(b"")
+    (tmp_path / "img.qcow2.key").write_text("")
+    with pytest.raises(ConfigError, match="a line is not a public host key"):
+        image_access(str(tmp_path / "img.qcow2"), "linux", "root", "", str(bad), 0, "tcg")
+    access = image_access(str(tmp_path / "img.qcow2"), "linux", "root", "", "", 0, "tcg")
+    assert access.host_keys == ()  # none named and none beside it: the first key seen in the lab is trusted
+
+
+def test_a_linux_image_is_configured_on_its_own_nic_names():
+    spec = LabSpec("ab12cd", FirewallProfile.parse("stateful"), 1500,
+                   offloads=(("dut", "lan0", "tso", "off"), ("dut", "wan0", "tso", "off")))
+    commands = guest_commands(spec, "enp0s3", "enp0s4", (("enp0s4", "gso", "off"),))
+    text = [" ".join(argv) for argv, _ in commands]
+    assert "ip addr add 198.18.0.1/24 dev enp0s3" in text and "ip addr add 198.19.0.1/24 dev enp0s4" in text
+    assert "ethtool -K enp0s3 tso off" in text and "ethtool -K enp0s4 tso off gso off" in text
+    assert not any("lan0" in line or "wan0" in line for line in text)
+    ruleset = next(stdin for argv, stdin in commands if argv[:2] == ["nft", "-f"])
+    assert '"enp0s3"' in ruleset and '"lan0"' not in ruleset
+
+
+def test_the_image_boots_from_its_overlay_with_ssh_on_the_management_nic(tmp_path):
+    spec = VmSpec("linerate-ab12cd", disk=tmp_path / "overlay, one.qcow2", mgmt_ssh_port=MGMT_PORT)
+    argv = qemu_argv(spec, [10], [11])
+    assert "-kernel" not in argv
+    drive = argv[argv.index("-drive") + 1]
+    assert drive.startswith(f"file={tmp_path}/overlay,, one.qcow2,format=qcow2")  # qemu's comma escape
+    user = argv[argv.index("-netdev", argv.index("-drive")) + 1]
+    assert user == f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{MGMT_PORT}-:22"
+    assert any(MGMT_MAC in arg for arg in argv)
+
+
+def test_missing_pieces_say_who_sets_the_addresses():
+    product = missing_pieces("opnsense", {"lan": False, "wan": True, "through": False})
+    assert len(product) == 2 and "198.18.0.1/24" in product[0] and "config.xml" in product[0]
+    assert "forwarding from LAN to WAN" in product[1]
+    assert "set by linerate" in missing_pieces("linux", {"lan": False, "wan": True, "through": True})[0]
+    assert missing_pieces("freebsd", {"lan": True, "wan": True, "through": True}) == []
+
+
+def test_image_axes_are_validated_and_dut_offloads_needs_a_real_dut_or_an_image():
+    assert AXES["dut_os"].validate("openwrt") == "openwrt"
+    assert AXES["dut_ssh_user"].validate("admin") == "admin"
+    for name, bad in (("dut_ssh_user", "root; reboot"), ("dut_boot_timeout", 99999), ("dut_ssh_key", "a\x00b"),
+                      ("dut_image", "router.vmdk")):
+        with pytest.raises(ValueError):
+            AXES[name].validate(bad)
+    cell = {"dut": "vm", "dut_offloads": "enp0s3:tso=off"}
+    with pytest.raises(ConfigError, match="dut_offloads"):
+        refuse_unsupported([cell], "namespace")
+    refuse_unsupported([{**cell, "dut_image": "/images/opnsense.qcow2"}], "namespace")
