@@ -44,8 +44,9 @@ from linerate.traffic.iperf3 import IPERF3
 
 SETUP_MARGIN_S = 0.3  # process start + connection set-up before iperf3's own clock starts
 END_MARGIN_S = 0.1  # slack after the second read
-READ_COST_FACTOR = 3.0  # a read under load takes longer than the idle one measured (an own image over SSH under
-# TCG here: 0.31 s idle, 0.75-0.95 s while its one vCPU forwards) ...
+READ_COST_FACTOR = 1.5  # a read under load takes longer than the idle one measured (latest_second_read then
+# moves the second read earlier when the first one, under load, took longer still) ...
+LOADED_READ_FACTOR = 1.5  # the second read against the first one's cost under load (latest_second_read)
 READ_COST_FLOOR_S = 0.05  # ... and a cheap one can take this much more (VM agent: 2 ms idle, up to 37 ms loaded)
 DEFAULT_READ_COST_S = 0.02  # before a testbed has measured its own (a namespace DUT read: ~17 ms)
 # a trial's overhead beyond its duration (connect, result exchange, counters), for plans made
@@ -78,6 +79,15 @@ def window_offsets(params: TrialParams, read_cost_s: float | None = None) -> tup
     start = SETUP_MARGIN_S + params.omit_s
     end = start + params.duration_s - min(_tail_s(read_cost_s), params.duration_s / 2)
     return start, max(start, end)
+
+
+def latest_second_read(params: TrialParams, loaded_cost_s: float) -> float:
+    """The latest start (seconds after launch) for the second window read when the first one, under load,
+    took `loaded_cost_s`: the second may take half as long again, and its midpoint (the moment it stands
+    for) must come before the generator ends. An own image read over SSH under TCG took 0.3-0.5 s idle
+    and 0.9-1.55 s while its one vCPU forwarded (a 3 s trial ends 4.0-4.2 s after launch)."""
+    end = SETUP_MARGIN_S + params.omit_s + params.duration_s - END_MARGIN_S
+    return end - LOADED_READ_FACTOR * loaded_cost_s / 2
 
 
 def needed_duration_s(read_cost_s: float) -> int:
@@ -158,12 +168,15 @@ class _Command(threading.Thread):
         self.client, self.argv, self.timeout_s = client, argv, timeout_s
         self.result: CommandResult | None = None
         self.error: ExecError | None = None
+        self.ended_at: float | None = None  # monotonic, when the command had finished
 
     def run(self) -> None:
         try:
             self.result = self.client.run(self.argv, timeout_s=self.timeout_s, check=False)
         except ExecError as exc:
             self.error = exc
+        finally:
+            self.ended_at = time.monotonic()
 
 
 def _sleep_until(deadline: float, generator: _Command) -> bool:
@@ -204,7 +217,7 @@ class _Telemetry:
             self.missing.append(f"DUT counters {when} the run: {exc}")
 
     def window_read(self, generator: "_Command", name: str) -> bool:
-        """One window read; False (and why, in `missing`) when it failed or ended after the traffic."""
+        """One window read; False (and why, in `missing`) when it failed or stands for a moment after the traffic."""
         began = time.monotonic()
         try:
             shot, others = _read_window(self.driver, self.dut, self.hosts)
@@ -213,9 +226,11 @@ class _Telemetry:
             return False
         observed = {o.name: o.sample() for o in self.observers}
         ended = time.monotonic()
-        if not generator.is_alive():  # its figures would span idle time after the traffic
-            self.missing.append(f"window read {len(self.window) + 1} took {(ended - began) * 1000:.0f} ms and "
-                                f"ended after {name} did")
+        # A read stands for its midpoint (`at`): one whose midpoint came after the traffic would span idle time
+        stopped = None if generator.is_alive() else generator.ended_at
+        if stopped is not None and (began + ended) / 2 > stopped - END_MARGIN_S:
+            self.missing.append(f"window read {len(self.window) + 1} took {(ended - began) * 1000:.0f} ms: its "
+                                f"midpoint came after {name} ended")
             return False
         self.window.append(_WindowRead((began + ended) / 2, ended - began, shot, others, observed))
         if len(self.window) == 2 and self.window[1].at - self.window[0].at < MIN_WINDOW_S:
@@ -261,6 +276,8 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
         telemetry.missing.append(too_short)
     elif telemetry.wanted:
         for offset in (first_at, second_at):
+            if telemetry.window:  # the first read ran under load: a second as slow must still end in time
+                offset = min(offset, latest_second_read(params, telemetry.window[0].cost_s))
             if not _sleep_until(launched + offset, worker):
                 telemetry.missing.append(f"{generator.name} ended before window read {len(telemetry.window) + 1} "
                                          f"(planned {offset:.2f} s after start)")

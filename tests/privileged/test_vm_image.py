@@ -135,7 +135,8 @@ def test_a_kept_image_lab_serves_trial_and_rfc2544_then_sigkill_and_clean_leave_
         time.sleep(6)
         killed.send_signal(signal.SIGKILL)
         killed.wait(timeout=10)
+        cleaned = linerate("lab", "clean", "--all").stdout  # the kept lab, its qemu and overlay included
+        assert name in cleaned, cleaned
     finally:
         linerate("lab", "down", name, check=False)
-        linerate("lab", "clean", check=False)
     leaves_nothing(path, digest, before)

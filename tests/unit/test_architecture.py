@@ -142,7 +142,7 @@ def test_search_holds_no_report_code():
 
 
 @pytest.mark.parametrize("implementation", ["linerate.testbed.namespace:NamespaceTestbed", "linerate.testbed.vm:VmTestbed",
-                                            "linerate.testbed.ssh:SshView", "linerate.testbed.fake:FakeTestbed"])
+                                            "linerate.testbed.vm_image:ImageVmTestbed", "linerate.testbed.ssh:SshView", "linerate.testbed.fake:FakeTestbed"])
 def test_every_testbed_has_every_member_of_the_protocol(implementation):
     import importlib
 

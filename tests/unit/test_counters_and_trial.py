@@ -157,4 +157,29 @@ def test_a_window_read_that_ends_after_the_traffic_is_not_used():
     dut.respond_with(PROC_STAT_ARGV, slow_second_window_read)
     trial = run_trial(slow_client(1.2), dut, TrialParams(duration_s=1, omit_s=0), "198.19.0.2", read_cost_s=0.002)
     assert trial.ok and trial.throughput_bps > 1e9
-    assert trial.telemetry["dut"]["window_reads"] == 1 and "ended after iperf3 did" in trial.telemetry["dut"]["partial"]
+    assert trial.telemetry["dut"]["window_reads"] == 1 and "midpoint came after iperf3 ended" in trial.telemetry["dut"]["partial"]
+
+
+def test_a_first_read_slow_under_load_moves_the_second_earlier():
+    """A DUT read over SSH into a busy one-vCPU guest took 1.1-1.3 s under load and 0.3 s idle: the second
+    read, placed by the idle cost, ended after iperf3 did and the trial lost its CPU split."""
+    from linerate.trial import latest_second_read
+
+    params = TrialParams(duration_s=3, omit_s=1)
+    _, planned = window_offsets(params, 0.3)
+    assert latest_second_read(params, 1.2) < planned < latest_second_read(params, 0.1)
+    assert latest_second_read(params, 1.2) + 1.2 * 1.5 / 2 <= 0.3 + 1 + 3  # half as slow again: midpoint in time
+
+    dut = make_dut(500)
+    slow = iter([0.8, 0.8])  # both window reads, under load
+
+    def stat(argv, answers=iter(["cpu0 0 0 0 0 0 0 0 0\n", "cpu0 10 0 10 100 0 0 0 0\n",
+                                 "cpu0 10 0 10 100 0 0 80 0\n", "cpu0 20 0 20 200 0 0 90 0\n"])):
+        text = next(answers)
+        if text.startswith("cpu0 10 0 10 100"):
+            time.sleep(next(slow, 0))
+        return 0, text, ""
+
+    dut.respond_with(PROC_STAT_ARGV, stat)
+    trial = run_trial(slow_client(2.2), dut, TrialParams(duration_s=2, omit_s=0), "198.19.0.2", read_cost_s=0.05)
+    assert trial.telemetry["dut"]["window_reads"] == 2, trial.telemetry

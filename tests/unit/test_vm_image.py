@@ -95,3 +95,19 @@ def test_image_axes_are_validated_and_dut_offloads_needs_a_real_dut_or_an_image(
     with pytest.raises(ConfigError, match="dut_offloads"):
         refuse_unsupported([cell], "namespace")
     refuse_unsupported([{**cell, "dut_image": "/images/opnsense.qcow2"}], "namespace")
+
+
+def test_the_vm_demo_runs_on_an_own_image_when_given_one():
+    from linerate.experiment.builtin import demo_experiment
+
+    cells = demo_experiment(3, None, 1, "vm", {"dut_image": "/images/my \"router\".qcow2", "dut_os": "openwrt",
+                                               "dut_ssh_key": "", "dut_host_keys": ""}).cells()
+    assert {cell["dut_image"] for cell in cells} == {'/images/my "router".qcow2'}
+    assert {cell["dut_os"] for cell in cells} == {"openwrt"} and {cell["virtio_offloads"] for cell in cells} == {"on", "off"}
+
+
+def test_demo_login_options_without_an_image_are_refused(capsys):
+    from linerate.cli import main
+
+    assert main(["demo", "--dut-key", "/root/.ssh/id_ed25519"]) == 2
+    assert "--dut-key" in capsys.readouterr().err

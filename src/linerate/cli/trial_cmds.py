@@ -63,6 +63,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                       "2 in the namespace lab)")
     demo.add_argument("--omit", type=int, default=1, help="warm-up seconds per trial (default 1)")
     demo.add_argument("--db", default=None, help="SQLite store (default ./linerate.db or $LINERATE_DB)")
+    demo.add_argument("--dut-image", default=None, help="the VM demo on your own image (see trial --dut-image)")
+    demo.add_argument("--dut-os", default=None, help="--dut-image: linux (default), openwrt, opnsense, pfsense, "
+                      "freebsd or openbsd")
+    demo.add_argument("--dut-key", default=None, help="--dut-image: the private key that logs in (default IMG.key)")
+    demo.add_argument("--dut-host-keys", default=None, help="--dut-image: the image's sshd host keys")
     add_json_flag(demo)
     demo.set_defaults(handler=cmd_demo)
 
@@ -144,10 +149,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                      ("--omit", args.omit, 0, 600)):
         if not low <= value <= high:
             raise ConfigError(option, f"{value} is out of range; use {low} to {high}")
-    dut, why = demo_dut(args.dut)
+    image = {"dut_image": args.dut_image, "dut_os": args.dut_os, "dut_ssh_key": args.dut_key,
+             "dut_host_keys": args.dut_host_keys}
+    if not args.dut_image and any(image.values()):
+        raise ConfigError(next(f"--{k.replace('dut_ssh_key', 'dut_key').replace('_', '-')}" for k, v in image.items()
+                               if v), "sets the own image's login; add --dut-image")
+    dut, why = demo_dut(args.dut, own_image=bool(args.dut_image))
     if why:
         print(f"demo: namespace lab, not a VM DUT: {why}", file=sys.stderr if args.json else sys.stdout)
-    experiment = demo_experiment(args.repetitions, args.duration, args.omit, dut)
+    experiment = demo_experiment(args.repetitions, args.duration, args.omit, dut, image if args.dut_image else None)
     testbeds = LabTestbeds()
     testbeds.check(experiment.cells())
     store = open_store(args)

@@ -11,6 +11,8 @@ experiment:
 
 from __future__ import annotations
 
+import json
+
 from linerate.experiment.config import Experiment, parse_experiment
 
 TABLES = {
@@ -49,8 +51,11 @@ SHAPES = {  # name, default trial seconds, adaptive repetitions
 }
 
 
-def demo_experiment(repetitions: int, duration_s: int | None, omit_s: int, dut: str = "namespace") -> Experiment:
+def demo_experiment(repetitions: int, duration_s: int | None, omit_s: int, dut: str = "namespace",
+                    image: dict[str, str] | None = None) -> Experiment:
+    """`image`: dut_image, dut_os (and the login axes) of an own image for the VM demo's DUT."""
     name, default_duration_s, adaptive = SHAPES[dut]
+    own = "".join(f"{key} = {json.dumps(value)}\n        " for key, value in (image or {}).items() if value)
     precision = (f"precision = {VM_PRECISION}\nmin_repetitions = {max(2, int(repetitions))}\n"
                  f"max_repetitions = {max(VM_MAX_REPETITIONS, int(repetitions))}") if adaptive else ""
     return parse_experiment(
@@ -62,6 +67,6 @@ def demo_experiment(repetitions: int, duration_s: int | None, omit_s: int, dut: 
         omit_s = {int(omit_s)}
         {precision}
         {TABLES[dut]}
-        """,
+        {own}""",
         source="demo options",
     )

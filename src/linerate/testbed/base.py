@@ -258,9 +258,13 @@ def vm_demo_unavailable() -> str | None:
     return None
 
 
-def demo_dut(requested: str) -> tuple[str, str | None]:
+def demo_dut(requested: str, own_image: bool = False) -> tuple[str, str | None]:
     """(the DUT the demo uses, why not the VM when auto fell back); ConfigError when a VM demo was
-    asked for and cannot run here."""
+    asked for (an own image asks for one) and cannot run here."""
+    if own_image:
+        if requested == "namespace":
+            raise ConfigError("--dut-image", "boots a VM DUT; leave out --dut namespace")
+        requested = "vm"
     why = vm_demo_unavailable() if requested != "namespace" else None
     if why and requested == "vm":
         raise ConfigError("--dut", f"vm: {why}")
