@@ -111,3 +111,18 @@ def test_demo_login_options_without_an_image_are_refused(capsys):
 
     assert main(["demo", "--dut-key", "/root/.ssh/id_ed25519"]) == 2
     assert "--dut-key" in capsys.readouterr().err
+
+
+def test_a_pipe_or_a_device_named_as_a_key_file_is_refused_not_read(image, tmp_path):
+    import os
+    from pathlib import Path
+
+    from linerate.image.debian import read_public_key
+
+    fifo = tmp_path / "keys.fifo"
+    os.mkfifo(fifo)
+    for named in (str(fifo), "/dev/zero"):
+        with pytest.raises(ConfigError, match="not a regular file"):
+            image_access(str(image), "linux", "root", "", named, 0, "tcg")
+        with pytest.raises(ConfigError, match="--ssh-key"):
+            read_public_key(Path(named))

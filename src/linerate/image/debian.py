@@ -26,6 +26,7 @@ from pathlib import Path
 
 from linerate.errors import ConfigError, ExecError, LabError
 from linerate.exec import LocalExecutor
+from linerate.inputs import read_text
 from linerate.report import output
 from linerate.vm.qemu import MGMT_MAC
 
@@ -87,13 +88,19 @@ def input_digest(public_key: str) -> tuple[str, dict]:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(), inputs
 
 
+def _manifest(image: Path) -> dict | None:
+    """The manifest beside the image, or None (missing, not a regular file, not JSON)."""
+    try:
+        manifest = json.loads(read_text(sidecars(image)["manifest"], 1 << 20, "manifest"))
+    except (ConfigError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
 def _cached(image: Path, digest: str) -> BuiltImage | None:
     files = sidecars(image)
-    try:
-        manifest = json.loads(files["manifest"].read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(manifest, dict) or manifest.get("digest") != digest:
+    manifest = _manifest(image)
+    if manifest is None or manifest.get("digest") != digest:
         return None
     if not all(files[name].is_file() for name in ("key", "host_keys")) or not image.is_file():
         return None
@@ -119,18 +126,11 @@ def build(image: Path, *, public_key_file: Path | None = None, rebuild: bool = F
     _check_outputs(image)
     public_key = None
     if public_key_file is not None:
-        try:
-            public_key = public_key_file.read_text(encoding="ascii").strip()
-        except (OSError, UnicodeError) as exc:
-            raise ConfigError("--ssh-key", f"{public_key_file}: cannot read it ({exc})") from None
-        if not public_key.startswith(("ssh-ed25519 ", "ssh-rsa ", "ecdsa-sha2-")) or "\n" in public_key:
-            raise ConfigError("--ssh-key", f"{public_key_file} is not one OpenSSH public key line (ssh-ed25519 ...)")
-    manifest_file = sidecars(image)["manifest"]
-    if public_key is None and not rebuild and manifest_file.is_file():
-        try:  # the key made by an earlier build: the same inputs when nothing else changed
-            public_key = json.loads(manifest_file.read_text())["inputs"]["authorized_key"]
-        except (OSError, ValueError, KeyError, TypeError):
-            public_key = None
+        public_key = read_public_key(public_key_file)
+    if public_key is None and not rebuild:  # the key made by an earlier build: the same inputs if nothing else changed
+        inputs = (_manifest(image) or {}).get("inputs")
+        public_key = inputs.get("authorized_key") if isinstance(inputs, dict) else None
+        public_key = public_key if isinstance(public_key, str) else None
     if public_key is not None and not rebuild:
         found = _cached(image, input_digest(public_key)[0])
         if found is not None:
@@ -142,12 +142,23 @@ def build(image: Path, *, public_key_file: Path | None = None, rebuild: bool = F
         shutil.rmtree(work, ignore_errors=True)
 
 
+def read_public_key(path: Path) -> str:
+    """One OpenSSH public key line from a regular file of a sane size (a FIFO or /dev/zero: refused)."""
+    try:
+        text = read_text(path, 16 * 1024, "public key file").strip()
+    except ConfigError as exc:
+        raise ConfigError("--ssh-key", f"{str(path)[:200]}: {exc.problem}") from None
+    if not text.startswith(("ssh-ed25519 ", "ssh-rsa ", "ecdsa-sha2-")) or "\n" in text or not text.isascii():
+        raise ConfigError("--ssh-key", f"{str(path)[:200]} is not one OpenSSH public key line (ssh-ed25519 ...)")
+    return text
+
+
 def _build_in(work: Path, image: Path, public_key_file: Path | None, progress) -> BuiltImage:
     if public_key_file is None:
         _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "linerate-dut", "-f", str(work / "key")], "ssh-keygen")
         public_key = (work / "key.pub").read_text().strip()
     else:
-        public_key = public_key_file.read_text(encoding="ascii").strip()
+        public_key = read_public_key(public_key_file)
     digest, inputs = input_digest(public_key)
     root = work / "root"
     progress(f"mmdebstrap {SUITE} ({', '.join(PACKAGES)})")

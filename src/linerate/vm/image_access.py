@@ -11,11 +11,14 @@ port inside a namespace only this lab uses.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from linerate.errors import ConfigError
+from linerate.inputs import read_text
 
+MAX_HOST_KEYS_BYTES = 64 * 1024
 MGMT_PORT = 2222  # 127.0.0.1:2222 in the lab's dut namespace -> the guest's port 22
 BOOT_TIMEOUT_S = {"kvm": 120.0, "tcg": 300.0}  # an own image: a full OS (the reference image: ~20 s under TCG here)
 KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521")
@@ -72,15 +75,11 @@ def image_access(image: str, os_name: str, user: str, key: str, host_keys: str, 
                         "(--dut-key / dut_ssh_key)")
     keys: tuple[str, ...] = ()
     keys_path = Path(host_keys).expanduser() if host_keys else Path(f"{path}.host_keys")
-    if keys_path.is_file():
-        try:
-            keys = _host_key_lines(keys_path.read_text(encoding="utf-8", errors="strict"), str(keys_path)[:200])
-        except UnicodeError:
-            problems.append(f"dut_host_keys: {str(keys_path)[:200]} is not text")
+    if host_keys or os.path.lexists(keys_path):
+        try:  # a regular file of a sane size, opened without blocking (a FIFO, /dev/zero: refused)
+            keys = _host_key_lines(read_text(keys_path, MAX_HOST_KEYS_BYTES, "host key file"), str(keys_path)[:200])
         except ConfigError as exc:
-            problems.append(exc.problem)
-    elif host_keys:
-        problems.append(f"dut_host_keys = {host_keys[:200]!r} does not exist")
+            problems.append(f"dut_host_keys: {str(keys_path)[:200]}: {exc.problem}")
     if problems:
         raise ConfigError("dut_image", "; ".join(problems))
     timeout = boot_timeout_s or BOOT_TIMEOUT_S[accel]
