@@ -436,6 +436,32 @@ def test_a_trial_from_the_real_rate_run_and_its_log():
     assert served.verdict == SERVER and served.limits[0]["code"] == "server"
 
 
+def test_a_signal_between_making_the_log_and_running_h2load_removes_the_log():
+    """A SIGTERM as a trial starts (its DUT counters read, h2load not started yet) left the h2load log in a
+    kept lab's scratch directory while the command said that what it made was removed."""
+    import os
+    import signal
+
+    from linerate.errors import Interrupted
+    from linerate.lab.signals import terminations_raise
+
+    client = FakeExecutor("client")
+    client.respond_with(["mktemp"], mktemp_answer)
+    client.respond(["cat", limits.SOCKSTAT], capture("sockstat/debian12_after_rate_run.txt"))
+    client.respond(["cat", limits.PORT_RANGE], "32768\t60999\n")
+    client.respond(["cat", limits.TW_REUSE], "2\n")
+    client.respond(["rm"])
+
+    def read_dut():
+        os.kill(os.getpid(), signal.SIGTERM)
+        return {}
+
+    with terminations_raise(), pytest.raises(Interrupted):
+        measure_trial(client, errors(), "http://127.0.0.1:18080/obj16k.bin", 100, 2.0, cps_options.CpsOptions(),
+                      read_dut=read_dut, sleep=lambda s: None)
+    assert ("rm", "-f", "--", LOG) in client.calls and not any(call[0] == "h2load" for call in client.calls)
+
+
 # --- the kind end to end on a fake testbed --------------------------------------------------------------
 
 class ClientHost(FakeExecutor):

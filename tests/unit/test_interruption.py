@@ -230,3 +230,18 @@ def test_a_signal_while_nginx_stops_waits_until_it_is_stopped_and_its_directory_
     with terminations_raise(), pytest.raises(Interrupted):
         server.stop()
     assert ("rm", "-rf", "--", workdir) in host.calls and server.stopped
+
+
+def test_a_signal_in_a_clean_up_nested_in_another_waits_for_the_outer_one():
+    """A counting table and its journal entry go together: a signal while the table is dropped (an inner
+    deferred block) must not skip the journal step after it (the outer block's)."""
+    from linerate.lab.signals import terminations_deferred
+
+    steps = []
+    with terminations_raise(), pytest.raises(Interrupted):
+        with terminations_deferred():
+            with terminations_deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                steps.append("table dropped")
+            steps.append("journal entry closed")
+    assert steps == ["table dropped", "journal entry closed"]

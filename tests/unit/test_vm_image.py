@@ -77,11 +77,12 @@ def test_the_image_boots_from_its_overlay_with_ssh_on_the_management_nic(tmp_pat
 
 
 def test_missing_pieces_say_who_sets_the_addresses():
-    product = missing_pieces("opnsense", {"lan": False, "wan": True, "through": False})
+    product = missing_pieces("opnsense", {"lan": False, "wan": True, "through": False}, False)
     assert len(product) == 2 and "198.18.0.1/24" in product[0] and "config.xml" in product[0]
     assert "forwarding from LAN to WAN" in product[1]
-    assert "set by linerate" in missing_pieces("linux", {"lan": False, "wan": True, "through": True})[0]
-    assert missing_pieces("freebsd", {"lan": True, "wan": True, "through": True}) == []
+    assert "rc.conf" in missing_pieces("freebsd", {"lan": False, "wan": True, "through": True}, False)[0]
+    assert "set by linerate" in missing_pieces("linux", {"lan": False, "wan": True, "through": True}, True)[0]
+    assert missing_pieces("freebsd", {"lan": True, "wan": True, "through": True}, False) == []
 
 
 def test_image_axes_are_validated_and_dut_offloads_needs_a_real_dut_or_an_image():
@@ -126,3 +127,75 @@ def test_a_pipe_or_a_device_named_as_a_key_file_is_refused_not_read(image, tmp_p
             image_access(str(image), "linux", "root", "", named, 0, "tcg")
         with pytest.raises(ConfigError, match="--ssh-key"):
             read_public_key(Path(named))
+
+
+def test_guest_side_knobs_on_an_image_linerate_does_not_configure_are_refused_before_it_boots():
+    base = {"dut": "vm", "dut_image": "/images/opnsense.qcow2", "dut_os": "opnsense"}
+    for name, value in (("dut_sysctls", "net.inet.ip.forwarding=1"), ("firewall", "stateful"),
+                        ("dut_offloads", "vtnet0:tso=off"), ("offloads", "dut:tso=off")):
+        with pytest.raises(ConfigError, match=f"^{name}: .*the opnsense image's own configuration decides it"):
+            refuse_unsupported([{**base, name: value}], "namespace")
+    refuse_unsupported([{**base, "offloads": "client:tso=off", "virtio_offloads": "off"}], "namespace")
+    refuse_unsupported([{**base, "dut_os": "openwrt", "firewall": "stateful"}], "namespace")  # a Linux: set by linerate
+
+
+def test_an_image_whose_backing_file_is_a_device_is_refused(tmp_path):
+    from linerate.vm.byo import image_format
+
+    base = tmp_path / "base.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", str(base), "16M"], check=True)
+    linked = tmp_path / "linked-clone.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", str(base), str(linked)], check=True)
+    assert image_format(linked) == "qcow2"  # a linked clone of a real base image is fine
+    hostile = tmp_path / "hostile.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", "/dev/null", "-u", str(hostile),
+                    "16M"], check=True)
+    with pytest.raises(ConfigError, match="backing file '/dev/null' is not a regular file"):
+        image_format(hostile)
+
+
+def test_an_image_build_without_its_tools_names_every_missing_one_before_it_makes_anything(tmp_path, monkeypatch):
+    from linerate.errors import PreflightError
+    from linerate.image import debian
+
+    monkeypatch.setattr(debian.shutil, "which", lambda name, path=None: None if name in ("extlinux", "sfdisk") else "/x")
+    monkeypatch.setattr(debian.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(debian, "MBR", tmp_path / "no-mbr.bin")
+    with pytest.raises(PreflightError) as caught:
+        debian.build(tmp_path / "router.qcow2")
+    said = str(caught.value)
+    assert "sfdisk" in said and "extlinux" in said and "no-mbr.bin" in said and "root" in said
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_image_whose_backing_chain_is_missing_a_pipe_or_anothers_file_is_refused(tmp_path):
+    import os
+
+    from linerate.vm.byo import create_overlay, image_format
+
+    missing = tmp_path / "missing-base.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-u", "-F", "raw", "-b", str(tmp_path / "gone.raw"),
+                    str(missing), "16M"], check=True)
+    fifo = tmp_path / "base.fifo"
+    os.mkfifo(fifo)
+    piped = tmp_path / "piped.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-u", "-F", "raw", "-b", str(fifo), str(piped), "16M"],
+                   check=True)
+    for image in (missing, piped):
+        with pytest.raises(ConfigError, match="is not a regular file the image's owner may read"):
+            image_format(image)
+    (tmp_path / "vm").mkdir()
+    with pytest.raises(ConfigError, match="^dut_image: "):
+        create_overlay(missing, tmp_path / "vm")
+    secret = tmp_path / "secret.raw"
+    secret.write_bytes(b"\0" * 4096)
+    secret.chmod(0o600)
+    others = tmp_path / "theirs.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-u", "-F", "raw", "-b", str(secret), str(others),
+                    "16M"], check=True)
+    if os.geteuid() == 0:  # CI runs as root: the image another user made may not name root's file
+        os.chown(others, 65534, 65534)
+        with pytest.raises(ConfigError, match="the image's owner may read"):
+            image_format(others)
+        secret.chmod(0o644)  # readable by everyone: nothing to hide
+        assert image_format(others) == "qcow2"

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from linerate.cli.options import add_json_flag
+from linerate.lab.signals import terminations_raise
 from linerate.schema import dumps
 
 
@@ -34,17 +35,20 @@ def cmd_image_build(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     say = (lambda text: None) if args.json else (lambda text: print(f"  {text}", file=sys.stderr, flush=True))
-    built = build(Path(args.output), public_key_file=Path(args.ssh_key) if args.ssh_key else None,
-                  rebuild=args.rebuild, progress=say)
+    with terminations_raise():  # TERM/HUP unwind like Ctrl-C: the work tree and mmdebstrap go
+        built = build(Path(args.output), public_key_file=Path(args.ssh_key) if args.ssh_key else None,
+                      rebuild=args.rebuild, progress=say)
     seconds = round(time.monotonic() - started, 1)
     info = {"image": str(built.path), "sha256": built.sha256, "built_now": built.built_now, "seconds": seconds,
-            "kernel": built.manifest.get("kernel"), "key": str(built.key), "host_keys": str(built.host_keys),
+            "kernel": built.manifest.get("kernel"), "key": str(built.key) if built.key else None,
+            "host_keys": str(built.host_keys),
             "boot": f"linerate trial --dut vm --dut-image {built.path} --dut-os linux"}
     if args.json:
         print(dumps(info))
         return 0
     print(f"{'built' if built.built_now else 'current (inputs unchanged)'}: {built.path} in {seconds} s, "
           f"sha256 {built.sha256[:16]}..., kernel {info['kernel']}")
-    print(f"login: {built.key}, host keys: {built.host_keys}")
+    print(f"login: {built.key or 'your key (--ssh-key): name its private half with --dut-key'}, "
+          f"host keys: {built.host_keys}")
     print(f"use it: {info['boot']}")
     return 0

@@ -57,6 +57,11 @@ def adds_counters(parse: Callable[[str], dict[str, int]]) -> Callable[[str, Snap
 
 class DutDriver(Protocol):
     family: str
+    # an own image as a VM DUT (testbed/vm_image.py): its LAN and WAN virtio NICs' names by PCI order, or
+    # None when the OS names them itself (found by MAC); whether linerate sets its addresses, ruleset and
+    # knobs with this driver's commands (else the image's own configuration does, and is only checked)
+    virtio_nics: tuple[str, str] | None
+    configures_guest: bool
 
     def snapshot(self, host: Executor) -> Snapshot:
         """Every probe: counters, CPU, interrupts (read before and after a trial's run)."""

@@ -55,6 +55,7 @@ IFCONFIG_PROBE = Probe(("ifconfig", "-a"), _ifconfig, "interface names (ifconfig
 
 class _BsdDriver:
     family = "bsd"
+    configures_guest = False  # an image's rc.conf / pf.conf (or its product's config.xml) owns it: checked only
     interface_argv: tuple[str, ...] = ()
     cpu_argv: tuple[str, ...] = ()
     os_name = "freebsd"
@@ -128,6 +129,7 @@ class _BsdDriver:
 
 class FreeBsdDriver(_BsdDriver):
     family = "freebsd"
+    virtio_nics = ("vtnet0", "vtnet1")  # vtnet(4), numbered in PCI order
     os_name = "freebsd"
     interface_argv = ("netstat", "-i", "-n", "-b", "-d")
     cpu_argv = ("sysctl", "-n", "kern.cp_times")
@@ -156,6 +158,7 @@ class FreeBsdDriver(_BsdDriver):
 
 class OpenBsdDriver(_BsdDriver):
     family = "openbsd"
+    virtio_nics = ("vio0", "vio1")  # vio(4), numbered in PCI order
     os_name = "openbsd"
     interface_argv = ("netstat", "-i", "-n")
     cpu_argv = ("sysctl", "-n", "kern.cp_time")

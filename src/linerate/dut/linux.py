@@ -70,6 +70,8 @@ PROBES = [
 
 class LinuxDriver:
     family = "linux"
+    virtio_nics = None  # enp0s3 under systemd, eth0 under OpenWrt: found by MAC
+    configures_guest = True  # iproute2, nftables, ethtool, sysctl
 
     def probes(self) -> list[Probe]:
         return list(PROBES)

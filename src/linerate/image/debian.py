@@ -24,9 +24,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from linerate.errors import ConfigError, ExecError, LabError
+from linerate.errors import ConfigError, ExecError, LabError, PreflightError
 from linerate.exec import LocalExecutor
 from linerate.inputs import read_text
+from linerate.lab.signals import terminations_deferred
 from linerate.report import output
 from linerate.vm.qemu import MGMT_MAC
 
@@ -49,7 +50,7 @@ SERVICES_OFF = ("apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer
 @dataclass(frozen=True)
 class BuiltImage:
     path: Path
-    key: Path
+    key: Path | None  # None: the user's own key (--ssh-key) logs in; its private half is theirs
     host_keys: Path
     sha256: str
     built_now: bool
@@ -102,11 +103,13 @@ def _cached(image: Path, digest: str) -> BuiltImage | None:
     manifest = _manifest(image)
     if manifest is None or manifest.get("digest") != digest:
         return None
-    if not all(files[name].is_file() for name in ("key", "host_keys")) or not image.is_file():
+    generated = manifest.get("generated_key") is True  # IMG.key is ours only when the build made the key pair
+    if (generated and not files["key"].is_file()) or not files["host_keys"].is_file() or not image.is_file():
         return None
     if file_sha256(image) != manifest.get("sha256"):
         return None  # changed since it was built (booted without an overlay, say): build it again
-    return BuiltImage(image, files["key"], files["host_keys"], manifest["sha256"], False, manifest)
+    return BuiltImage(image, files["key"] if generated else None, files["host_keys"], manifest["sha256"], False,
+                      manifest)
 
 
 def _check_outputs(image: Path) -> None:
@@ -127,19 +130,39 @@ def build(image: Path, *, public_key_file: Path | None = None, rebuild: bool = F
     public_key = None
     if public_key_file is not None:
         public_key = read_public_key(public_key_file)
-    if public_key is None and not rebuild:  # the key made by an earlier build: the same inputs if nothing else changed
-        inputs = (_manifest(image) or {}).get("inputs")
+    earlier = _manifest(image) or {}
+    if public_key is None and not rebuild and earlier.get("generated_key") is True:
+        inputs = earlier.get("inputs")  # the key pair an earlier build made: the same inputs if nothing else changed
         public_key = inputs.get("authorized_key") if isinstance(inputs, dict) else None
         public_key = public_key if isinstance(public_key, str) else None
     if public_key is not None and not rebuild:
         found = _cached(image, input_digest(public_key)[0])
         if found is not None:
             return found
+    preflight()
     work = Path(tempfile.mkdtemp(prefix=".linerate-image-", dir=image.parent.resolve()))
     try:
         return _build_in(work, image, public_key_file, progress)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        with terminations_deferred():  # a signal meanwhile waits until the work tree (~400 MB) is gone
+            shutil.rmtree(work, ignore_errors=True)
+
+
+TOOLS = ("mmdebstrap", "mke2fs", "sfdisk", "extlinux", "unshare", "qemu-img", "ssh-keygen")
+
+
+def preflight() -> None:
+    """Every missing piece at once, before anything is made: root (mmdebstrap's root mode, the loop
+    mount EXTLINUX needs), the tools, syslinux's MBR."""
+    missing = [f"{tool} (not on PATH)" for tool in TOOLS
+               if shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") is None]
+    if not MBR.is_file():
+        missing.append(f"{MBR} (package extlinux)")
+    if os.geteuid() != 0:
+        missing.append("root (mmdebstrap builds the tree as root, and EXTLINUX needs a loop mount)")
+    if missing:
+        raise PreflightError([f"image build needs {piece}" for piece in missing] +
+                             ["`make install` installs the packages (mmdebstrap, extlinux, fdisk, e2fsprogs, qemu-utils)"])
 
 
 def read_public_key(path: Path) -> str:
@@ -184,7 +207,7 @@ def _build_in(work: Path, image: Path, public_key_file: Path | None, progress) -
     _run(["qemu-img", "convert", "-q", "-f", "raw", "-O", "qcow2", str(raw), str(staged)], "qemu-img convert")
     sha = file_sha256(staged)
     manifest = {"digest": digest, "inputs": inputs, "sha256": sha, "kernel": _kernel_name(root),
-                "host_keys": host_keys.splitlines()}
+                "host_keys": host_keys.splitlines(), "generated_key": public_key_file is None}
     files = sidecars(image)
     _check_outputs(image)  # again: the folder may have changed while it built
     os.replace(staged, image)
@@ -192,8 +215,11 @@ def _build_in(work: Path, image: Path, public_key_file: Path | None, progress) -
     if public_key_file is None:
         (work / "key").chmod(0o600)
         os.replace(work / "key", files["key"])
+    elif os.path.lexists(files["key"]) and output.check(str(files["key"]), "--output").how == "replace":
+        os.unlink(files["key"])  # an earlier build's key: it does not log in to this image (--dut-key would pick it)
     output.write(str(files["manifest"]), json.dumps(manifest, indent=1) + "\n")
-    return BuiltImage(image, files["key"], files["host_keys"], sha, True, manifest)
+    return BuiltImage(image, files["key"] if public_key_file is None else None, files["host_keys"], sha, True,
+                      manifest)
 
 
 def _partition(raw: Path) -> None:

@@ -15,6 +15,13 @@ from linerate.errors import Interrupted
 TERMINATIONS = (signal.SIGTERM, signal.SIGHUP)
 
 
+class _Deferring(threading.local):
+    active = False  # a terminations_deferred block is running on this thread
+
+
+_deferring = _Deferring()
+
+
 def raise_interrupted(signum, _frame):
     raise Interrupted(f"stopped by {signal.Signals(signum).name}; what was created was removed", signum)
 
@@ -39,16 +46,18 @@ def terminations_deferred() -> Iterator[None]:
     (KeyboardInterrupt or Interrupted) — unless the block ends by an exception of its own, which goes on,
     or the block is a clean-up run while a signal already ends the command (a second Ctrl-C or TERM):
     that one is already on its way out, and raising again would skip the clean-ups after this one."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    if threading.current_thread() is not threading.main_thread() or _deferring.active:
+        yield  # a block inside a deferring one: the outer block holds the signal until it has finished
         return
     ending = isinstance(sys.exc_info()[1], (KeyboardInterrupt, Interrupted))
     held: list[int] = []
     saved = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
              for sig in (*TERMINATIONS, signal.SIGINT)}
+    _deferring.active = True
     try:
         yield
     finally:
+        _deferring.active = False
         for sig, handler in saved.items():
             signal.signal(sig, handler)
     if held and not ending and held[0] == signal.SIGINT:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from linerate.axes import AXES, VM_AXES
+from linerate.dut.drivers import driver_for_os
 from linerate.errors import ConfigError
 # The spec parsers live in topology/link.py (pure; axes.py imports them from there); these
 # names stay importable from here.
@@ -18,7 +19,7 @@ from linerate.topology.link import ANY_SYSCTL_NAME_RE as SYSCTL_NAME_RE
 from linerate.topology.link import ANY_SYSCTL_VALUE_RE as SYSCTL_VALUE_RE
 from linerate.topology.link import IFNAME_RE
 from linerate.topology.link import OFFLOAD_FEATURES as _OFFLOAD_FEATURES
-from linerate.topology.link import parse_any_sysctls, parse_dut_offloads, parse_sysctls
+from linerate.topology.link import parse_any_sysctls, parse_dut_offloads, parse_offloads, parse_sysctls
 
 __all__ = ["IFNAME_RE", "NAMESPACE_ONLY", "OFFLOAD_FEATURES", "SYSCTL_NAME_RE", "SYSCTL_VALUE_RE",
            "parse_any_sysctls", "parse_dut_offloads", "refuse_unsupported"]
@@ -28,6 +29,24 @@ NAMESPACE_ONLY = {"link_rate": "an emulated link rate", "delay_ms": "netem delay
                   "loss_pct": "netem loss", "txqueuelen": "the lab's queue lengths", "dut_rps": "the lab's RPS masks",
                   "offloads": "the lab's veth offloads (use dut_offloads)", "firewall": "the lab's ruleset",
                   "mtu": "the lab's MTU", "dut": "a DUT built by linerate"}  # + every VM axis (VM_AXES)
+
+
+GUEST_SIDE = ("firewall", "dut_sysctls", "dut_offloads", "dut_rps")  # what linerate sets inside a VM DUT
+
+
+def refuse_unset_on_image(cell: dict[str, Any]) -> None:
+    """ConfigError for a DUT-side axis an own image of this OS would not get: linerate sets the guest
+    side of Linux images only; a BSD image's (or OPNsense's, pfSense's) own configuration decides it."""
+    dut_os = cell.get("dut_os", AXES["dut_os"].default)
+    if driver_for_os(dut_os).configures_guest:
+        return
+    named = [name for name in GUEST_SIDE if name in cell and cell[name] != AXES[name].default]
+    if any(role != "client" and role != "server" for role, _, _, _ in parse_offloads(cell.get("offloads", "default"))):
+        named.append("offloads")
+    if named:
+        raise ConfigError(named[0], f"{cell[named[0]]!r} is set inside the DUT, and linerate configures only Linux "
+                          f"images; the {dut_os} image's own configuration decides it (set it there, or use an SSH "
+                          "testbed, --testbed, where linerate journals and restores the DUT's knobs)")
 
 
 def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -> None:
@@ -41,6 +60,8 @@ def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -
             if cell.get("dut_offloads", "default") != "default" and not (vm and cell.get("dut_image")):
                 raise ConfigError("dut_offloads", "sets interface flags of a real DUT (--testbed) or an own image "
                                   "(dut_image); the namespace lab's offloads are the 'offloads' axis")
+            if vm and cell.get("dut_image"):
+                refuse_unset_on_image(cell)
             try:
                 if not vm:  # a VM guest is a whole kernel: any sysctl name it has
                     parse_sysctls(cell.get("dut_sysctls", "default"))

@@ -23,7 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from linerate.dut.drivers import driver_for
+from linerate.dut.drivers import driver_for_os
 from linerate.errors import ConfigError, ExecError, LabError
 from linerate.exec import NetnsExecutor
 from linerate.exec.netns_tunnel import NetnsTunnel
@@ -37,12 +37,10 @@ from linerate.topology.plan import ADDR, DUT_LAN_IF, DUT_WAN_IF
 from linerate.trial import measure_read_cost_or_none
 from linerate.vm.accel import choose_accel
 from linerate.vm.byo import create_overlay
-from linerate.vm.image_access import MGMT_PORT, OS_FAMILY, ImageAccess, image_access, missing_pieces
+from linerate.vm.image_access import MGMT_PORT, ImageAccess, image_access, missing_pieces
 from linerate.vm.plan import build_vm_plan, guest_commands
 from linerate.vm.qemu import LAN_MAC, WAN_MAC, VmSpec, qemu_argv
 from linerate.vm.state import read_vm_state, verify_vm
-
-BSD_NAMES = {"freebsd": ("vtnet0", "vtnet1"), "openbsd": ("vio0", "vio1")}  # by PCI slot order (vm/qemu.py)
 
 
 class ImageVmTestbed(VmTestbed):
@@ -53,7 +51,7 @@ class ImageVmTestbed(VmTestbed):
         self.access: ImageAccess | None = None
         self.session: SshSession | None = None
         self.names = {DUT_LAN_IF: DUT_LAN_IF, DUT_WAN_IF: DUT_WAN_IF}  # role name -> the guest's own name
-        self.driver = driver_for(OS_FAMILY[self.vm.os])
+        self.driver = driver_for_os(self.vm.os)
 
     def describe_plan(self) -> str:
         host = build_vm_plan(self.spec, self.vm.queues).describe()
@@ -73,6 +71,8 @@ class ImageVmTestbed(VmTestbed):
         self.make_scratch()
         self.directory.mkdir(mode=0o700)
         overlay = create_overlay(self.access.image, self.directory)
+        # absolute paths, for commands that use this lab later from another directory (--lab)
+        self.record.vm.update({"image_path": str(self.access.image), "key_path": str(self.access.key.absolute())})
 
         def remember(ns: str) -> None:
             self.record.namespaces.append(ns)
@@ -97,14 +97,16 @@ class ImageVmTestbed(VmTestbed):
                                  "image": str(self.access.image), "os": self.vm.os})
             self.record.vm.update({k: self.vm_info[k] for k in ("boot_to_ready_s", "kernel", "image", "os")})
             self.registry.save(self.record)
-        linux = OS_FAMILY[self.vm.os] == "linux"
-        if linux and not problems:
+        configures = self.driver.configures_guest
+        if configures and not problems:
             self._configure()
-        if not (linux and problems):  # an image that sets its own addresses is checked even without a login
+        elif not configures:
+            self._keep_names(dict(zip((DUT_LAN_IF, DUT_WAN_IF), self.driver.virtio_nics)))
+        if not (configures and problems):  # an image that sets its own addresses is checked even without a login
             problems += self._path_problems()
         if problems:
             raise ConfigError("dut_image", f"{self.access.image.name} ({self.vm.os}) is missing: " + "; ".join(problems))
-        if OS_FAMILY[self.vm.os] == "linux":
+        if configures:
             self.state = read_vm_state(self.spec, self.vm, self.executor("dut"), self.vm_info, guest_names=self.names)
             verify_vm(self.spec, self.vm, self.state)
             self._verify_dut_offloads()
@@ -132,8 +134,8 @@ class ImageVmTestbed(VmTestbed):
         self.registry.save(self.record)
         self.vm_info = {"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb, "qemu_pid": proc.pid,
                         "argv": argv}
-        self.record.vm = {"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb,
-                          "queues": self.vm.queues, "virtio_offloads": self.vm.virtio_text}
+        self.record.vm.update({"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb,
+                               "queues": self.vm.queues, "virtio_offloads": self.vm.virtio_text})
         return proc.pid, started
 
     def _console_tail(self) -> str:
@@ -174,6 +176,9 @@ class ImageVmTestbed(VmTestbed):
                                   on_message=messages.append, via=NetnsTunnel(self.spec.netns("dut")))
         try:
             self.session.connect()
+        except ConfigError as exc:  # the key file itself (not a private key linerate can use)
+            self.session = None
+            return [f"a private key linerate can use: --dut-key {exc.problem}"]
         except HostKeyError:
             self.session = None
             return [f"the host key named ({self.vm.host_keys or str(self.access.image) + '.host_keys'}) on its sshd: it "
@@ -192,17 +197,16 @@ class ImageVmTestbed(VmTestbed):
     # --- configuring and checking -------------------------------------------------------------------
 
     def _configure(self) -> None:
-        """Linux family: addresses, forwarding, ruleset and knobs with the built-in guest's commands,
-        on the NICs found by MAC. Others: nothing is changed (their product or config owns it)."""
+        """A Linux image: addresses, forwarding, ruleset and knobs with the built-in guest's commands,
+        on the NICs found by MAC (a BSD image's own configuration owns these: it is checked, not changed)."""
         dut = self.executor("dut")
-        family = OS_FAMILY[self.vm.os]
-        if family != "linux":
-            self._keep_names(dict(zip((DUT_LAN_IF, DUT_WAN_IF), BSD_NAMES[family])))
-            if self.spec.dut_sysctls or parse_dut_offloads(self.params.get("dut_offloads", "default")):
-                raise ConfigError("dut_sysctls", f"knobs on a {self.vm.os} image are not set by linerate here; use "
-                                  "an SSH testbed (--testbed) for its sysctls and offloads")
-            return
-        links = json.loads(dut.run(["ip", "-j", "link", "show"], timeout_s=15).stdout or "[]")
+        try:
+            links = json.loads(dut.run(["ip", "-j", "link", "show"], timeout_s=15).stdout or "[]")
+        except (ExecError, ValueError):
+            raise ConfigError("dut_image", f"{self.access.image.name} ({self.vm.os}) is missing: iproute2's `ip` "
+                              "with JSON output (`ip -j link show`; OpenWrt: package ip-full)") from None
+        if not isinstance(links, list) or not all(isinstance(link, dict) for link in links):
+            raise ConfigError("dut_image", f"{self.access.image.name}: `ip -j link show` printed no list of links")
         by_mac = {link.get("address"): link.get("ifname") for link in links}
         missing = [f"{role} NIC (MAC {mac})" for role, mac in (("LAN", LAN_MAC), ("WAN", WAN_MAC)) if mac not in by_mac]
         if missing:
@@ -242,19 +246,21 @@ class ImageVmTestbed(VmTestbed):
             results = {name: pool.submit(NetnsExecutor(self.spec.netns(role)).run,
                                          ["ping", "-n", "-q", "-c", "2", "-i", "0.3", "-W", "2", address],
                                          timeout_s=15, check=False) for name, (role, address) in checks.items()}
-        return missing_pieces(self.vm.os, {name: result.result().returncode == 0 for name, result in results.items()})
+        return missing_pieces(self.vm.os, {name: result.result().returncode == 0 for name, result in results.items()},
+                              self.driver.configures_guest)
 
     # --- the Testbed protocol -----------------------------------------------------------------------
 
     def executor(self, role: str):
         if role != "dut":
             return super().executor(role)
-        if self.session is None:  # a kept lab another command brought up: its known_hosts holds the key it saw
-            accel = (self.record.vm or {}).get("accel", "tcg") if self.record is not None else "tcg"
-            self.access = image_access(self.vm.image, self.vm.os, self.vm.ssh_user, self.vm.ssh_key,
-                                       self.vm.host_keys, self.vm.boot_timeout_s, accel)
-            target = SshTarget(self.access.user, "127.0.0.1", MGMT_PORT, identity=str(self.access.key))
-            self.session = SshSession(target, self.directory / "known_hosts",
+        if self.session is None:  # a kept lab another command brought up: its record names the key it logged in with
+            key = (self.record.vm or {}).get("key_path") if self.record is not None else None
+            if not isinstance(key, str) or not key.startswith("/"):
+                raise LabError(f"lab {self.spec.lab_id}: its record names no key for its image's SSH; remove the lab "
+                               f"(`linerate lab down {self.spec.lab_id}`) and bring it up again")
+            target = SshTarget(self.vm.ssh_user, "127.0.0.1", MGMT_PORT, identity=key)
+            self.session = SshSession(target, self.directory / "known_hosts",  # the host key its first login saw
                                       via=NetnsTunnel(self.spec.netns("dut")))
         return SshExecutor(self.session)
 
@@ -270,7 +276,7 @@ class ImageVmTestbed(VmTestbed):
 
     def knob_choices(self) -> dict[str, list[tuple]]:
         choices = super().knob_choices()
-        if OS_FAMILY[self.vm.os] != "linux":
+        if not self.driver.configures_guest:
             choices.pop("dut_sysctls", None)
         return choices
 

@@ -10,6 +10,8 @@ guest's port 22 forwarded to 127.0.0.1 inside the lab's dut namespace; testbed/v
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 from linerate.errors import ConfigError, ExecError, LabError
@@ -18,7 +20,11 @@ from linerate.exec import LocalExecutor
 OVERLAY_NAME = "overlay.qcow2"
 
 
-def image_format(image: Path) -> str:
+MAX_CHAIN = 16
+
+
+def _info(image: Path) -> dict:
+    """`qemu-img info` of one file (it does not open a backing file: a FIFO there cannot hang it)."""
     try:
         info = LocalExecutor().run(["qemu-img", "info", "--output=json", "--", str(image)], timeout_s=60, check=False)
     except ExecError as exc:
@@ -27,7 +33,44 @@ def image_format(image: Path) -> str:
         raise
     if info.returncode != 0:
         raise ConfigError("dut_image", f"{image}: qemu-img cannot read it ({info.stderr.strip()[-160:]})")
-    return json.loads(info.stdout)["format"]
+    try:
+        details = json.loads(info.stdout)
+    except ValueError:
+        raise ConfigError("dut_image", f"{image}: qemu-img info printed no JSON") from None
+    return details if isinstance(details, dict) else {}
+
+
+def image_format(image: Path) -> str:
+    """The image's format, once every file qemu would open for it (as root) is judged: a backing chain
+    of regular files that are the image owner's or readable by everyone, no external data file. A qcow2 from another
+    user could otherwise name /dev/sda or a root-only file, and the guest would read it as a disk."""
+    details = _info(image)
+    fmt = details.get("format")
+    if not isinstance(fmt, str) or not fmt:
+        raise ConfigError("dut_image", f"{image}: qemu-img names no format for it; give a qcow2 or raw disk image")
+    owner = os.stat(image).st_uid
+    current, seen = image, 0
+    while True:
+        specific = (details.get("format-specific") or {}).get("data") or {}
+        if isinstance(specific, dict) and specific.get("data-file"):
+            raise ConfigError("dut_image", f"{current} keeps its data in an external file; give a standalone image "
+                              "(qemu-img convert -O qcow2 makes one)")
+        backing = details.get("full-backing-filename") or details.get("backing-filename")
+        if not backing:
+            break
+        path = Path(backing) if Path(backing).is_absolute() else current.parent / backing
+        try:
+            link = os.lstat(path)
+        except OSError:
+            link = None
+        seen += 1
+        readable = link is not None and (link.st_uid == owner or link.st_mode & stat.S_IROTH)  # no one else's secret
+        if link is None or not stat.S_ISREG(link.st_mode) or not readable or seen > MAX_CHAIN:
+            raise ConfigError("dut_image", f"{current} is an overlay whose backing file {str(backing)[:200]!r} is not a "
+                              "regular file the image's owner may read (or it is missing, or the chain is too long); "
+                              "give the base image itself (qemu-img convert -O qcow2 makes one standalone)")
+        current, details = path, _info(path)
+    return fmt
 
 
 def create_overlay(image: Path, directory: Path) -> Path:
@@ -36,6 +79,9 @@ def create_overlay(image: Path, directory: Path) -> Path:
     if not image.is_file():
         raise ConfigError("dut_image", f"{image} is not a file")
     overlay = directory / OVERLAY_NAME
-    LocalExecutor().run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", image_format(image), "-b", str(image),
-                         str(overlay)], timeout_s=60)  # a failure: ExecError naming the command
+    made = LocalExecutor().run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", image_format(image), "-b", str(image),
+                                str(overlay)], timeout_s=60, check=False)
+    if made.returncode != 0:
+        raise ConfigError("dut_image", f"{image}: qemu-img cannot make an overlay of it "
+                          f"({made.stderr.strip()[-160:] or 'no message'})")
     return overlay

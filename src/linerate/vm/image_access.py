@@ -22,10 +22,6 @@ MAX_HOST_KEYS_BYTES = 64 * 1024
 MGMT_PORT = 2222  # 127.0.0.1:2222 in the lab's dut namespace -> the guest's port 22
 BOOT_TIMEOUT_S = {"kvm": 120.0, "tcg": 300.0}  # an own image: a full OS (the reference image: ~20 s under TCG here)
 KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521")
-# the driver family of each dut_os: linux and openwrt are configured by linerate over SSH (iproute2,
-# nftables, ethtool); the others are checked, not changed
-OS_FAMILY = {"linux": "linux", "openwrt": "linux", "opnsense": "freebsd", "pfsense": "freebsd",
-             "freebsd": "freebsd", "openbsd": "openbsd"}
 PRODUCTS = ("opnsense", "pfsense")  # their own config owns addresses and rules: checked, never set
 
 
@@ -70,8 +66,9 @@ def image_access(image: str, os_name: str, user: str, key: str, host_keys: str, 
         problems.append(f"dut_image = {image[:200]!r} is not a file")
     key_path = Path(key).expanduser() if key else Path(f"{path}.key")
     if not key_path.is_file():
+        what = "is not a regular file" if os.path.lexists(key_path) else "does not exist"
         problems.append(f"no private key to log in with: {'dut_ssh_key = ' + repr(key[:200]) if key else str(key_path)[:200]}"
-                        " does not exist; name the key whose public half is in the image's authorized_keys "
+                        f" {what}; name the key whose public half is in the image's authorized_keys "
                         "(--dut-key / dut_ssh_key)")
     keys: tuple[str, ...] = ()
     keys_path = Path(host_keys).expanduser() if host_keys else Path(f"{path}.host_keys")
@@ -86,10 +83,12 @@ def image_access(image: str, os_name: str, user: str, key: str, host_keys: str, 
     return ImageAccess(path.resolve(), os_name, user, key_path, keys, timeout)
 
 
-def missing_pieces(os_name: str, answers: dict[str, bool]) -> list[str]:
+def missing_pieces(os_name: str, answers: dict[str, bool], configured_by_linerate: bool) -> list[str]:
     """What the image lacks, from the path checks made after login (`answers`: check -> passed),
-    each said as what to put in the image."""
-    owner = "the image's own configuration (its web UI or config.xml)" if os_name in PRODUCTS else "linerate"
+    each said as what to put in the image (docs/own-image.md, per OS)."""
+    owner = ("linerate" if configured_by_linerate else
+             "the image's own configuration (its web UI or config.xml)" if os_name in PRODUCTS else
+             "the image's own configuration (rc.conf or hostname.if, see docs/own-image.md)")
     wants = {
         "lan": f"the LAN NIC (the first, MAC 52:54:00:4c:52:01) answering at 198.18.0.1/24, set by {owner}",
         "wan": f"the WAN NIC (the second, MAC 52:54:00:4c:52:02) answering at 198.19.0.1/24, set by {owner}",

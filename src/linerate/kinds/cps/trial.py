@@ -154,22 +154,30 @@ def measure_trial(client: Executor, server: Server, url: str, rate: float, durat
     before, waited = wait_for_ports(lambda: read_client_state(client), connections, sleep=sleep)
     if waited:
         notes.append(f"waited {waited:.0f} s for the client's TIME_WAIT sockets to expire before the trial")
-    log = make_temp(client, "h2load")  # in the run's scratch directory: swept even after a SIGKILL
-    threads = max(1, min(options.threads, pace.per_period))  # h2load wants a connection per thread and period
-    argv = h2load.client_argv([url], connections=connections, pace=pace, threads=threads,
-                              inactivity_timeout_s=options.timeout_s, log_file=log)
-    limit_s = connections / pace.rate_per_s + options.timeout_s + RUN_MARGIN_S
-    capturing = client_capture.start(client, url, connections) if capture else None
-    dut_before, state_before = read_dut(), read_state()
-    started = clock()
+    log = capturing = result = None
     try:
+        with terminations_deferred():  # a file, once made, is named here before a signal can end the trial
+            log = make_temp(client, "h2load")  # in the run's scratch directory: swept even after a SIGKILL
+            capturing = client_capture.start(client, url, connections) if capture else None
+        threads = max(1, min(options.threads, pace.per_period))  # h2load wants a connection per thread and period
+        argv = h2load.client_argv([url], connections=connections, pace=pace, threads=threads,
+                                  inactivity_timeout_s=options.timeout_s, log_file=log)
+        limit_s = connections / pace.rate_per_s + options.timeout_s + RUN_MARGIN_S
+        dut_before, state_before = read_dut(), read_state()
+        started = clock()
         result = run_h2load(client, capturing.argv(argv, limit_s) if capturing else argv, limit_s)
     finally:
         ended = clock()
         with terminations_deferred():  # a signal meanwhile waits until the log and the capture are gone
-            log_text = client.run(["cat", log], timeout_s=60, check=False).stdout
-            client.run(["rm", "-f", "--", log], timeout_s=15, check=False)
-            captured, capture_note = client_capture.finish(client, capturing) if capturing else ({}, None)
+            if result is None:  # cut short (a signal, h2load not starting): only remove what was made
+                made = [log] if log else []
+                made += [capturing.path, capturing.path + ".log"] if capturing else []
+                if made:
+                    client.run(["rm", "-f", "--", *made], timeout_s=15, check=False)
+            else:
+                log_text = client.run(["cat", log], timeout_s=60, check=False).stdout
+                client.run(["rm", "-f", "--", log], timeout_s=15, check=False)
+                captured, capture_note = client_capture.finish(client, capturing) if capturing else ({}, None)
     if capture_note:
         notes.append(capture_note)
     dut_after, state_after = read_dut(), read_state()
