@@ -129,14 +129,38 @@ def test_a_pipe_or_a_device_named_as_a_key_file_is_refused_not_read(image, tmp_p
             read_public_key(Path(named))
 
 
-def test_guest_side_knobs_on_an_image_linerate_does_not_configure_are_refused_before_it_boots():
+def test_a_bsd_image_takes_runtime_knobs_but_not_linerates_ruleset():
     base = {"dut": "vm", "dut_image": "/images/opnsense.qcow2", "dut_os": "opnsense"}
-    for name, value in (("dut_sysctls", "net.inet.ip.forwarding=1"), ("firewall", "stateful"),
-                        ("dut_offloads", "vtnet0:tso=off"), ("offloads", "dut:tso=off")):
+    for name, value in (("firewall", "stateful"), ("dut_rps", "3")):
         with pytest.raises(ConfigError, match=f"^{name}: .*the opnsense image's own configuration decides it"):
             refuse_unsupported([{**base, name: value}], "namespace")
-    refuse_unsupported([{**base, "offloads": "client:tso=off", "virtio_offloads": "off"}], "namespace")
+    refuse_unsupported([{**base, "offloads": "dut:tso=off", "dut_offloads": "vtnet1:lro=off",
+                         "dut_sysctls": "net.inet.ip.redirect=0", "virtio_offloads": "off"}], "namespace")
     refuse_unsupported([{**base, "dut_os": "openwrt", "firewall": "stateful"}], "namespace")  # a Linux: set by linerate
+
+
+def test_a_bsd_images_offloads_go_through_its_driver_by_role_and_are_read_back():
+    """The guest level of the Netgate thread's matrix on a pfSense image: `dut:tso=off` reaches vtnet0 and
+    vtnet1 as ifconfig flags (FreeBSD ifconfig(8)); what the guest then shows is what is stored."""
+    from linerate.dut.bsd import FreeBsdDriver
+    from linerate.errors import LabError
+    from linerate.exec import FakeExecutor
+    from linerate.testbed.vm_image import apply_driver_knobs
+    from linerate.topology.link import parse_offloads
+    from tests.conftest import capture
+
+    shown = capture("bsd/freebsd_ifconfig_em0.txt")  # options=...<RXCSUM,TXCSUM,...,LRO,...>: no TSO4
+    guest = FakeExecutor("pfsense")
+    guest.respond(["ifconfig"], shown)
+    guest.respond(["sysctl", "-n", "net.inet.ip.redirect"], "0\n")
+    guest.respond(["sysctl", "net.inet.ip.redirect=0"])
+    names = {"lan0": "vtnet0", "wan0": "vtnet1"}
+    state = apply_driver_knobs(FreeBsdDriver(), guest, names, parse_offloads("dut:tso=off"), (),
+                               (("net.inet.ip.redirect", "0"),))
+    assert ("ifconfig", "vtnet0", "-tso") in guest.calls and ("ifconfig", "vtnet1", "-tso") in guest.calls
+    assert state["dut_offloads"]["vtnet0"]["tso"] == "off" and state["dut_sysctls"] == {"net.inet.ip.redirect": "0"}
+    with pytest.raises(LabError, match="vtnet1 lro=off: the guest reports on"):  # the flag did not stick
+        apply_driver_knobs(FreeBsdDriver(), guest, names, (), (("vtnet1", "lro", "off"),), ())
 
 
 def test_an_image_whose_backing_file_is_a_device_is_refused(tmp_path):

@@ -19,7 +19,7 @@ from linerate.topology.link import ANY_SYSCTL_NAME_RE as SYSCTL_NAME_RE
 from linerate.topology.link import ANY_SYSCTL_VALUE_RE as SYSCTL_VALUE_RE
 from linerate.topology.link import IFNAME_RE
 from linerate.topology.link import OFFLOAD_FEATURES as _OFFLOAD_FEATURES
-from linerate.topology.link import parse_any_sysctls, parse_dut_offloads, parse_offloads, parse_sysctls
+from linerate.topology.link import parse_any_sysctls, parse_dut_offloads, parse_sysctls
 
 __all__ = ["IFNAME_RE", "NAMESPACE_ONLY", "OFFLOAD_FEATURES", "SYSCTL_NAME_RE", "SYSCTL_VALUE_RE",
            "parse_any_sysctls", "parse_dut_offloads", "refuse_unsupported"]
@@ -31,22 +31,21 @@ NAMESPACE_ONLY = {"link_rate": "an emulated link rate", "delay_ms": "netem delay
                   "mtu": "the lab's MTU", "dut": "a DUT built by linerate"}  # + every VM axis (VM_AXES)
 
 
-GUEST_SIDE = ("firewall", "dut_sysctls", "dut_offloads", "dut_rps")  # what linerate sets inside a VM DUT
+GUEST_SIDE = ("firewall", "dut_rps")  # what linerate sets inside a Linux VM DUT only (its ruleset, RPS masks)
 
 
 def refuse_unset_on_image(cell: dict[str, Any]) -> None:
-    """ConfigError for a DUT-side axis an own image of this OS would not get: linerate sets the guest
-    side of Linux images only; a BSD image's (or OPNsense's, pfSense's) own configuration decides it."""
+    """ConfigError for a DUT-side axis an own image of this OS would not get: linerate writes rulesets and
+    RPS masks into Linux images only; a BSD image's (or OPNsense's, pfSense's) own configuration decides them."""
     dut_os = cell.get("dut_os", AXES["dut_os"].default)
     if driver_for_os(dut_os).configures_guest:
         return
+    # its runtime knobs (dut_sysctls, dut_offloads, offloads on its side) go through the OS's driver
+    # (testbed/vm_image.py apply_driver_knobs); a ruleset and RPS masks are linerate's Linux commands
     named = [name for name in GUEST_SIDE if name in cell and cell[name] != AXES[name].default]
-    if any(role != "client" and role != "server" for role, _, _, _ in parse_offloads(cell.get("offloads", "default"))):
-        named.append("offloads")
     if named:
-        raise ConfigError(named[0], f"{cell[named[0]]!r} is set inside the DUT, and linerate configures only Linux "
-                          f"images; the {dut_os} image's own configuration decides it (set it there, or use an SSH "
-                          "testbed, --testbed, where linerate journals and restores the DUT's knobs)")
+        raise ConfigError(named[0], f"{cell[named[0]]!r} is set inside the DUT, and linerate writes it only into "
+                          f"Linux images; the {dut_os} image's own configuration decides it (set it there)")
 
 
 def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -> None:

@@ -51,6 +51,7 @@ class ImageVmTestbed(VmTestbed):
         self.access: ImageAccess | None = None
         self.session: SshSession | None = None
         self.names = {DUT_LAN_IF: DUT_LAN_IF, DUT_WAN_IF: DUT_WAN_IF}  # role name -> the guest's own name
+        self.knob_state: dict = {}  # a BSD image's knobs as read back (apply_driver_knobs)
         self.driver = driver_for_os(self.vm.os)
 
     def describe_plan(self) -> str:
@@ -102,6 +103,10 @@ class ImageVmTestbed(VmTestbed):
             self._configure()
         elif not configures:
             self._keep_names(dict(zip((DUT_LAN_IF, DUT_WAN_IF), self.driver.virtio_nics)))
+            if not problems:  # its runtime knobs (ifconfig flags, sysctls) through the OS's driver
+                self.knob_state = apply_driver_knobs(self.driver, self.executor("dut"), self.names, self.spec.offloads,
+                                                     parse_dut_offloads(self.params.get("dut_offloads", "default")),
+                                                     self.spec.dut_sysctls)
         if not (configures and problems):  # an image that sets its own addresses is checked even without a login
             problems += self._path_problems()
         if problems:
@@ -111,7 +116,8 @@ class ImageVmTestbed(VmTestbed):
             verify_vm(self.spec, self.vm, self.state)
             self._verify_dut_offloads()
         else:
-            self.state = {"vm": {k: v for k, v in self.vm_info.items() if k not in ("argv", "qemu_pid")}}
+            self.state = {"vm": {k: v for k, v in self.vm_info.items() if k not in ("argv", "qemu_pid")},
+                          **self.knob_state}
         self.start_server()
         self.read_cost_s = measure_read_cost_or_none(self.driver, self.executor("dut"))
         self.state["vm"]["placement"] = self.placement.summary()
@@ -285,6 +291,33 @@ class ImageVmTestbed(VmTestbed):
             self.session.close()
             self.session = None
         return super().down()
+
+
+def apply_driver_knobs(driver, dut, names: dict[str, str], offloads, dut_offloads, sysctls) -> dict:
+    """A BSD image's runtime knobs, set through its OS's driver (ifconfig capabilities, sysctl) as on an
+    SSH testbed, then read back: `offloads` on the DUT's side by role (lan0/wan0 -> the image's NICs, so
+    "dut:tso=off" is the guest level of the Netgate thread's matrix), `dut_offloads` by the image's own
+    names. LabError naming each knob the guest does not show as asked. Nothing is journaled: the guest
+    runs on a throwaway overlay and every knob ends with the lab."""
+    wanted = [(names.get(ifname, ifname), feature, state) for role, ifname, feature, state in offloads if role == "dut"]
+    wanted += list(dut_offloads)
+    for ifname, feature, state in wanted:
+        driver.set_offload(dut, ifname, feature, state)
+    for name, value in sysctls:
+        driver.set_sysctl(dut, name, value)
+    state: dict = {"dut_offloads": {}, "dut_sysctls": {}}
+    problems = []
+    for ifname, feature, want in wanted:
+        got = state["dut_offloads"].setdefault(ifname, driver.read_offloads(dut, ifname)).get(feature)
+        if got != want:
+            problems.append(f"{ifname} {feature}={want}: the guest reports {got or 'nothing'}")
+    for name, value in sysctls:
+        state["dut_sysctls"][name] = got = driver.read_sysctl(dut, name)
+        if got != value:
+            problems.append(f"{name}={value}: the guest reports {got}")
+    if problems:
+        raise LabError("a DUT knob did not take effect: " + "; ".join(problems))
+    return state
 
 
 def _banner(tunnel: NetnsTunnel) -> bool:
