@@ -72,6 +72,8 @@ def test_a_trial_through_the_image_reads_the_guest_over_ssh_and_leaves_nothing(i
     dut = trial["telemetry"]["dut"]
     assert dut["window_reads"] == 2 and dut["cpu"] and 0 < dut["cpu"][0]["busy_pct"] <= 100, dut
     vm = trial["testbed"]["vm"]
+    if vm["boot_to_ready_s"] > 12:  # a progress line every 10 s while it boots (TCG here: ~17 s)
+        assert f"VM DUT: {path.name} booting (" in proc.stderr, proc.stderr
     assert vm["boot_to_ready_s"] > 0 and vm["kernel"].startswith("Linux ") and vm["image"] == str(path)
     assert set(vm["guest_interfaces"].values()) == {"enp0s3", "enp0s4"}  # the image's own names, found by MAC
     assert any(key.startswith("enp0s3_rx") for key in trial["dut_counters"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from linerate.errors import ConfigError, LabError
@@ -74,7 +75,8 @@ def cmd_lab_up(args: argparse.Namespace) -> int:
     params = lab_params_from_args(args)
     # Owned by this process until it is complete: a `lab up` killed halfway (a VM still booting)
     # leaves an orphan that `lab clean` removes, never a lab recorded as kept.
-    lab = as_option(lambda: lab_testbed(name, params, keep=False))
+    lab = as_option(lambda: lab_testbed(name, params, keep=False,
+                                        on_message=lambda message: print(message, file=sys.stderr, flush=True)))
     if args.dry_run:
         print(dumps({"lab": name, "dry_run": True, "plan": lab.describe_plan()}) if args.json else lab.describe_plan())
         return 0

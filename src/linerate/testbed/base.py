@@ -115,18 +115,21 @@ def new_lab_id() -> str:
     return secrets.token_hex(3)
 
 
-def lab_testbed(lab_id: str, lab_params: dict, *, keep: bool = False,
-                registry: Registry | None = None) -> NamespaceTestbed:
+def lab_testbed(lab_id: str, lab_params: dict, *, keep: bool = False, registry: Registry | None = None,
+                on_message: Callable[[str], None] = lambda m: None) -> NamespaceTestbed:
     """The testbed for one combination of lab-scoped axis values: a namespace DUT, or a VM DUT
-    (dut = "vm") between the same client and server namespaces. Not up yet: enter it."""
+    (dut = "vm") between the same client and server namespaces. Not up yet: enter it. `on_message`:
+    progress a user waits for (an own image booting under TCG)."""
     spec = lab_spec(lab_id, lab_params)
     if lab_params.get("dut") != "vm":
         return NamespaceTestbed(spec, registry, keep=keep, params=lab_params)
     options = vm_options(vm_params(lab_params))
     placement = place(tuple(os.sched_getaffinity(0)), options.vcpus)
     spec = dataclasses.replace(spec, cpu_sides=(placement.client_cpus, placement.server_cpus))
-    kind = ImageVmTestbed if options.image else VmTestbed
-    return kind(spec, options, registry, keep=keep, params=lab_params, placement=placement)
+    if options.image:
+        return ImageVmTestbed(spec, options, registry, keep=keep, params=lab_params, placement=placement,
+                              on_message=on_message)
+    return VmTestbed(spec, options, registry, keep=keep, params=lab_params, placement=placement)
 
 
 def lab_from_record(record: LabRecord, registry: Registry) -> NamespaceTestbed:
@@ -171,9 +174,12 @@ class LabTestbeds:
 
     calibrates = True
 
+    def __init__(self, on_message: Callable[[str], None] = lambda m: None):
+        self.on_message = on_message
+
     @contextlib.contextmanager
     def open(self, lab_params: dict[str, Any]) -> Iterator[NamespaceTestbed]:
-        with lab_testbed(new_lab_id(), lab_params) as lab:
+        with lab_testbed(new_lab_id(), lab_params, on_message=self.on_message) as lab:
             yield lab
 
     def reserve(self) -> ContextManager[None]:
@@ -246,7 +252,7 @@ def open_testbeds(inventory: Inventory | None = None, *, lab: NamespaceTestbed |
     this machine (namespace or VM DUT, by each combination's `dut` axis)."""
     if inventory is not None:
         return SshTestbeds(inventory, store, accept_new=accept_new, on_message=on_message)
-    return KeptLab(lab) if lab is not None else LabTestbeds()
+    return KeptLab(lab) if lab is not None else LabTestbeds(on_message)
 
 
 def vm_demo_unavailable() -> str | None:

@@ -43,11 +43,15 @@ from linerate.vm.qemu import LAN_MAC, WAN_MAC, VmSpec, qemu_argv
 from linerate.vm.state import read_vm_state, verify_vm
 
 
+BOOT_PROGRESS_S = 10.0  # a line while it boots: an OPNsense image under TCG takes minutes
+
+
 class ImageVmTestbed(VmTestbed):
     """A VM lab whose DUT is an own image (dut_image), driven over SSH."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, on_message=lambda message: None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.on_message = on_message  # progress while the image boots
         self.access: ImageAccess | None = None
         self.session: SshSession | None = None
         self.names = {DUT_LAN_IF: DUT_LAN_IF, DUT_WAN_IF: DUT_WAN_IF}  # role name -> the guest's own name
@@ -155,7 +159,13 @@ class ImageVmTestbed(VmTestbed):
         does within the boot timeout (the image lacks a piece); LabError when qemu dies."""
         tunnel = NetnsTunnel(self.spec.netns("dut"))
         timeout = self.access.boot_timeout_s
+        said = started
         while True:
+            if time.monotonic() - said >= BOOT_PROGRESS_S:
+                said = time.monotonic()
+                accel, last = self.vm_info.get("accel", self.vm.accel), self._console_tail().rsplit(" | ", 1)[-1]
+                self.on_message(f"VM DUT: {self.access.image.name} booting ({accel}), {said - started:.0f} s of "
+                                f"{timeout:.0f}; console: {last[-120:]}")
             if _banner(tunnel):
                 self._pin_threads(pid)
                 return time.monotonic() - started
