@@ -276,7 +276,7 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
         telemetry.missing.append(too_short)
     elif telemetry.wanted:
         for offset in (first_at, second_at):
-            if telemetry.window:  # the first read ran under load: a second as slow must still end in time
+            if telemetry.window:  # the first read ran under load: a second as slow must still stand within it
                 offset = min(offset, latest_second_read(params, telemetry.window[0].cost_s))
             if not _sleep_until(launched + offset, worker):
                 telemetry.missing.append(f"{generator.name} ended before window read {len(telemetry.window) + 1} "

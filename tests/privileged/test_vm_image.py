@@ -1,7 +1,6 @@
 """An own image as the DUT, end to end on the reference image (`linerate image build debian`, built
 by `make test`): booted under TCG on an overlay, reached only over SSH on its management NIC."""
 
-import hashlib
 import json
 import os
 import signal
@@ -12,17 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from linerate.image.debian import file_sha256 as sha256
 from tests.privileged.conftest import LINERATE, linerate, netns_names
 
 IMAGE = Path(os.environ.get("LINERATE_TEST_IMAGE", "/var/cache/linerate/images/debian-router.qcow2"))
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ def image(tmp_path):
 def test_the_files_beside_the_image_are_its_login_and_its_host_keys(image, tmp_path):
     host_pub = (tmp_path / "host.pub").read_text()
     image.with_name(image.name + ".host_keys").write_text(f"# written by linerate image build\n{host_pub}")
-    access = image_access(str(image), "linux", "root", "", "", 0, "tcg")
+    access = image_access(str(image), "root", "", "", 0, "tcg")
     assert access.key == image.with_name(image.name + ".key") and access.boot_timeout_s == 300
     kind, blob = host_pub.split()[:2]
     assert access.host_keys == (f"{kind} {blob}",)
@@ -35,12 +35,12 @@ def test_the_files_beside_the_image_are_its_login_and_its_host_keys(image, tmp_p
     # a known_hosts line (its host pattern dropped: the guest is reached at a lab-private address) works too
     known = tmp_path / "known_hosts"
     known.write_text(f"fw.example.net,192.0.2.1 {kind} {blob}\n")
-    assert image_access(str(image), "linux", "admin", "", str(known), 60, "kvm").host_keys == (f"{kind} {blob}",)
+    assert image_access(str(image), "admin", "", str(known), 60, "kvm").host_keys == (f"{kind} {blob}",)
 
 
 def test_an_image_without_its_files_gets_no_host_key_and_every_problem_at_once(tmp_path):
     with pytest.raises(ConfigError) as caught:
-        image_access(str(tmp_path / "missing.qcow2"), "pfsense", "root", "", str(tmp_path / "nokeys"), 0, "tcg")
+        image_access(str(tmp_path / "missing.qcow2"), "root", "", str(tmp_path / "nokeys"), 0, "tcg")
     problem = caught.value.problem
     assert "is not a file" in problem and "no private key to log in with" in problem and "does not exist" in problem
     bad = tmp_path / "bad_keys"
@@ -48,8 +48,8 @@ def test_an_image_without_its_files_gets_no_host_key_and_every_problem_at_once(t
     (tmp_path / "img.qcow2").write_bytes(b"")
     (tmp_path / "img.qcow2.key").write_text("")
     with pytest.raises(ConfigError, match="a line is not a public host key"):
-        image_access(str(tmp_path / "img.qcow2"), "linux", "root", "", str(bad), 0, "tcg")
-    access = image_access(str(tmp_path / "img.qcow2"), "linux", "root", "", "", 0, "tcg")
+        image_access(str(tmp_path / "img.qcow2"), "root", "", str(bad), 0, "tcg")
+    access = image_access(str(tmp_path / "img.qcow2"), "root", "", "", 0, "tcg")
     assert access.host_keys == ()  # none named and none beside it: the first key seen in the lab is trusted
 
 
@@ -124,7 +124,7 @@ def test_a_pipe_or_a_device_named_as_a_key_file_is_refused_not_read(image, tmp_p
     os.mkfifo(fifo)
     for named in (str(fifo), "/dev/zero"):
         with pytest.raises(ConfigError, match="not a regular file"):
-            image_access(str(image), "linux", "root", "", named, 0, "tcg")
+            image_access(str(image), "root", "", named, 0, "tcg")
         with pytest.raises(ConfigError, match="--ssh-key"):
             read_public_key(Path(named))
 

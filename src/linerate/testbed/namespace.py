@@ -266,12 +266,12 @@ def is_leftover(pid: int, program: str, scratch: str) -> bool:
     disturb a measurement (trafgen, h2load, an iperf3 *client*; an iperf3 server someone else started
     is left alone), or a capture or time limit writing into the lab's scratch directory (linerate's own
     tcpdump; an operator's capture elsewhere is theirs)."""
+    if program in ("trafgen", "h2load"):
+        return True
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
-        return False
-    if program in ("trafgen", "h2load"):
-        return True
+        return False  # gone meanwhile
     if program == "iperf3":
         return b"--client" in argv or b"-c" in argv
     return bool(scratch) and any(scratch.encode() in arg for arg in argv)

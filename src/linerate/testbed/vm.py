@@ -117,6 +117,23 @@ class VmTestbed(NamespaceTestbed):
                       queues=self.vm.queues, vhost=self.vm.vhost, virtio=self.vm.virtio, kernel=guest.kernel,
                       initrd=guest.initrd, append=KERNEL_APPEND, agent_socket=socket_path, console_log=console,
                       mtu=self.spec.mtu)
+        pid, started, argv = self._spawn_qemu(spec)
+        self.agent = AgentExecutor(socket_path, host=f"vm:{self.spec.lab_id}")
+        wait_for_agent(self.agent, pid, BOOT_TIMEOUT_S[accel], console)
+        self._pin_threads(pid)
+        uptime = self.agent.run(["cat", "/proc/uptime"], timeout_s=10).stdout.split()[0]
+        release = self.agent.run(["uname", "-r"], timeout_s=10).stdout.strip()
+        self.vm_info = {"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb,
+                        "boot_to_ready_s": round(time.monotonic() - started, 2), "guest_uptime_s": float(uptime),
+                        "kernel": release, "qemu_pid": pid, "argv": argv}
+        self.record.vm = {k: self.vm_info[k] for k in ("accel", "vcpus", "memory_mb", "boot_to_ready_s", "kernel")}
+        self.record.vm["queues"] = self.vm.queues
+        self.record.vm["virtio_offloads"] = self.vm.virtio_text
+        self.registry.save(self.record)
+
+    def _spawn_qemu(self, spec: VmSpec) -> tuple[int, float, list[str]]:
+        """qemu inside the lab's dut namespace with the taps' descriptors, recorded before anything waits
+        on it (`lab clean` stops it after a SIGKILL): (pid, when it started, its argv)."""
         lan, wan = self.taps["tap-lan"], self.taps["tap-wan"]
         argv = qemu_argv(spec, lan, wan)
         started = time.monotonic()
@@ -124,18 +141,7 @@ class VmTestbed(NamespaceTestbed):
                                                              log=str(self.directory / "qemu.log"))
         self.record.servers.append(ProcessRef.of(proc.pid))
         self.registry.save(self.record)
-        self.agent = AgentExecutor(socket_path, host=f"vm:{self.spec.lab_id}")
-        wait_for_agent(self.agent, proc.pid, BOOT_TIMEOUT_S[accel], console)
-        self._pin_threads(proc.pid)
-        uptime = self.agent.run(["cat", "/proc/uptime"], timeout_s=10).stdout.split()[0]
-        release = self.agent.run(["uname", "-r"], timeout_s=10).stdout.strip()
-        self.vm_info = {"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb,
-                        "boot_to_ready_s": round(time.monotonic() - started, 2), "guest_uptime_s": float(uptime),
-                        "kernel": release, "qemu_pid": proc.pid, "argv": argv}
-        self.record.vm = {k: self.vm_info[k] for k in ("accel", "vcpus", "memory_mb", "boot_to_ready_s", "kernel")}
-        self.record.vm["queues"] = self.vm.queues
-        self.record.vm["virtio_offloads"] = self.vm.virtio_text
-        self.registry.save(self.record)
+        return proc.pid, started, argv
 
     def _configure_guest(self) -> None:
         """Every guest command in one agent request (~0.2 s a round trip under TCG); the first one

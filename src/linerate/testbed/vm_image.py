@@ -39,7 +39,7 @@ from linerate.vm.accel import choose_accel
 from linerate.vm.byo import create_overlay
 from linerate.vm.image_access import MGMT_PORT, ImageAccess, image_access, missing_pieces
 from linerate.vm.plan import build_vm_plan, guest_commands
-from linerate.vm.qemu import LAN_MAC, WAN_MAC, VmSpec, qemu_argv
+from linerate.vm.qemu import LAN_MAC, WAN_MAC, VmSpec
 from linerate.vm.state import read_vm_state, verify_vm
 
 
@@ -67,7 +67,7 @@ class ImageVmTestbed(VmTestbed):
 
     def up(self) -> "ImageVmTestbed":
         accel = choose_accel(self.vm.accel)
-        self.access = image_access(self.vm.image, self.vm.os, self.vm.ssh_user, self.vm.ssh_key, self.vm.host_keys,
+        self.access = image_access(self.vm.image, self.vm.ssh_user, self.vm.ssh_key, self.vm.host_keys,
                                    self.vm.boot_timeout_s, accel)
         owner = None if self.keep else ProcessRef.of(os.getpid())
         record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
@@ -76,8 +76,8 @@ class ImageVmTestbed(VmTestbed):
         self.make_scratch()
         self.directory.mkdir(mode=0o700)
         overlay = create_overlay(self.access.image, self.directory)
-        # absolute paths, for commands that use this lab later from another directory (--lab)
-        self.record.vm.update({"image_path": str(self.access.image), "key_path": str(self.access.key.absolute())})
+        # an absolute path, for commands that log in to this lab later from another directory (--lab)
+        self.record.vm["key_path"] = str(self.access.key.absolute())
 
         def remember(ns: str) -> None:
             self.record.namespaces.append(ns)
@@ -135,18 +135,12 @@ class ImageVmTestbed(VmTestbed):
         spec = VmSpec(f"linerate-{self.spec.lab_id}", vcpus=self.vm.vcpus, memory_mb=self.vm.memory_mb, accel=accel,
                       queues=self.vm.queues, vhost=self.vm.vhost, virtio=self.vm.virtio, disk=overlay,
                       mgmt_ssh_port=MGMT_PORT, console_log=console, mtu=self.spec.mtu)
-        lan, wan = self.taps["tap-lan"], self.taps["tap-wan"]
-        argv = qemu_argv(spec, lan, wan)
-        started = time.monotonic()
-        proc = NetnsExecutor(self.spec.netns("dut")).spawn(argv, pass_fds=lan + wan,
-                                                             log=str(self.directory / "qemu.log"))
-        self.record.servers.append(ProcessRef.of(proc.pid))
-        self.registry.save(self.record)
-        self.vm_info = {"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb, "qemu_pid": proc.pid,
+        pid, started, argv = self._spawn_qemu(spec)
+        self.vm_info = {"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb, "qemu_pid": pid,
                         "argv": argv}
         self.record.vm.update({"accel": accel, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb,
                                "queues": self.vm.queues, "virtio_offloads": self.vm.virtio_text})
-        return proc.pid, started
+        return pid, started
 
     def _console_tail(self) -> str:
         path = self.directory / "console.log"
@@ -187,9 +181,8 @@ class ImageVmTestbed(VmTestbed):
         with os.fdopen(fd, "w") as handle:
             handle.write(self.access.known_hosts_text())
         target = SshTarget(self.access.user, "127.0.0.1", MGMT_PORT, identity=str(self.access.key))
-        messages: list[str] = []
         self.session = SshSession(target, known_hosts, accept_new=not self.access.host_keys,
-                                  on_message=messages.append, via=NetnsTunnel(self.spec.netns("dut")))
+                                  on_message=self.on_message, via=NetnsTunnel(self.spec.netns("dut")))
         try:
             self.session.connect()
         except ConfigError as exc:  # the key file itself (not a private key linerate can use)

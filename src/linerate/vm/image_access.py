@@ -28,7 +28,6 @@ PRODUCTS = ("opnsense", "pfsense")  # their own config owns addresses and rules:
 @dataclass(frozen=True)
 class ImageAccess:
     image: Path
-    os: str
     user: str
     key: Path
     host_keys: tuple[str, ...]  # "type base64" lines; () = trust the first key seen in this lab
@@ -57,7 +56,7 @@ def _host_key_lines(text: str, where: str) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def image_access(image: str, os_name: str, user: str, key: str, host_keys: str, boot_timeout_s: float,
+def image_access(image: str, user: str, key: str, host_keys: str, boot_timeout_s: float,
                  accel: str) -> ImageAccess:
     """ConfigError naming every problem at once (a missing image, key or host-key file)."""
     path = Path(image).expanduser()
@@ -80,7 +79,7 @@ def image_access(image: str, os_name: str, user: str, key: str, host_keys: str, 
     if problems:
         raise ConfigError("dut_image", "; ".join(problems))
     timeout = boot_timeout_s or BOOT_TIMEOUT_S[accel]
-    return ImageAccess(path.resolve(), os_name, user, key_path, keys, timeout)
+    return ImageAccess(path.resolve(), user, key_path, keys, timeout)
 
 
 def missing_pieces(os_name: str, answers: dict[str, bool], configured_by_linerate: bool) -> list[str]:
