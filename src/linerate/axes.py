@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from linerate.errors import ConfigError
-from linerate.model import DIRECTIONS, PROTOCOLS, FirewallProfile, TrialParams
+from linerate.model import DIRECTIONS, MAX_PAIRS, PROTOCOLS, FirewallProfile, TrialParams
 from linerate.topology.link import (LinkSpec, parse_any_sysctls, parse_cpu_mask, parse_dut_offloads, parse_link_rate,
                                     parse_offloads, parse_sysctls)
 from linerate.topology.plan import MTU_MAX, MTU_MIN, LabSpec
@@ -76,6 +76,15 @@ def _via_model(convert: Callable[[Any], Any], build: Callable[[Any], Any]) -> Ca
             return build(converted)
         except ConfigError as exc:
             raise ValueError(exc.problem) from None
+    return validate
+
+
+def _whole_between(low: int, high: int) -> Callable[[Any], int]:
+    def validate(value: Any) -> int:
+        number = _whole(value)
+        if not low <= number <= high:
+            raise ValueError(f"{number} is out of range")
+        return number
     return validate
 
 
@@ -179,6 +188,10 @@ def _register_link_axes() -> None:
                   "gso, gro or lro"))
     register(Axis("dut_rps", "lab", "default", _rps, "default, or a hexadecimal CPU mask such as 3"))
     register(Axis("txqueuelen", "lab", 0, _txqueuelen, "a queue length; 0 keeps the kernel default"))
+    register(Axis("pairs", "lab", 1, _whole_between(1, MAX_PAIRS), f"1 to {MAX_PAIRS} client/server pairs sending "
+                  "together (a generator pool)"))
+    register(Axis("pair_link_rate", "lab", "none", _link_rate, "none, or each pair's access link rate, such as "
+                  "100m or 1g (link_rate stays the DUT's)"))
 
 
 _register_link_axes()
@@ -190,15 +203,6 @@ def _one_of(*choices: str) -> Callable[[Any], str]:
         if text not in choices:
             raise ValueError(f"{text!r} is not one of {', '.join(choices)}")
         return text
-    return validate
-
-
-def _whole_between(low: int, high: int) -> Callable[[Any], int]:
-    def validate(value: Any) -> int:
-        number = _whole(value)
-        if not low <= number <= high:
-            raise ValueError(f"{number} is out of range")
-        return number
     return validate
 
 
@@ -264,4 +268,5 @@ def lab_spec(lab_id: str, lab_params: dict[str, Any]):
     return LabSpec(lab_id, FirewallProfile.parse(p["firewall"]), p["mtu"], link=link,
                    offloads=parse_offloads(p["offloads"]), dut_sysctls=parse_sysctls(p["dut_sysctls"]),
                    dut_rps_mask=None if p["dut_rps"] == "default" else p["dut_rps"],
-                   txqueuelen=p["txqueuelen"] or None)
+                   txqueuelen=p["txqueuelen"] or None, pairs=p["pairs"],
+                   pair_link=LinkSpec(parse_link_rate(p["pair_link_rate"])) if p["pair_link_rate"] != "none" else None)

@@ -60,8 +60,22 @@ def validate_lab_name(name: object, field_name: str = "name") -> str:
     return name
 
 
+MAX_PAIRS = 16  # client/server pairs of a lab's generator pool (topology/pool.py)
+SWITCH_ROLES = ("lansw", "wansw")  # a pooled lab's two switches: clients -> DUT lan0, DUT wan0 -> servers
+
+
+def pair_roles(index: int) -> tuple[str, str]:
+    """(client role, server role) of pair `index` (0-based): pair 0 keeps the one-pair lab's names."""
+    return ("client", "server") if index == 0 else (f"client{index + 1}", f"server{index + 1}")
+
+
+LAB_ROLES = ("client", "dut", "server", *SWITCH_ROLES,
+             *(role for index in range(1, MAX_PAIRS) for role in pair_roles(index)))
+
+
 def lab_namespace(lab_id: str, role: str) -> str:
-    """The only namespace names a lab owns: lr-<id>-client|dut|server."""
+    """The only namespace names a lab owns: lr-<id>-<role>, role one of LAB_ROLES (client, dut, server;
+    a generator pool's client2.. server2.. and its two switches)."""
     return f"lr-{lab_id}-{role}"
 
 

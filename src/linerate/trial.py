@@ -38,6 +38,7 @@ from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
 from linerate.exec.base import CommandResult
 from linerate.model import Trial, TrialParams
+from linerate.pool.window import Member, pool_trial
 from linerate.traffic import latency
 from linerate.traffic.base import Generator
 from linerate.traffic.iperf3 import IPERF3
@@ -168,18 +169,63 @@ class _Command(threading.Thread):
         self.client, self.argv, self.timeout_s = client, argv, timeout_s
         self.result: CommandResult | None = None
         self.error: ExecError | None = None
+        self.started_at: float | None = None  # monotonic, just before the command was launched
         self.ended_at: float | None = None  # monotonic, when the command had finished
+        self.ended = threading.Event()
 
     def run(self) -> None:
         try:
+            self.started_at = time.monotonic()
             self.result = self.client.run(self.argv, timeout_s=self.timeout_s, check=False)
         except ExecError as exc:
             self.error = exc
         finally:
             self.ended_at = time.monotonic()
+            self.ended.set()
 
 
-def _sleep_until(deadline: float, generator: _Command) -> bool:
+class _Generators:
+    """A trial's generator runs (one, or a pool's pairs), launched together: alive while every one of
+    them runs — a pool measures only while all its pairs send — and `ended_at` when the first one ended."""
+
+    def __init__(self, commands: list[_Command]):
+        self.commands = commands
+        self.first_ended = threading.Event()
+
+    def start(self) -> None:
+        for command in self.commands:
+            command.ended = self.first_ended  # whichever ends first wakes a waiting window read
+            command.start()
+
+    def is_alive(self) -> bool:
+        return all(command.is_alive() for command in self.commands)
+
+    def join(self, timeout: float | None = None) -> None:
+        """With a timeout: until it passed or a generator ended; without: until all ended."""
+        if timeout is not None:
+            self.first_ended.wait(timeout)
+            return
+        for command in self.commands:
+            command.join()
+
+    @property
+    def ended_at(self) -> float | None:
+        ends = [command.ended_at for command in self.commands if command.ended_at is not None]
+        return min(ends) if ends else None
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolPair:
+    """One client/server pair of a generator pool (topology/pool.py): role names, the client's executor and
+    the address its server listens on."""
+
+    client: str
+    server: str
+    executor: Executor
+    address: str
+
+
+def _sleep_until(deadline: float, generator: _Command | _Generators) -> bool:
     """Wait for the deadline; False when the generator ended first (no traffic left to measure)."""
     generator.join(max(0.0, deadline - time.monotonic()))
     return generator.is_alive()
@@ -245,12 +291,17 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
               driver: DutDriver | None = None, generator: Generator = IPERF3,
               generator_hosts: Mapping[str, tuple[Executor, DutDriver]] | None = None,
               shared_kernel: bool = False, observers: list[HostObserver] | None = None,
-              read_cost_s: float | None = None) -> Trial:
+              read_cost_s: float | None = None, pool: list[PoolPair] | None = None) -> Trial:
     """generator_hosts: {"client": (executor, driver), "server": ...} whose CPUs are read with the
     DUT's (SSH testbeds); shared_kernel: the DUT is the generator's own kernel (namespace lab);
     observers: what the testbed sees of the DUT from outside (a VM's threads); read_cost_s: one
-    window read's measured cost on this DUT (measure_read_cost)."""
-    argv = generator.client_argv(params, server_address)
+    window read's measured cost on this DUT (measure_read_cost); pool: a generator pool's pairs (the
+    first is `client` -> `server_address`), launched together and summed over their common window
+    (pool/window.py); the DUT's window reads fall within it."""
+    pairs = pool or [PoolPair("client", "server", client, server_address)]
+    argvs = [generator.pool_client_argv(params, p.address) if pool else generator.client_argv(params, p.address)
+             for p in pairs]
+    argv = argvs[0]
     if dut is not None and driver is None:
         driver = LinuxDriver()
     telemetry = _Telemetry(dut, driver, generator_hosts or {}, list(observers or []))
@@ -267,7 +318,7 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
             return Trial(status="failed", params=params, argv=tuple(argv), error=f"latency probe (idle): {exc}")
         prober = _rtt_probe(client, params.family, server_address, latency.probe_count(second_at - first_at))
     telemetry.full_read("before")
-    worker = _Command(client, argv, generator.timeout_s(params))
+    worker = _Generators([_Command(p.executor, a, generator.timeout_s(params)) for p, a in zip(pairs, argvs)])
     launched = time.monotonic()
     worker.start()
     if prober is not None and _sleep_until(launched + first_at, worker):
@@ -285,9 +336,13 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
             if not telemetry.window_read(worker, generator.name):
                 break
     worker.join()
-    if worker.error is not None:
-        return Trial(status="failed", params=params, argv=tuple(argv), error=str(worker.error))
-    trial = _parse(worker.result, params, argv, generator)
+    runs = [Trial(status="failed", params=params, argv=tuple(c.argv), error=str(c.error)) if c.error is not None
+            else _parse(c.result, params, c.argv, generator) for c in worker.commands]
+    trial = runs[0] if pool is None else pool_trial(
+        [Member(p.client, p.server, p.address, c.started_at or launched, run)
+         for p, c, run in zip(pairs, worker.commands, runs)], params)
+    if any(c.error is not None for c in worker.commands):
+        return trial  # a generator that could not be run at all: nothing was measured
     if prober is not None:
         trial = _with_latency(trial, server_address, idle, prober)
     if not telemetry.wanted:

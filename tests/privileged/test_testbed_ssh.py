@@ -529,3 +529,37 @@ def test_a_machine_is_named_by_all_its_host_keys_and_never_by_fewer(bed, tmp_pat
     assert name(bed.known_hosts) == name(ecdsa_hosts) == min(fingerprints)
     with connections_limited(), pytest.raises(SshError, match="could not read all its host keys"):
         name(bed.known_hosts)
+
+
+def test_a_remote_command_whose_session_is_gone_is_killed_on_the_host(bed):
+    """A controller stopped by a signal closes its connections; what it started on a host (a trafgen sending
+    at line rate) must not run on until its deadline."""
+    from linerate.errors import ExecError
+    from linerate.testbed.inventory import load_inventory
+    from linerate.testbed.ssh import connect_host
+
+    client = connect_host(load_inventory(bed.inventory()), "client")
+    import threading
+    waiter = threading.Thread(target=lambda: pytest.raises(ExecError, client.run, ["sleep", "45.5"], timeout_s=60),
+                              daemon=True)
+    waiter.start()
+
+    def sleeping() -> list[int]:
+        found = []
+        for pid in bed.pids_in("client"):
+            try:
+                if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", b"45.5"]:
+                    found.append(pid)
+            except OSError:
+                continue
+        return found
+
+    deadline = time.monotonic() + 10
+    while not sleeping() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sleeping()
+    client.session.close()  # as a controller's exit does
+    deadline = time.monotonic() + 5
+    while sleeping() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not sleeping()  # gone within seconds, not at its 60 s deadline

@@ -7,6 +7,7 @@ import io
 import os
 import signal
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -245,3 +246,48 @@ def test_a_signal_in_a_clean_up_nested_in_another_waits_for_the_outer_one():
                 steps.append("table dropped")
             steps.append("journal entry closed")
     assert steps == ["table dropped", "journal entry closed"]
+
+
+class SignalledAt(FakeExecutor):
+    """A host that interrupts this process while it runs the command starting with `prefix` (after the
+    command itself has done its work, as a signal landing while a remote `nft create table` returns)."""
+
+    def __init__(self, prefix: tuple[str, ...]):
+        super().__init__("server")
+        self.prefix = prefix
+
+    def run(self, argv, **kwargs):
+        result = super().run(argv, **kwargs)
+        if tuple(argv[:len(self.prefix)]) == self.prefix:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return result
+
+
+def test_a_signal_as_the_rfc2544_counting_table_is_made_drops_it_again():
+    from linerate.search.frame_path import COUNT_TABLE, FramePath
+
+    server = SignalledAt(("nft", "create", "table")).respond(["nft"], "")
+    path = FramePath.__new__(FramePath)
+    path.server, path.family, path.flow, path.sender = server, 4, None, None
+    with pytest.raises(Interrupted):
+        with terminations_raise():
+            path.__enter__()
+    assert ("nft", "delete", "table", "inet", COUNT_TABLE) in server.calls and not path.table_left
+
+
+def test_a_signal_as_the_rfc9693_counting_table_or_capture_is_made_removes_them_again():
+    from linerate.search.state_path import COUNT_TABLE, StatePath
+
+    for prefix in (("nft", "create", "table"), ("mktemp",)):
+        host = SignalledAt(prefix).respond(["trafgen", "--version"], "trafgen 0.6.8\n")
+        host.respond(["mktemp"], "/tmp/linerate-rfc9693.abc123.pcap\n").respond(["nft"], "")
+        path = StatePath.__new__(StatePath)
+        path.client = path.server = host
+        path.family, path.forward = 4, SimpleNamespace(src_ip="198.18.0.2", dst_ip="198.19.0.2", port=5201)
+        with pytest.raises(Interrupted):
+            with terminations_raise():
+                path.__enter__()
+        made = [call for call in host.calls if call[:3] == ("nft", "create", "table") or call[:1] == ("mktemp",)]
+        removed = [call for call in host.calls if call[:4] == ("nft", "delete", "table", "inet") or call[:2] == ("rm", "-f")]
+        assert made and len(removed) == len(made), (prefix, host.calls)
+        assert ("nft", "delete", "table", "inet", COUNT_TABLE) in host.calls

@@ -47,7 +47,7 @@ def test_the_old_trial_figures_move_to_the_kinds_tables(old_db):
 
 # axes added since these reports were written: a report lists them at their defaults (a tune's start
 # cell names every lab axis), and nothing else may differ
-AXES_SINCE_V8 = ("dut_ssh_key", "dut_host_keys", "dut_ssh_user", "dut_boot_timeout")
+AXES_SINCE_V8 = ("dut_ssh_key", "dut_host_keys", "dut_ssh_user", "dut_boot_timeout", "pairs", "pair_link_rate")
 
 
 def without_new_axes(value):

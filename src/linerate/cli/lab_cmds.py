@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 
@@ -125,7 +126,7 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
         problems = vet(record, registry.state_dir)
         state = ("orphaned" if record.orphaned() else "in use" if record.owner is not None or registry.in_use(record.lab_id)
                  else "kept")
-        server_ns = [ns for ns in record.namespaces if ns.endswith("-server")] if not problems else []
+        server_ns = [ns for ns in record.namespaces if re.search(r"-server[0-9]*$", ns)] if not problems else []
         running = programs_in_netns(*server_ns)
         programs.update(running)
         rows.append({

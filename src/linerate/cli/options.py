@@ -55,7 +55,8 @@ LAB_OPTIONS = {"firewall": "--firewall", "mtu": "--mtu", "link_rate": "--link", 
                "virtio_queues": "--queues", "vhost": "--vhost", "virtio_offloads": "--virtio-offloads",
                "dut_sysctls": "--dut-sysctls", "dut_image": "--dut-image", "dut_os": "--dut-os",
                "dut_ssh_key": "--dut-key", "dut_host_keys": "--dut-host-keys", "dut_ssh_user": "--dut-user",
-               "dut_boot_timeout": "--boot-timeout", "dut_offloads": "--dut-offloads"}
+               "dut_boot_timeout": "--boot-timeout", "dut_offloads": "--dut-offloads", "pairs": "--pairs",
+               "pair_link_rate": "--pair-link"}
 VM_OPTIONS = ("dut_vcpus", "dut_memory_mb", "dut_accel", "virtio_queues", "vhost", "virtio_offloads", "dut_image",
               "dut_os", "dut_ssh_key", "dut_host_keys", "dut_ssh_user", "dut_boot_timeout", "dut_offloads")
 
@@ -82,6 +83,10 @@ def add_link_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--offloads", default=None, help="e.g. 'all:tso=off,gso=off,gro=off' or "
                         "'dut:rx=off;client:tso=off' (client, dut_in, dut_out, dut, server, all; default: as the "
                         "kernel has them)")
+    parser.add_argument("--pairs", type=int, default=None, help="client/server pairs sending together through "
+                        "the DUT, each with its own addresses (a generator pool; default 1)")
+    parser.add_argument("--pair-link", default=None, help="each pair's access link rate, shaped as --link is "
+                        "(e.g. 100m; default none); --link stays the DUT's ports")
 
 
 def add_vm_options(parser: argparse.ArgumentParser) -> None:
@@ -117,7 +122,8 @@ def lab_params_from_args(args: argparse.Namespace, only_given: bool = False) -> 
     values = {"firewall": None if args.firewall is None else str(args.firewall), "mtu": args.mtu,
               "link_rate": args.link, "delay_ms": args.delay, "jitter_ms": args.jitter, "loss_pct": args.loss,
               "offloads": args.offloads, "dut": getattr(args, "dut", None),
-              "dut_sysctls": vars(args).get("dut_sysctls")}
+              "dut_sysctls": vars(args).get("dut_sysctls"), "pairs": vars(args).get("pairs"),
+              "pair_link_rate": vars(args).get("pair_link")}
     vm = {name: getattr(args, LAB_OPTIONS[name][2:].replace("-", "_"), None) for name in VM_OPTIONS}
     if values["dut"] != "vm":
         given = [LAB_OPTIONS[name] for name, value in vm.items() if value is not None]

@@ -11,6 +11,7 @@ from linerate.cli.options import (add_json_flag, add_lab_options, as_option, bit
 from linerate.errors import ConfigError
 from linerate.schema import dumps
 from linerate.model import DIRECTIONS, PROTOCOLS, Trial, TrialParams
+from linerate.pool.window import pair_summary
 from linerate.report.layout import format_mbps, format_ms, row_label
 
 
@@ -96,7 +97,8 @@ def describe_trial(trial: Trial) -> str:
                      f"(shaper {counters.get('shaper_dropped', 0)})")
     if trial.congestion:
         parts.append(f"cc={trial.congestion}")
-    return " ".join(parts) + "".join("\n  " + line for line in rtt_lines(trial))
+    return " ".join(parts) + "".join("\n  " + line for line in rtt_lines(trial)) + "".join(
+        "\n" + line for line in pair_summary(trial))
 
 
 def rtt_lines(trial: Trial) -> list[str]:
@@ -125,6 +127,7 @@ def cmd_trial(args: argparse.Namespace) -> int:
     params = params_from_args(args)
     testbeds = testbeds_for(args)
     lab_params = {**lab_params_from_args(args), **testbeds.held_params()}
+    testbeds.refuse_unsupported([{**lab_params, "direction": params.direction}])
     testbeds.check([lab_params])
     with testbeds.open(lab_params) as testbed:
         trial = testbed.run_trial(params)

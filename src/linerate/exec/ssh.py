@@ -42,10 +42,15 @@ CONNECT_TIMEOUT_S = 10.0
 # only the command itself is killed. Portable sh (dash, FreeBSD and OpenBSD sh, busybox ash): no timeout(1), no job control.
 # The command keeps linerate's stdin (an asynchronous list would get /dev/null); the watchdog polls
 # once a second, so it ends within a second of the command and holds no output.
+# The command runs in its own process group, killed at its deadline — or within a second once the SSH
+# session that started it is gone (the wrapper's parent changed: a controller stopped by a signal closes its
+# connections, and sshd does not signal a session without a terminal): a sender such as trafgen must not
+# outlive the run that started it. Without `ps -o ppid= -p` (busybox) only the deadline applies.
 DEADLINE_SCRIPT = ('t=$1; shift; exec 3<&0; '
                    'if command -v setsid >/dev/null 2>&1; then setsid "$@" <&3 3<&- & c=$!; g=-$c; '
-                   'else "$@" <&3 3<&- & c=$!; g=$c; fi; exec 3<&-; '
-                   '( i=0; while [ "$i" -lt "$t" ]; do sleep 1; kill -0 "$c" 2>/dev/null || exit 0; i=$((i+1)); '
+                   'else "$@" <&3 3<&- & c=$!; g=$c; fi; exec 3<&-; p=$(ps -o ppid= -p $$ 2>/dev/null); '
+                   '( i=0; while [ "$i" -lt "$t" ]; do sleep 1; kill -0 "$c" 2>/dev/null || exit 0; '
+                   '[ "$(ps -o ppid= -p $$ 2>/dev/null)" = "$p" ] || break; i=$((i+1)); '
                    'done; kill -s KILL -- "$g" 2>/dev/null || kill -s KILL "$c" ) </dev/null >/dev/null 2>&1 & '
                    'wait "$c"')
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024  # per stream of one command: the largest telemetry read is ~100 KB

@@ -61,6 +61,10 @@ def refuse_throughput_keys(experiment: Experiment, kind_name: str, varies: str) 
     if experiment.precision is not None:
         raise ValueError(f"precision applies to throughput tests; a {kind_name} experiment repeats each search "
                          "`repetitions` times")
+    pooled = sorted({cell["pairs"] for cell in experiment.cells() if cell.get("pairs", 1) > 1})
+    if pooled:
+        raise ValueError(f"pairs = {pooled[0]}: a generator pool sends throughput trials (linerate trial, run); a "
+                         f"{kind_name} search drives one client/server pair today — remove pairs")
 
 
 def plan_lines(experiment: Experiment, plan: list[tuple[dict[str, Any], int, Any]],

@@ -37,7 +37,7 @@ from pathlib import Path
 from linerate import statedir
 from linerate.errors import ConfigError, LabError
 from linerate.exec.scratch import SCRATCH_PARENT, is_scratch_path
-from linerate.model import LAB_NAME_RE, lab_namespace, probe_namespace, validate_lab_name
+from linerate.model import LAB_NAME_RE, LAB_ROLES, lab_namespace, probe_namespace, validate_lab_name
 from linerate.process import ProcessRef, net_namespace_id, process_start_time
 
 NETNS_DIR = Path("/run/netns")
@@ -89,7 +89,7 @@ class LabRecord:
     def expected_namespaces(self) -> set[str]:
         if self.kind == "probe":
             return {probe_namespace(self.lab_id)}
-        return {lab_namespace(self.lab_id, role) for role in ("client", "dut", "server")}
+        return {lab_namespace(self.lab_id, role) for role in LAB_ROLES}
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)

@@ -12,9 +12,11 @@ from linerate.diagnose.rules import diagnose
 from linerate.dut.base import dut_os_family
 from linerate.experiment.ceiling import ceiling_bps
 from linerate.report.layout import row_label
+from linerate.pool.window import pair_means
 from linerate.stats import Summary, summarize
 from linerate.stats.summary import RTT_FIGURES
 from linerate.store.db import ExperimentRow, Store
+from linerate.topology.link import link_description
 
 ROW_AXES = ("family", "streams", "direction", "protocol")
 
@@ -47,6 +49,7 @@ class CellReport:
     trials: tuple[TrialPoint, ...] = ()  # detail=True only: every attempt, in store order
     cpus: tuple[dict, ...] = ()  # detail=True only: DUT per-CPU split averaged by rank (facts.mean_cpus)
     cpus_shared: bool = False  # the CPUs are the whole machine's (namespace lab)
+    pairs: tuple[dict, ...] = ()  # a generator pool's per-pair means (pool/window.pair_means)
 
     @property
     def line_rate_fraction(self) -> float | None:
@@ -128,7 +131,8 @@ def build_report(store: Store, experiment_ref: str | int | None, *, detail: bool
         windows = [((t["telemetry"].get("dut") or {}).get("cpu") or []) for t in telemetry[row["id"]]] if detail else []
         shared = any((t["telemetry"].get("dut") or {}).get("shared_kernel") for t in telemetry[row["id"]])
         cells.append(CellReport(row["id"], params, summary, cell_flags, reached, ceiling, source, verdicts,
-                                tuple(points.get(row["id"], ())), tuple(mean_cpus(windows)), shared))
+                                tuple(points.get(row["id"], ())), tuple(mean_cpus(windows)), shared,
+                                tuple(pair_means([t["telemetry"] for t in telemetry[row["id"]]]))))
     return Report(experiment, cells)
 
 
@@ -177,7 +181,7 @@ def line_rate(params: dict[str, Any], environment: Any) -> tuple[float | None, s
     shape = f"MTU {params.get('mtu', 1500)}, IPv{params.get('family', 4)}, {params.get('protocol', 'tcp').upper()}"
     emulated = ceiling_bps(params)  # None without an emulated link
     if emulated:
-        return emulated, f"emulated {params['link_rate']} link, {shape}"
+        return emulated, f"{link_description(params)}, {shape}"
     testbed = (environment or {}).get("line_rate") if isinstance(environment, dict) else None
     if testbed and testbed.get("bps"):
         return ceiling_bps(params, float(testbed["bps"])), f"{testbed['source']}, {shape}"

@@ -16,7 +16,7 @@ def serialize(report: Report) -> str:
                    "few_trials": c.few_trials, "precision_reached": c.precision_reached,
                    "ceiling_bps": c.ceiling_bps, "line_rate_fraction": c.line_rate_fraction,
                    "line_rate_source": c.line_rate_source or "line rate unknown",
-                   "verdicts": [v.to_dict() for v in c.verdicts]}
+                   "verdicts": [v.to_dict() for v in c.verdicts], **({"pairs": list(c.pairs)} if c.pairs else {})}
                   for c in report.cells],
     }
     return dumps(doc) + "\n"

@@ -3,7 +3,8 @@ cells "941 ± 3 (12 retr, n=20)" in Mbit/s (mean ± 95% CI half-width)."""
 
 from __future__ import annotations
 
-from linerate.report.data import CellReport, Report, grid, unique_verdicts
+from linerate.pool.window import pair_breakdown
+from linerate.report.data import ROW_AXES, CellReport, Report, column_of, grid, row_of, unique_verdicts
 from linerate.report.layout import format_mbps, format_ms, markdown_table, md_name
 
 
@@ -66,6 +67,11 @@ def serialize(report: Report) -> str:
         footer += "\nLine rate: goodput ceiling of " + "; ".join(sorted(md_name(c) for c in ceilings)) + "."
     else:
         footer += "\nLine rate unknown: no emulated link, no inventory `link`, no negotiated NIC speed."
+    pools = [f"- {row_of(c)}, {column_of(c, [n for n in report.varying() if n not in ROW_AXES])}: "
+             f"{pair_breakdown(list(c.pairs))}" for c in report.cells if len(c.pairs) > 1]
+    if pools:
+        footer += "\n\nPairs (each pair's mean over the window all pairs sent; the cell is their sum):\n" + \
+            "\n".join(md_name(line) for line in pools)
     verdicts = verdict_lines(report)
     if verdicts:
         footer += "\n\nVerdicts:\n" + "\n".join(verdicts)

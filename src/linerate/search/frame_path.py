@@ -151,13 +151,19 @@ class FramePath:
     def default_frame_sizes(self) -> list[int]:
         return trafgen.default_frame_sizes(self.family, self.sender.min_frame(self.family))
 
+    table_left = False  # the table was made and could not be dropped again (a journal keeps it: ssh_path.py)
+
     def __enter__(self):
-        create_count_table(self.server, COUNT_TABLE, "rfc2544")
+        made = False
         try:
+            with terminations_deferred():  # made and known together: a signal meanwhile waits, then drops it below
+                create_count_table(self.server, COUNT_TABLE, "rfc2544")  # LabError: another run's table is there
+                made = True
             self.server.run(["nft", "-f", "-"], timeout_s=30, stdin=count_ruleset(
                 self.family, self.flow.src_ip, self.flow.dst_port, self.sender.count_verdict))
         except BaseException:
-            self.drop_table()
+            if made and not self.drop_table():
+                self.table_left = True
             raise
         return self
 

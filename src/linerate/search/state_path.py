@@ -146,8 +146,9 @@ class StatePath:
         self.generator = f"trafgen {version}"
         try:
             for host, src, direction in ((self.server, self.forward.src_ip, "to"), (self.client, self.forward.dst_ip, "from")):
-                create_count_table(host, COUNT_TABLE, "rfc9693")
-                self._made.append((host, "table"))
+                with terminations_deferred():  # made and recorded together: a signal waits, then __exit__ drops it
+                    create_count_table(host, COUNT_TABLE, "rfc9693")
+                    self._made.append((host, "table"))
                 host.run(["nft", "-f", "-"], timeout_s=30, stdin=count_ruleset(
                     self.family, src, self.forward.port, table=COUNT_TABLE, direction=direction))
             self.client_pcap = self._temp_pcap(self.client)
@@ -158,8 +159,9 @@ class StatePath:
         return self
 
     def _temp_pcap(self, host: Any) -> str:
-        path = make_temp(host, "rfc9693", suffix=".pcap")  # in the run's scratch directory
-        self._made.append((host, path))
+        with terminations_deferred():  # made and recorded together (a signal waits until __exit__ can remove it)
+            path = make_temp(host, "rfc9693", suffix=".pcap")  # in the run's scratch directory
+            self._made.append((host, path))
         return path
 
     def __exit__(self, *exc) -> None:

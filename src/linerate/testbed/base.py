@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, ContextManager, Protocol
 
 from linerate import preflight
-from linerate.axes import lab_spec, vm_params
+from linerate.axes import AXES, lab_spec, vm_params
 from linerate.dut.base import DutDriver
 from linerate.errors import ConfigError, LabError, PreflightError
 from linerate.exec import Executor
@@ -137,12 +137,21 @@ def lab_from_record(record: LabRecord, registry: Registry) -> NamespaceTestbed:
         if record.params.get("dut") == "vm":
             lab = lab_testbed(record.lab_id, record.params, keep=record.owner is None, registry=registry)
         else:
-            spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)
+            spec = (lab_spec(record.lab_id, recorded_params(record.params)) if record.params  # its pool's pairs too
+                    else LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu))
             lab = NamespaceTestbed(spec, registry, keep=record.owner is None, params=record.params or None)
     except (ConfigError, KeyError, TypeError, ValueError) as exc:
         raise LabError(f"state file of lab {record.lab_id} is malformed ({exc}); left untouched") from None
     lab.record = record
     return lab
+
+
+def recorded_params(params: Any) -> dict[str, Any]:
+    """A lab record's axis values, each through its axis's validator (a state file is input like any
+    other): ValueError or TypeError for one that is not valid."""
+    if not isinstance(params, dict):
+        raise TypeError("params is not an object")
+    return {name: AXES[name].validate(value) for name, value in params.items() if name in AXES}
 
 
 def find_lab(name: str, registry: Registry) -> NamespaceTestbed:

@@ -31,6 +31,7 @@ NAMESPACE_ONLY = {"link_rate": "an emulated link rate", "delay_ms": "netem delay
                   "mtu": "the lab's MTU", "dut": "a DUT built by linerate"}  # + every VM axis (VM_AXES)
 
 
+POOL_AXES = ("pairs", "pair_link_rate")  # a generator pool: the namespace lab's (topology/pool.py)
 GUEST_SIDE = ("firewall", "dut_rps")  # what linerate sets inside a Linux VM DUT only (its ruleset, RPS masks)
 
 
@@ -59,6 +60,13 @@ def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -
             if cell.get("dut_offloads", "default") != "default" and not (vm and cell.get("dut_image")):
                 raise ConfigError("dut_offloads", "sets interface flags of a real DUT (--testbed) or an own image "
                                   "(dut_image); the namespace lab's offloads are the 'offloads' axis")
+            pooled = [n for n in POOL_AXES if cell.get(n, AXES[n].default) != AXES[n].default]
+            if cell.get("pairs", 1) > 1 and cell.get("direction") == "bidir":
+                raise ConfigError("direction", "bidir with pairs > 1: a pool sums one direction's receivers; "
+                                  "measure forward and reverse apart")
+            if vm and pooled:
+                raise ConfigError(pooled[0], f"{cell[pooled[0]]!r}: a generator pool runs in the namespace lab; a VM "
+                                  "DUT has one client and one server (remove it, or leave out dut = \"vm\")")
             if vm and cell.get("dut_image"):
                 refuse_unset_on_image(cell)
             try:
@@ -68,6 +76,10 @@ def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -
                 raise ConfigError("dut_sysctls", f"{exc}; other names need a VM DUT (dut = \"vm\") or a real "
                                   "DUT (--testbed)") from None
             continue
+        pooled = [n for n in POOL_AXES if cell.get(n, AXES[n].default) != AXES[n].default]
+        if pooled:
+            raise ConfigError(pooled[0], f"{cell[pooled[0]]!r}: a generator pool runs in the namespace lab; an "
+                              "inventory holds one [client] and one [server] (remove it)")
         for name, what in {**NAMESPACE_ONLY, **{n: 'a VM DUT (dut = "vm")' for n in VM_AXES}}.items():
             if name in cell and cell[name] != AXES[name].default:
                 raise ConfigError(name, f"{cell[name]!r} needs {what}, which only the namespace lab emulates; on a "

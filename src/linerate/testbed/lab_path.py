@@ -17,8 +17,12 @@ from linerate.traffic import trafgen, tuples
 
 def lab_description(lab_params: dict) -> str:
     link = lab_params.get("link_rate", "none")
-    return (f"{'emulated ' + str(link) + ' link' if link != 'none' else 'no emulated link (theoretical rate unknown)'}, "
-            f"firewall {lab_params.get('firewall', 'none')}")
+    pairs, pair_link = lab_params.get("pairs", 1), lab_params.get("pair_link_rate", "none")
+    pool = "" if pairs == 1 and pair_link == "none" else (
+        f", {pairs} client/server pair{'s' if pairs > 1 else ''}" + (f" on {pair_link} links" if pair_link != "none"
+                                                                     else ""))
+    return (f"{'emulated ' + str(link) + ' link' if link != 'none' else 'no emulated link (theoretical rate unknown)'}"
+            f"{pool}, firewall {lab_params.get('firewall', 'none')}")
 
 
 class LabPath(FramePath):

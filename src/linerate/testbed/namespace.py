@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 import time
@@ -29,11 +30,13 @@ from linerate.process import ProcessRef
 from linerate.search.frame_path import COUNT_TABLE as FRAME_TABLE
 from linerate.search.state_path import COUNT_TABLE as STATE_TABLE
 from linerate.testbed.lab_path import LabPath, LabStatePath, lab_description
-from linerate.topology.link import link_bps
-from linerate.topology.plan import LabSpec, build_plan, server_address
+from linerate.topology.link import link_bps, link_description
+from linerate.topology import lab_plan
+from linerate.topology.plan import LabSpec, server_address
 from linerate.traffic import iperf3
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
-from linerate.trial import measure_read_cost_or_none, run_trial
+from linerate.topology.pool import pair_address
+from linerate.trial import PoolPair, measure_read_cost_or_none, run_trial
 
 SERVER_READY_TIMEOUT_S = 5.0
 
@@ -67,7 +70,7 @@ class NamespaceTestbed:
             self.record.namespaces.append(ns)
             self.registry.save(self.record)
 
-        apply_plan(build_plan(self.spec), on_namespace=remember)
+        apply_plan(lab_plan(self.spec), on_namespace=remember)
         self.state = read_lab_state(self.spec, self.executor, read_sysctl)
         verify(self.spec, self.state)
         self.start_server()
@@ -124,7 +127,7 @@ class NamespaceTestbed:
             self._signals.close()
 
     def describe_plan(self) -> str:
-        return build_plan(self.spec).describe()
+        return lab_plan(self.spec).describe()
 
     # --- the Testbed protocol (testbed/base.py) -------------------------------------------------------
 
@@ -135,7 +138,7 @@ class NamespaceTestbed:
     @property
     def line_rate(self) -> dict | None:
         bps = link_bps(self.params)
-        return None if bps is None else {"bps": bps, "source": f"emulated link {self.params.get('link_rate')}"}
+        return None if bps is None else {"bps": bps, "source": link_description(self.params)}
 
     @property
     def description(self) -> str:
@@ -190,28 +193,39 @@ class NamespaceTestbed:
 
     def run_trial(self, params: TrialParams) -> Trial:
         return run_trial(self.executor("client"), self.executor("dut"), params,
-                         server_address(params.family), shared_kernel=True, read_cost_s=self.read_cost_s)
+                         server_address(params.family), shared_kernel=True, read_cost_s=self.read_cost_s,
+                         pool=self.pool_pairs(params.family))
 
-    # --- the iperf3 server --------------------------------------------------------------------------
+    def pool_pairs(self, family: int) -> list[PoolPair] | None:
+        """A pooled lab's pairs, each client with the address of its own server (None: one pair, no pool)."""
+        if not self.spec.pooled:
+            return None
+        return [PoolPair(client, server, self.executor(client), pair_address("server", family, index)[0])
+                for index, (client, server) in enumerate(self.spec.pair_roles())]
+
+    # --- the iperf3 servers -------------------------------------------------------------------------
 
     def start_server(self) -> None:
-        proc = self.executor("server").spawn(iperf3.server_argv(self.spec.iperf_port))
-        if self.record is not None:
-            self.record.servers.append(ProcessRef.of(proc.pid))
-            self.registry.save(self.record)
-        self._wait_listening()
+        """An iperf3 server in every server namespace (a pool's report the receiver's intervals)."""
+        for _, server in self.spec.pair_roles():
+            proc = self.executor(server).spawn(iperf3.server_argv(self.spec.iperf_port, pool=self.spec.pooled))
+            if self.record is not None:
+                self.record.servers.append(ProcessRef.of(proc.pid))
+                self.registry.save(self.record)
+        for _, server in self.spec.pair_roles():
+            self._wait_listening(self.spec.netns(server))
 
-    def _wait_listening(self) -> None:
+    def _wait_listening(self, ns: str) -> None:
         deadline = time.monotonic() + SERVER_READY_TIMEOUT_S
         while time.monotonic() < deadline:
-            if _listening(self.spec.netns("server"), self.spec.iperf_port):
+            if _listening(ns, self.spec.iperf_port):
                 return
             time.sleep(0.01)
-        raise LabError(f"iperf3 server in {self.spec.netns('server')} did not listen on port "
-                       f"{self.spec.iperf_port} within {SERVER_READY_TIMEOUT_S:.0f} s")
+        raise LabError(f"iperf3 server in {ns} did not listen on port {self.spec.iperf_port} within "
+                       f"{SERVER_READY_TIMEOUT_S:.0f} s")
 
     def server_pids(self) -> list[int]:
-        return pids_in_netns(self.spec.netns("server"))
+        return pids_in_netns(*(self.spec.netns(server) for _, server in self.spec.pair_roles()))
 
 
 def remove_owned_dir(path: str) -> None:
@@ -285,8 +299,8 @@ def stop_leftover_programs(record: LabRecord, *, remove: bool = True) -> list[st
     found = []
     own_servers = {ref.pid for ref in record.servers if ref.alive()}
     for ns in record.namespaces:
-        if not ns.endswith(("-client", "-server")):
-            continue  # the DUT's namespace runs the lab itself (a VM DUT's qemu)
+        if not re.search(r"-(client|server)[0-9]*$", ns):
+            continue  # the DUT's namespace runs the lab itself (a VM DUT's qemu); a pool's switches run nothing
         for pid, program in programs_in_netns(ns):
             if program in RUN_PROGRAMS and pid not in own_servers and is_leftover(pid, program, record.scratch):
                 if remove:

@@ -107,7 +107,8 @@ class TestbedPath(FramePath):
         try:
             return super().__enter__()
         except BaseException:
-            self._close_journal()  # the table was not made (or was dropped again)
+            if not self.table_left:
+                self._close_journal()  # the table was not made, or was dropped again
             raise
 
     def __exit__(self, *exc) -> None:

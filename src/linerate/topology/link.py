@@ -153,10 +153,30 @@ def parse_link_rate(value: str) -> float | None:
 
 
 def link_bps(params: dict[str, Any]) -> float | None:
-    """A lab's (or a cell's) emulated link rate in bit/s, from its `link_rate` axis value: None for
-    none, for no value, and for one that does not parse (the axis validated it already)."""
+    """A lab's (or a cell's) emulated bottleneck in bit/s: its `link_rate` (the DUT's ports), or, for a
+    generator pool with shaped pairs, the sum of the pairs' access links when that is lower. None when
+    nothing is emulated or a value does not parse (the axes validated them already)."""
+    rates = [_rate(params.get("link_rate", "none"))]
+    pair = _rate(params.get("pair_link_rate", "none"))
+    if pair is not None:
+        rates.append(pair * int(params.get("pairs", 1) or 1))
+    known = [rate for rate in rates if rate is not None]
+    return min(known) if known else None
+
+
+def link_description(params: dict[str, Any]) -> str | None:
+    """Which emulated link is the bottleneck link_bps gives: 'emulated 1g link' or '4 x 100m pair links'."""
+    bps = link_bps(params)
+    if bps is None:
+        return None
+    if bps == _rate(params.get("link_rate", "none")):
+        return f"emulated {params['link_rate']} link"
+    return f"{int(params.get('pairs', 1) or 1)} x {params['pair_link_rate']} pair links"
+
+
+def _rate(value: Any) -> float | None:
     try:
-        return parse_link_rate(str(params.get("link_rate", "none")))
+        return parse_link_rate(str(value))
     except ValueError:
         return None
 

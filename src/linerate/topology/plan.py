@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from linerate.errors import ConfigError
-from linerate.model import FirewallProfile, lab_namespace, validate_lab_name
+from linerate.model import MAX_PAIRS, SWITCH_ROLES, FirewallProfile, lab_namespace, pair_roles, validate_lab_name
 from linerate.topology.firewall import render_ruleset
 from linerate.topology.link import OFFLOAD_FEATURES, LinkSpec, qdisc_argvs
 
@@ -30,6 +30,12 @@ MTU_MIN, MTU_MAX = 1280, 9216
 
 CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF = "eth0", "lan0", "wan0", "eth0"
 IFINDEX = {CLIENT_IF: 10, DUT_LAN_IF: 11, DUT_WAN_IF: 12, "lo": 1}  # per namespace; lo is always 1
+UPLINK = "uplink"  # a pooled lab's switch port toward the DUT (topology/pool.py); port p<N> faces pair N
+
+
+def switch_port(index: int) -> str:
+    return f"p{index + 1}"
+
 ADDR = {
     ("client", 4): ("198.18.0.2", 24),
     ("dut_lan", 4): ("198.18.0.1", 24),
@@ -86,22 +92,54 @@ class LabSpec:
     dut_rps_mask: str | None = None
     txqueuelen: int | None = None
     cpu_sides: tuple[tuple[int, ...], tuple[int, ...]] = field(default_factory=host_cpu_sides)
+    pairs: int = 1  # client/server pairs (topology/pool.py); more than one, or a pair_link, joins them by switches
+    pair_link: LinkSpec | None = None  # each pair's access link (None: not shaped)
 
     def __post_init__(self) -> None:
         validate_lab_name(self.lab_id)
         if not isinstance(self.mtu, int) or not MTU_MIN <= self.mtu <= MTU_MAX:
             raise ConfigError("mtu", f"{self.mtu!r} is out of range; use {MTU_MIN} to {MTU_MAX} bytes")
+        if isinstance(self.pairs, bool) or not isinstance(self.pairs, int) or not 1 <= self.pairs <= MAX_PAIRS:
+            raise ConfigError("pairs", f"{self.pairs!r} is out of range; use 1 to {MAX_PAIRS} client/server pairs")
+
+    @property
+    def pooled(self) -> bool:
+        """Whether the lab has a generator pool: its pairs reach the DUT through a switch on each side."""
+        return self.pairs > 1 or (self.pair_link is not None and self.pair_link.rate_bps is not None)
+
+    def pair_roles(self) -> list[tuple[str, str]]:
+        return [pair_roles(index) for index in range(self.pairs)]
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        if not self.pooled:
+            return ROLES
+        clients, servers = zip(*self.pair_roles())
+        return (*clients, *SWITCH_ROLES[:1], "dut", *SWITCH_ROLES[1:], *servers)
 
     def netns(self, role: str) -> str:
         return lab_namespace(self.lab_id, role)
 
+    def hosts_of(self, role: str) -> list[str]:
+        """The roles a per-role knob (offloads) reaches: "client" is every client of a pool."""
+        if role in ("client", "server") and self.pooled:
+            return [pair[0 if role == "client" else 1] for pair in self.pair_roles()]
+        return [role]
+
     @property
     def namespaces(self) -> list[str]:
-        return [self.netns(role) for role in ROLES]
+        return [self.netns(role) for role in self.roles]
+
+    def side(self, role: str) -> int | None:
+        """0: the client side (clients, the LAN switch), 1: the server side, None: the DUT."""
+        if role.startswith(("client", SWITCH_ROLES[0])):
+            return 0
+        return 1 if role.startswith(("server", SWITCH_ROLES[1])) else None
 
     def cpus(self, role: str) -> tuple[int, ...]:
-        """Where a role's processes run: the client on the client side, the server on the other."""
-        return {"client": self.cpu_sides[0], "server": self.cpu_sides[1]}.get(role, ())
+        """Where a role's processes run: every client on the client side, every server on the other."""
+        side = self.side(role)
+        return () if side is None else self.cpu_sides[side]
 
     def rps_masks(self) -> dict[tuple[str, str], str]:
         """(role, ifname) -> the RPS mask each receiving port gets: its side's CPUs, or on the DUT
@@ -109,6 +147,11 @@ class LabSpec:
         client_side, server_side = (cpu_mask(side) for side in self.cpu_sides)
         masks = {("client", CLIENT_IF): client_side, ("dut", DUT_LAN_IF): client_side,
                  ("dut", DUT_WAN_IF): server_side, ("server", SERVER_IF): server_side}
+        if self.pooled:
+            for index, (client, server) in enumerate(self.pair_roles()):
+                masks[(client, CLIENT_IF)] = masks[(SWITCH_ROLES[0], switch_port(index))] = client_side
+                masks[(server, SERVER_IF)] = masks[(SWITCH_ROLES[1], switch_port(index))] = server_side
+            masks[(SWITCH_ROLES[0], UPLINK)], masks[(SWITCH_ROLES[1], UPLINK)] = client_side, server_side
         if self.dut_rps_mask is not None:
             masks[("dut", DUT_LAN_IF)] = masks[("dut", DUT_WAN_IF)] = self.dut_rps_mask
         return masks
@@ -242,6 +285,9 @@ class Plan:
 
 
 def build_plan(spec: LabSpec) -> Plan:
+    """The one-pair lab (a generator pool's is topology/pool.py; topology.lab_plan picks)."""
+    if spec.pooled:
+        raise ValueError("plan bug: a pooled lab's plan is topology.pool.build_pool_plan")
     client, dut, server = (spec.netns(role) for role in ROLES)
     steps: list[Step] = [CreateNamespace(ns) for ns in (client, dut, server)]
     # DAD would hold IPv6 addresses "tentative" for ~1 s; the lab has no duplicates to detect.
@@ -292,7 +338,7 @@ def knob_steps(spec: LabSpec, offload_roles: tuple[str, ...] = ROLES, dut_sysctl
         if role in offload_roles:
             by_interface.setdefault((role, ifname), []).extend([OFFLOAD_FEATURES[feature][0], state])
     for (role, ifname), args in by_interface.items():
-        steps.append(RunTool(spec.netns(role), ("ethtool", "-K", ifname, *args)))
+        steps += [RunTool(spec.netns(host), ("ethtool", "-K", ifname, *args)) for host in spec.hosts_of(role)]
     if dut_sysctls and spec.dut_sysctls:
         steps.append(SetSysctls(dut, spec.dut_sysctls))
     for (role, ifname), mask in (spec.rps_masks() if rps_masks is None else rps_masks).items():

@@ -21,9 +21,14 @@ from linerate.model import MAX_BITRATE_BPS, MIN_BITRATE_BPS, Trial, TrialParams
 CONNECT_TIMEOUT_MS = 3000
 
 
-def server_argv(port: int = 5201) -> list[str]:
-    # Kept running between trials; -1 would make it exit after one test.
-    return ["iperf3", "--server", "--port", str(port)]
+POOL_INTERVAL_S = 0.5  # a pool's servers report the receiver's bytes this often (pool/window.py)
+
+
+def server_argv(port: int = 5201, pool: bool = False) -> list[str]:
+    """Kept running between trials; -1 would make it exit after one test. A pool's server reports in JSON
+    every POOL_INTERVAL_S, which its client fetches (pool_client_argv): the receiver's own intervals."""
+    return ["iperf3", "--server", "--port", str(port)] + (["--json", "--interval", str(POOL_INTERVAL_S)] if pool
+                                                          else [])
 
 
 def client_argv(params: TrialParams, server_address: str) -> list[str]:
@@ -176,6 +181,19 @@ def intervals(text: str, source: str = "iperf3 output") -> list[Interval]:
     return out
 
 
+def receiver_intervals(text: str, direction: str, source: str = "iperf3 output") -> list[Interval]:
+    """The receiver's measured (not omitted) intervals of a run: a forward test's from the server's own
+    report (`--get-server-output` against a `--json` server: server_output_json), a reverse test's from
+    the client, which received. Their clock starts when the omitted seconds end. [] when the text has none."""
+    doc = load_json(text, source)
+    if direction == "forward":
+        server = doc.get("server_output_json")
+        if not isinstance(server, dict):
+            return []
+        text, source = json.dumps(server), f"{source}: server_output_json"
+    return [i for i in intervals(text, source) if not i.omitted and not i.sender and not i.reverse]
+
+
 def parse(text: str, params: TrialParams, argv: list[str] | tuple[str, ...], source: str = "iperf3 output") -> Trial:
     """Parse `iperf3 -J` output. Raises ParseError, naming the field, when the text is not iperf3
     JSON or a figure in it is not a finite, non-negative number of the right type."""
@@ -281,6 +299,10 @@ class Iperf3Generator:
 
     def client_argv(self, params: TrialParams, server_address: str) -> list[str]:
         return client_argv(params, server_address)
+
+    def pool_client_argv(self, params: TrialParams, server_address: str) -> list[str]:
+        """One pair's run in a pool: the same, with the server's per-interval receiver report attached."""
+        return client_argv(params, server_address) + ["--get-server-output"]
 
     def server_daemon_argv(self, port: int, pidfile: str, idle_timeout_s: int) -> list[str]:
         """A server on a remote host that ends by itself: --idle-timeout makes it exit when no test

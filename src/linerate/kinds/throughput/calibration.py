@@ -36,12 +36,14 @@ SHAPE_AXES = ("mtu", "offloads", "family", "streams", "direction", "protocol", "
 
 def baseline_lab_params(cell: dict[str, Any]) -> dict[str, Any]:
     lab = {name: axis.default for name, axis in AXES.items() if axis.scope == "lab"}
-    lab.update(mtu=cell["mtu"], offloads=cell["offloads"])
+    lab.update(mtu=cell["mtu"], offloads=cell["offloads"], pairs=cell.get("pairs", 1))  # a pool's rig: all its pairs
     return lab
 
 
 def shape_key(cell: dict[str, Any]) -> str:
     shape = {name: cell[name] for name in SHAPE_AXES}
+    if cell.get("pairs", 1) > 1:
+        shape["pairs"] = cell["pairs"]
     shape.update(kernel=platform.release(), machine=platform.node())
     return json.dumps(shape, sort_keys=True)
 

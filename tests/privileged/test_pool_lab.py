@@ -1,0 +1,48 @@
+"""A generator pool in the namespace lab: N client/server pairs through one DUT, summed over the window
+in which every pair sent (topology/pool.py, pool/window.py)."""
+
+import json
+import subprocess
+
+import pytest
+
+from linerate.calc import LinkInput, goodput
+from tests.privileged.conftest import linerate, netns_names
+
+CEILING_100M = goodput(LinkInput(100e6, 1500, 4, True, "tcp")).goodput_bps  # 94.1 Mbit/s of TCP payload
+
+
+def test_four_shaped_pairs_sum_to_four_ceilings_each_pair_at_its_own():
+    before = netns_names()
+    out = json.loads(linerate("trial", "--pairs", "4", "--pair-link", "100m", "--duration", "5", "--json").stdout)
+    pool, pairs = out["telemetry"]["pool"], out["telemetry"]["pairs"]
+    # the shaper is exact per frame (topology/link.py: 0.9995-0.9998 of the ceiling in bench/link_accuracy.py)
+    assert out["throughput_bps"] == pytest.approx(4 * CEILING_100M, rel=0.02)
+    assert [p["client"] for p in pairs] == ["client", "client2", "client3", "client4"]
+    assert all(p["throughput_bps"] == pytest.approx(CEILING_100M, rel=0.03) for p in pairs)
+    assert pool["pairs"] == 4 and 2.5 <= pool["window_s"] <= 5.1 and pool["slow"] == []
+    assert out["flags"] == []  # not above the 4 x 100m ceiling
+    assert netns_names() == before
+
+
+def test_one_pair_through_the_switches_measures_its_own_link():
+    proc = linerate("trial", "--pairs", "1", "--pair-link", "100m", "--duration", "3")
+    first = proc.stdout.splitlines()[0]
+    assert " Mbit/s" in first
+    mbps = float(first.split(": ")[1].split(" Mbit/s")[0])
+    assert mbps == pytest.approx(CEILING_100M / 1e6, rel=0.03)
+    assert "one pair, counted over" in proc.stdout and "pair 1: client -> server (198.19.0.2)" in proc.stdout
+
+
+def test_a_kept_pooled_lab_runs_every_pair_and_lab_down_removes_all_its_namespaces():
+    linerate("lab", "up", "--name", "pool2", "--pairs", "2", "--pair-link", "100m")
+    try:
+        status = json.loads(linerate("lab", "status", "--json").stdout)
+        lab = next(row for row in status["labs"] if row["name"] == "pool2")
+        assert len(lab["namespaces"]) == 7 and len(lab["server_pids"]) == 2
+        out = json.loads(linerate("trial", "--lab", "pool2", "--duration", "2", "--json").stdout)
+        assert [p["server"] for p in out["telemetry"]["pairs"]] == ["server", "server2"]
+    finally:
+        linerate("lab", "down", "pool2")
+    leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert "lr-pool2-" not in leftovers
