@@ -34,6 +34,13 @@ def test_one_pair_through_the_switches_measures_its_own_link():
     assert "one pair, counted over" in proc.stdout and "pair 1: client -> server (198.19.0.2)" in proc.stdout
 
 
+def pair_shapers(ns: str) -> list[str]:
+    """The rates of the tbf qdiscs on a client's port (its pair link: the segmenter at 100 x, the shaper)."""
+    out = subprocess.run(["ip", "netns", "exec", ns, "tc", "-j", "qdisc", "show", "dev", "eth0"], capture_output=True,
+                         text=True, check=True).stdout
+    return sorted(str(q["options"].get("rate")) for q in json.loads(out) if q.get("kind") == "tbf")
+
+
 def test_a_kept_pooled_lab_runs_every_pair_and_lab_down_removes_all_its_namespaces():
     linerate("lab", "up", "--name", "pool2", "--pairs", "2", "--pair-link", "100m")
     try:
@@ -42,6 +49,13 @@ def test_a_kept_pooled_lab_runs_every_pair_and_lab_down_removes_all_its_namespac
         assert len(lab["namespaces"]) == 7 and len(lab["server_pids"]) == 2
         out = json.loads(linerate("trial", "--lab", "pool2", "--duration", "2", "--json").stdout)
         assert [p["server"] for p in out["telemetry"]["pairs"]] == ["server", "server2"]
+        shaped = pair_shapers("lr-pool2-client2")
+        assert len(shaped) == 2
+        # rfc2544 on the pool: each client sends its share, paced on its own port, which gets its pair link back
+        proc = linerate("rfc2544", "--lab", "pool2", "--frame-sizes", "1518", "--json")
+        [row] = json.loads(proc.stdout)["results"]
+        assert row["ndr_fps"] == pytest.approx(2 * 8127, rel=0.02)  # 2 x the 100 Mbit/s line rate at 1518 B
+        assert pair_shapers("lr-pool2-client") == pair_shapers("lr-pool2-client2") == shaped
     finally:
         linerate("lab", "down", "pool2")
     leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout

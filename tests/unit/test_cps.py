@@ -367,10 +367,10 @@ def test_waiting_for_time_wait_to_expire_before_a_trial():
 
 # --- the rate search -----------------------------------------------------------------------------------
 
-def simulate(capacity, *, start=100, max_rate=100_000, width=0.005, ceiling=None):
+def simulate(capacity, *, start=100, max_rate=100_000, width=0.005, ceiling=None, bracket=None):
     """The search against a DUT that passes every rate up to `capacity` (and a client that cannot
     offer more than `ceiling`)."""
-    search = RateSearch(start, max_rate, width, pace=lambda r: h2load.pacing(max(r, 1)).rate_per_s)
+    search = RateSearch(start, max_rate, width, pace=lambda r: h2load.pacing(max(r, 1)).rate_per_s, bracket=bracket)
     while (rate := search.next_rate()) is not None:
         if ceiling is not None and rate > ceiling:
             search.record(rate, CLIENT)
@@ -402,6 +402,19 @@ def test_search_limits_other_than_the_dut():
         assert again.next_rate() == rate
         again.record(rate, result)
     assert again.next_rate() == first.history[6][0]
+
+
+def test_a_later_repetition_starts_at_the_bracket_the_one_before_found():
+    first = simulate(3333)
+    again = simulate(3333, bracket=(first.lower, first.upper))
+    assert [rate for rate, _ in again.history] == [first.lower, first.upper]  # both ends held: two trials
+    assert (again.lower, again.upper) == (first.lower, first.upper) and len(first.history) >= 13
+    faster = simulate(5000, bracket=(first.lower, first.upper))  # the box moved up: it doubles from there
+    assert faster.lower <= 5000 < faster.upper and faster.history[:2] == [(first.lower, PASS), (first.upper, PASS)]
+    slower = simulate(2000, bracket=(first.lower, first.upper))  # ... or down: it halves from there
+    assert slower.lower <= 2000 < slower.upper and slower.history[0] == (first.lower, DUT)
+    top = simulate(10**9, max_rate=5000)
+    assert simulate(10**9, max_rate=5000, bracket=(top.lower, None)).history == [(5000, PASS)]
 
 
 def errors(*lines):

@@ -197,3 +197,48 @@ def test_two_real_runs_as_a_pool_sum_their_figures_over_the_common_window():
     assert slow_pair["throughput_bps"] == pytest.approx(slow.throughput_bps, rel=0.02)
     assert trial.throughput_bps == pytest.approx(fast_pair["throughput_bps"] + slow_pair["throughput_bps"])
     assert trial.telemetry["pool"]["slow"][0].startswith("pair 2 (client2 -> server2)")
+
+
+def test_a_pools_packet_path_splits_the_load_and_sums_what_was_sent_and_counted():
+    from linerate.search.measurer import SentBy
+    from linerate.testbed.lab_path import PoolPath, shares
+
+    class Member:
+        family, mtu, sender, link_bps, shared_kernel, paced, description, generator = 4, 1500, None, 2e8, True, True, \
+            "", "trafgen 0.6.8"
+
+        def __init__(self, counted):
+            self.sends, self.counted = [], counted
+
+        def send(self, frame, rate_pps, count, *, to_dut=True):
+            self.sends.append((rate_pps, count))
+            return SentBy(count, count * 1514, 1.0 + len(self.sends) / 10, (f"trafgen {rate_pps}",))
+
+        def forwarded(self):
+            return self.counted
+
+    members = [Member(10), Member(20), Member(30)]
+    path = PoolPath(members)
+    sent = path.send(1518, 1001, 2002)
+    assert [m.sends for m in members] == [[(334, 668)], [(334, 667)], [(333, 667)]]
+    assert sent.packets == 2002 and sent.cpu_s == pytest.approx(1.1) and path.forwarded() == 60
+    assert shares(7, 3) == [3, 2, 2] and shares(1, 2) == [1, 0]
+    assert path.generator == "trafgen 0.6.8 on 3 clients"
+
+
+@pytest.mark.parametrize("argv", [["lab", "up", "--dry-run", "--pairs", "2", "--dut", "vm"],
+                                  ["rfc2544", "--pairs", "2", "--dut", "vm", "--frame-sizes", "64"],
+                                  ["cps", "--pairs", "2"], ["rfc9693", "--pairs", "3"],
+                                  ["trial", "--pairs", "2", "--direction", "bidir"], ["trial", "--pairs", "17"]])
+def test_a_pool_the_command_cannot_run_is_refused_with_exit_2_before_anything_is_built(argv, capsys, tmp_path,
+                                                                                        monkeypatch):
+    from linerate.cli import main
+
+    monkeypatch.setenv("LINERATE_STATE_DIR", str(tmp_path / "labs"))
+    try:
+        code = main([*argv, "--db", str(tmp_path / "x.db")] if argv[0] in ("rfc2544", "cps", "rfc9693") else argv)
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "pair" in err
+    assert not (tmp_path / "labs").exists() and not (tmp_path / "x.db").exists()

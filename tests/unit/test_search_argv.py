@@ -130,3 +130,17 @@ def test_unpaced_paths_and_probes_send_as_before():
     imix = trafgen.pace_argvs("eth0", 1000, "imix", 4)[0]
     sizes = [s - 4 for s in frames.cycle("imix", 4)]
     assert imix[imix.index("rate") + 1] == f"{math.ceil(1000 * sum(sizes) / len(sizes) * 8)}bit"
+
+
+def test_a_paced_send_gives_its_interface_back_the_qdiscs_it_held():
+    """A pool's client port is shaped as its pair link: pacing replaces that qdisc for the send, and the send
+    puts the pair link back after removing the bucket."""
+    client = FakeExecutor("client").respond(["timeout", "-s", "INT"],
+                                            TRAFGEN_SUMMARY.format(packets=20000, octets=1200000))
+    client.respond(["tc", "-s", "-j", "qdisc", "show"], capture("tc/tbf_pacing_20k.txt")).respond(["tc", "qdisc"])
+    path = FakeFramePath(TrafgenSender("0.6.8"), client)
+    path.paced, path.own_qdisc = True, (("tc", "qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "tbf"),
+                                        ("tc", "qdisc", "add", "dev", "eth0", "parent", "1:1", "handle", "2:", "tbf"))
+    path.send(64, 20000, 20000)
+    unpace = client.calls.index(tuple(trafgen.unpace_argv("eth0")))
+    assert client.calls[unpace + 1:] == list(path.own_qdisc)

@@ -51,7 +51,7 @@ def rounds(plan: list[Any], repetitions: int, seed: int) -> Iterator[tuple[int, 
             yield repetition, item
 
 
-def refuse_throughput_keys(experiment: Experiment, kind_name: str, varies: str) -> None:
+def refuse_throughput_keys(experiment: Experiment, kind_name: str, varies: str, *, pools: bool = False) -> None:
     """ValueError for what a search kind cannot vary: trial axes other than family (they shape an
     iperf3 trial) and precision (a search is repeated `repetitions` times instead)."""
     trial_axes = sorted(n for n in experiment.declared_axes() if AXES[n].scope == "trial" and n != "family")
@@ -62,8 +62,8 @@ def refuse_throughput_keys(experiment: Experiment, kind_name: str, varies: str) 
         raise ValueError(f"precision applies to throughput tests; a {kind_name} experiment repeats each search "
                          "`repetitions` times")
     pooled = sorted({cell["pairs"] for cell in experiment.cells() if cell.get("pairs", 1) > 1})
-    if pooled:
-        raise ValueError(f"pairs = {pooled[0]}: a generator pool sends throughput trials (linerate trial, run); a "
+    if pooled and not pools:
+        raise ValueError(f"pairs = {pooled[0]}: a generator pool sends throughput trials and rfc2544 frames; a "
                          f"{kind_name} search drives one client/server pair today — remove pairs")
 
 

@@ -138,6 +138,7 @@ class FramePath:
     link_bps: float | None = None
     shared_kernel: bool = False
     paced: bool = False  # the sender may pace through a qdisc on its own interface (the lab's namespaces)
+    own_qdisc: tuple[tuple[str, ...], ...] = ()  # tc argv giving that interface back its qdiscs after pacing
     description: str = ""  # for the table's heading: the lab, or the testbed and its line rate
 
     @property
@@ -182,7 +183,7 @@ class FramePath:
                            f"{self.client.host}; raise it to {biggest - L2_OVERHEAD} (a lab: --mtu)")
         client = _NotingArgv(self.client)
         sent = self.sender.send(client, self.device, self.flow, frame, rate_pps, count, to_dut=to_dut,
-                                pace=self.paced)
+                                pace=self.paced, qdisc=self.own_qdisc)
         sender_argv = next((argv for argv in reversed(client.argvs) if argv[:1] != ("tc",)), ())
         return SentBy(sent.packets, sent.bytes, sent.cpu_s, sender_argv)
 

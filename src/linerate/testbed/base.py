@@ -120,6 +120,7 @@ def lab_testbed(lab_id: str, lab_params: dict, *, keep: bool = False, registry: 
     """The testbed for one combination of lab-scoped axis values: a namespace DUT, or a VM DUT
     (dut = "vm") between the same client and server namespaces. Not up yet: enter it. `on_message`:
     progress a user waits for (an own image booting under TCG)."""
+    refuse_unsupported([lab_params], "namespace")  # (checked before by the commands; nothing is built for these)
     spec = lab_spec(lab_id, lab_params)
     if lab_params.get("dut") != "vm":
         return NamespaceTestbed(spec, registry, keep=keep, params=lab_params)
@@ -204,7 +205,9 @@ class LabTestbeds:
         refuse_unsupported(cells, "namespace")
 
     def check(self, cells: list[dict[str, Any]], extra_required: set[str] = frozenset()) -> str:
-        """PreflightError (exit 2) listing everything this machine lacks for the cells."""
+        """ConfigError for an axis value these labs cannot honour, then PreflightError (exit 2) listing
+        everything this machine lacks for the cells."""
+        self.refuse_unsupported(cells)
         problems = local_problems(cells)
         if problems:
             raise PreflightError(problems)
@@ -230,6 +233,7 @@ class KeptLab:
             try:
                 if self.lab.record is not None:  # every input is checked by now: this command will measure
                     stop_leftover_programs(self.lab.record)  # a killed command's generator would disturb it
+                    self.lab.restore_pair_links()  # and a killed rfc2544's pacing would stand in for a pair link
                 # the reads' cost places a trial's second DUT read (trial.window_offsets): measured on the lab as it is
                 self.lab.read_cost_s = measure_read_cost_or_none(self.lab.driver, self.lab.executor("dut"))
                 yield self.lab
@@ -251,6 +255,7 @@ class KeptLab:
         refuse_unsupported(cells, "namespace")
 
     def check(self, cells: list[dict[str, Any]], extra_required: set[str] = frozenset()) -> str:
+        self.refuse_unsupported(cells)
         return f"lab {self.lab.spec.lab_id}: up"
 
 

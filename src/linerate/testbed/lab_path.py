@@ -7,11 +7,16 @@ path (search/state_path.py) through the same testbed."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from typing import Any
 
+from linerate.model import pair_roles
 from linerate.search.frame_path import FramePath, choose_sender, link_info
+from linerate.search.measurer import SentBy
 from linerate.search.state_path import StatePath
 from linerate.topology.plan import ADDR, CLIENT_IF, DUT_LAN_IF, DUT_WAN_IF, SERVER_IF, server_address
+from linerate.topology.pool import pair_address
 from linerate.traffic import trafgen, tuples
 
 
@@ -21,18 +26,21 @@ def lab_description(lab_params: dict) -> str:
     pool = "" if pairs == 1 and pair_link == "none" else (
         f", {pairs} client/server pair{'s' if pairs > 1 else ''}" + (f" on {pair_link} links" if pair_link != "none"
                                                                      else ""))
-    return (f"{'emulated ' + str(link) + ' link' if link != 'none' else 'no emulated link (theoretical rate unknown)'}"
-            f"{pool}, firewall {lab_params.get('firewall', 'none')}")
+    shaped = f"emulated {link} link" if link != "none" else "DUT link not emulated" if pair_link != "none" else \
+        "no emulated link (theoretical rate unknown)"
+    return f"{shaped}{pool}, firewall {lab_params.get('firewall', 'none')}"
 
 
 class LabPath(FramePath):
-    def __init__(self, testbed: Any, family: int, generator: str = "auto"):
+    def __init__(self, testbed: Any, family: int, generator: str = "auto", pair: int = 0):
+        """pair: which client/server pair of a generator pool (0: the lab's one pair)."""
         self.testbed, self.family, self.device = testbed, family, CLIENT_IF
-        self.client, self.server = testbed.executor("client"), testbed.executor("server")
+        client, server = pair_roles(pair)
+        self.client, self.server = testbed.executor(client), testbed.executor(server)
         # the test port: the one the lab's firewall profiles pass (their pass rule names it)
         self.flow = trafgen.FlowSpec(family, link_info(self.client, CLIENT_IF)["address"],
                                      link_info(testbed.executor("dut"), testbed.dut_ifname(DUT_LAN_IF))["address"],
-                                     ADDR[("client", family)][0], server_address(family),
+                                     pair_address("client", family, pair)[0], pair_address("server", family, pair)[0],
                                      dst_port=testbed.spec.iperf_port)
         self.sender = choose_sender(self.client, generator)
         self.mtu = testbed.mtu
@@ -45,10 +53,84 @@ class LabPath(FramePath):
         # cannot outrun it, and a bucket only takes CPU from it: 64-byte NDR 178,199 frames/s sent
         # in bursts, 153,167 through a bucket, one run each here (README "Packet rate").
         self.paced = not testbed.shared_kernel
+        if testbed.spec.pair_link is not None:
+            # A pool's pair link shapes the client's own port, whose queue holds 200 ms: a second's burst would
+            # overflow it, so the frames are spaced there too, and the port gets its pair link back after each send
+            self.paced = True
+            self.own_qdisc = tuple(tuple(argv) for argv in testbed.pair_link_argvs())
         self.description = testbed.description
 
     def dut_counters(self) -> dict[str, int]:
         return self.testbed.dut_counters()
+
+
+class PoolPath:
+    """rfc2544 through a generator pool: every pair's sender sends its share of the load at once (its own
+    addresses, so each server's counting table counts its own pair's flow), and the search sees the sums:
+    frames sent, frames counted at every server, and the longest send."""
+
+    def __init__(self, paths: list[LabPath]):
+        self.paths = paths
+        first = paths[0]
+        self.family, self.mtu, self.sender, self.link_bps = first.family, first.mtu, first.sender, first.link_bps
+        self.shared_kernel, self.paced = first.shared_kernel, first.paced
+        self.description = first.description
+        self._stack = contextlib.ExitStack()
+
+    @property
+    def generator(self) -> str:
+        return f"{self.paths[0].generator} on {len(self.paths)} clients"
+
+    def check(self, frame: Any) -> None:
+        self.paths[0].check(frame)
+
+    def default_frame_sizes(self) -> list[int]:
+        return self.paths[0].default_frame_sizes()
+
+    def __enter__(self) -> "PoolPath":
+        with contextlib.ExitStack() as stack:
+            for path in self.paths:
+                stack.enter_context(path)
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    def send(self, frame: Any, rate_pps: int | None, count: int, *, to_dut: bool = True) -> SentBy:
+        counts, rates = shares(count, len(self.paths)), shares(rate_pps, len(self.paths)) if rate_pps else None
+        results: list[Any] = [None] * len(self.paths)
+
+        def send(index: int) -> None:
+            try:
+                results[index] = self.paths[index].send(frame, None if rates is None else max(1, rates[index]),
+                                                        counts[index], to_dut=to_dut)
+            except Exception as exc:  # noqa: BLE001 - raised on the caller's thread below, as it was
+                results[index] = exc
+
+        threads = [threading.Thread(target=send, args=(i,), daemon=True) for i in range(len(self.paths)) if counts[i]]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        sent = [r for r in results if r is not None]
+        return SentBy(sum(s.packets for s in sent), sum(s.bytes for s in sent), max(s.cpu_s for s in sent),
+                      sent[0].argv)
+
+    def forwarded(self) -> int:
+        return sum(path.forwarded() for path in self.paths)
+
+    def dut_counters(self) -> dict[str, int]:
+        return self.paths[0].dut_counters()
+
+
+def shares(total: int, parts: int) -> list[int]:
+    """total split into `parts` whole shares as equal as can be (the first ones take the remainder)."""
+    base, extra = divmod(total, parts)
+    return [base + (1 if index < extra else 0) for index in range(parts)]
 
 
 class LabStatePath(StatePath):

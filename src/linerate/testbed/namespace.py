@@ -29,10 +29,10 @@ from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef
 from linerate.search.frame_path import COUNT_TABLE as FRAME_TABLE
 from linerate.search.state_path import COUNT_TABLE as STATE_TABLE
-from linerate.testbed.lab_path import LabPath, LabStatePath, lab_description
-from linerate.topology.link import link_bps, link_description
+from linerate.testbed.lab_path import LabPath, LabStatePath, PoolPath, lab_description
+from linerate.topology.link import link_bps, link_description, qdisc_argvs
 from linerate.topology import lab_plan
-from linerate.topology.plan import LabSpec, server_address
+from linerate.topology.plan import CLIENT_IF, LabSpec, server_address
 from linerate.traffic import iperf3
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.topology.pool import pair_address
@@ -173,7 +173,9 @@ class NamespaceTestbed:
     def state_timeouts(self) -> dict[str, int]:
         return self.driver.state_timeouts(self.executor("dut"))
 
-    def packet_path(self, family: int, generator: str = "auto") -> LabPath:
+    def packet_path(self, family: int, generator: str = "auto") -> LabPath | PoolPath:
+        if self.spec.pairs > 1:  # every pair sends its share; the search sees the sums
+            return PoolPath([LabPath(self, family, generator, pair=index) for index in range(self.spec.pairs)])
         return LabPath(self, family, generator)
 
     def state_path(self, family: int) -> LabStatePath:
@@ -195,6 +197,21 @@ class NamespaceTestbed:
         return run_trial(self.executor("client"), self.executor("dut"), params,
                          server_address(params.family), shared_kernel=True, read_cost_s=self.read_cost_s,
                          pool=self.pool_pairs(params.family))
+
+    def pair_link_argvs(self) -> list[list[str]]:
+        """tc argv that shape a client's port as its pair link (a pool's; [] without one)."""
+        return [] if self.spec.pair_link is None else qdisc_argvs(self.spec.pair_link, CLIENT_IF, self.spec.mtu)
+
+    def restore_pair_links(self) -> None:
+        """Give every client's port its pair link again: an rfc2544 send paces there and puts it back after,
+        so only a killed one leaves its pacing qdisc (KeptLab.open calls this before a command measures)."""
+        if not self.pair_link_argvs():
+            return
+        for client, _ in self.spec.pair_roles():
+            host = self.executor(client)
+            host.run(["tc", "qdisc", "del", "dev", CLIENT_IF, "root"], timeout_s=15, check=False)
+            for argv in self.pair_link_argvs():
+                host.run(argv, timeout_s=15)
 
     def pool_pairs(self, family: int) -> list[PoolPair] | None:
         """A pooled lab's pairs, each client with the address of its own server (None: one pair, no pool)."""

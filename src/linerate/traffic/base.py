@@ -43,8 +43,10 @@ class FrameSender(Protocol):
     def min_frame(self, family: int) -> int: ...
 
     def send(self, client: Any, device: str, flow: Any, frame: Any, rate_pps: int | None, count: int, *,
-             to_dut: bool = True, pace: bool = False) -> Any: ...  # trafgen.Sent; pace: space the frames
-    # evenly where the sender's own pacing does not (trafgen's --rate sends each second's frames at once)
+             to_dut: bool = True, pace: bool = False,
+             qdisc: Sequence[Sequence[str]] = ()) -> Any: ...  # trafgen.Sent; pace: space the frames
+    # evenly where the sender's own pacing does not (trafgen's --rate sends each second's frames at once);
+    # qdisc: the tc argv that give the device back the qdiscs it holds when not pacing (a pool's pair link)
 
 
 def run_sender(client: Any, argv: Sequence[str], parse: Callable[[str], Any], count: int, rate_pps: int | None,

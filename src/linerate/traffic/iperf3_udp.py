@@ -78,8 +78,8 @@ class Iperf3UdpSender:
         return min_frame(family)
 
     def send(self, client, device: str, flow: FlowSpec, frame: frames.FrameSize, rate_pps: int | None,
-             count: int, *, to_dut: bool = True, pace: bool = False) -> Sent:
-        """to_dut is moot: iperf3 sends only to its server; pace too: iperf3 spaces its datagrams itself
-        (its pacing timer, 1 ms by default)."""
+             count: int, *, to_dut: bool = True, pace: bool = False, qdisc=()) -> Sent:
+        """to_dut is moot: iperf3 sends only to its server; pace too (and the qdisc it would restore): iperf3
+        spaces its datagrams itself (its pacing timer, 1 ms by default) through the device's own qdiscs."""
         self.check(frame, flow.family)
         return run_sender(client, send_argv(flow, frame, rate_pps, count), parse_send, count, rate_pps)

@@ -189,9 +189,10 @@ class TrafgenSender:
         return min_frame(family)
 
     def send(self, client, device: str, flow: FlowSpec, frame: frames.FrameSize, rate_pps: int | None,
-             count: int, *, to_dut: bool = True, pace: bool = False) -> Sent:
+             count: int, *, to_dut: bool = True, pace: bool = False, qdisc=()) -> Sent:
         """to_dut False: to an unused MAC (the generator's ceiling, without the DUT's work). pace: the
-        frames spaced by a tbf on `device` (the module docstring), removed again before returning."""
+        frames spaced by a tbf on `device` (the module docstring), removed again before returning, and
+        `qdisc` (tc argv) applied again: what the device holds when not pacing (a pool's pair link)."""
         if not to_dut:
             flow = FlowSpec(**{**flow.__dict__, "dst_mac": NOBODY_MAC})
         argv = send_argv(device, rate_pps, count)
@@ -211,5 +212,7 @@ class TrafgenSender:
                                                  timeout_s=15).stdout)
         finally:
             client.run(unpace_argv(device), timeout_s=15, check=False)  # what it still held goes with it
+            for argv in qdisc:
+                client.run(list(argv), timeout_s=15)
         late = min(sent.packets, queue.dropped + queue.backlog)
         return Sent(sent.packets - late, round(sent.bytes * (sent.packets - late) / max(1, sent.packets)), sent.cpu_s)

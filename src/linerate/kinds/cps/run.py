@@ -62,6 +62,7 @@ class CpsResult:
     replayed: int = 0
     generator: str | None = None
     server: str | None = None
+    bracket: tuple[float, float | None] | None = None  # where it started: the previous repetition's bounds
 
     @property
     def measured(self) -> int:
@@ -92,6 +93,7 @@ class CpsResult:
                 "limit": self.limit, "limit_evidence": self.limit_evidence(), "late_evidence": self.late_evidence(),
                 "warnings": self.warnings(),
                 "loss_target": self.loss_target, "trials": len(self.trials), "replayed": self.replayed,
+                "started_from": None if self.bracket is None else list(self.bracket),
                 "generator": self.generator, "server": self.server,
                 "at_cps": None if found is None else {
                     "connections": found.connections, "failed": found.failed, "timings": found.timings,
@@ -115,17 +117,18 @@ def stored_trials(store: Store, row: Any) -> list[tuple[str, CpsTrial]]:
 def search_object_size(store: Store, experiment_id: int, params: dict[str, Any], options: CpsOptions,
                        duration_s: float, measure: Callable[..., CpsTrial], *, generator: str | None = None,
                        server: str | None = None, on_trial: Callable[[CpsResult, CpsTrial, bool], None] | None = None,
-                       ) -> CpsResult:
+                       bracket: tuple[float, float | None] | None = None) -> CpsResult:
     """One search: stored trials replayed, then measured until the search is done, then (with
     latency_load) one trial at that share of the rate found with the client's capture
     (measure(rate, capture=True)); every trial stored as it ends. A search already done is
-    replayed whole, never measured again."""
+    replayed whole, never measured again. bracket: (lower, upper) of the previous repetition of this
+    search, where it starts (search.RateSearch); a resumed run derives it from the same stored trials."""
     row = store.ensure_search(experiment_id, params, options.goals(duration_s), LIBRARY)
     if generator:
         store.update_search(row["id"], generator=generator)
     search = RateSearch(options.start_rate, options.max_rate, options.relative_width,
-                        pace=lambda rate: h2load.pacing(max(rate, 1.0)).rate_per_s)
-    result = CpsResult(params, options.loss_target, generator=generator, server=server)
+                        pace=lambda rate: h2load.pacing(max(rate, 1.0)).rate_per_s, bracket=bracket)
+    result = CpsResult(params, options.loss_target, generator=generator, server=server, bracket=bracket)
     stored_count = 0
 
     def stored(trial: CpsTrial, purpose: str) -> None:
@@ -251,8 +254,10 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             lingers[key] = linger_seconds(os_name, timeouts[key]) + 5
             version = _version(beds[key].executor("client"), h2load.version_argv(), h2load.parse_version)
             versions[key] = f"h2load {version}" if version else "h2load"
+        found: dict[tuple, CpsResult] = {}  # the latest repetition of each search: where the next one starts
         for repetition, (params, family, size) in rounds(plan, experiment.repetitions, context.seed):
             key = lab_key(params)
+            before = found.get((key, family, size))
             bed, server = beds[key], servers[key]
             client, url = bed.executor("client"), server.url(size, family)
 
@@ -275,8 +280,10 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             result = search_object_size(
                 context.store, context.experiment_id, search_params(params, family, size, repetition), options,
                 float(experiment.duration_s), measure, generator=versions[key],
-                server=f"nginx {server.version}" if server.version else "nginx", on_trial=on_trial)
+                server=f"nginx {server.version}" if server.version else "nginx", on_trial=on_trial,
+                bracket=None if before is None or before.lower is None else (before.lower, before.upper))
             run.results.append(result)
+            found[(key, family, size)] = result
             rate = "no rate passed" if result.lower is None else f"{result.lower:,.0f} conn/s"
             say(f"repetition {repetition}/{experiment.repetitions}: IPv{family} {object_name(size)} {rate} "
                 f"(limit: {result.limit}; {result.measured} trials measured, "

@@ -100,7 +100,7 @@ class Rfc2544:
         return lines + plan_lines(experiment, plan, frame_label)
 
     def check(self, experiment: Experiment) -> None:
-        refuse_throughput_keys(experiment, "rfc2544", "family, frame_sizes")
+        refuse_throughput_keys(experiment, "rfc2544", "family, frame_sizes", pools=True)
         for family in {cell["family"] for cell in experiment.cells()}:
             for size in frame_sizes_for(experiment, family):
                 try:
