@@ -339,7 +339,7 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
     runs = [Trial(status="failed", params=params, argv=tuple(c.argv), error=str(c.error)) if c.error is not None
             else _parse(c.result, params, c.argv, generator) for c in worker.commands]
     trial = runs[0] if pool is None else pool_trial(
-        [Member(p.client, p.server, p.address, c.started_at or launched, run)
+        [Member(p.client, p.server, p.address, c.started_at or launched, run, c.ended_at)
          for p, c, run in zip(pairs, worker.commands, runs)], params)
     if any(c.error is not None for c in worker.commands):
         return trial  # a generator that could not be run at all: nothing was measured

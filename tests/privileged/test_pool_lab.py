@@ -2,12 +2,14 @@
 in which every pair sent (topology/pool.py, pool/window.py)."""
 
 import json
+import signal
 import subprocess
+import time
 
 import pytest
 
 from linerate.calc import LinkInput, goodput
-from tests.privileged.conftest import linerate, netns_names
+from tests.privileged.conftest import LINERATE, linerate, netns_names
 
 CEILING_100M = goodput(LinkInput(100e6, 1500, 4, True, "tcp")).goodput_bps  # 94.1 Mbit/s of TCP payload
 
@@ -60,3 +62,37 @@ def test_a_kept_pooled_lab_runs_every_pair_and_lab_down_removes_all_its_namespac
         linerate("lab", "down", "pool2")
     leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert "lr-pool2-" not in leftovers
+
+
+def trafgen_running(ns: str) -> bool:
+    from linerate.lab.apply import programs_in_netns
+
+    return any(program == "trafgen" for _, program in programs_in_netns(ns))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_pooled_rfc2544_cut_short_leaves_every_pair_link_as_it_was(sig, tmp_path):
+    """Each client's send paces on its own port and puts the pair link back; a signal mid-send waits for that,
+    and after a SIGKILL `lab clean` puts it back."""
+    linerate("lab", "up", "--name", "poolk", "--pairs", "2", "--pair-link", "100m")
+    try:
+        shaped = pair_shapers("lr-poolk-client")
+        proc = subprocess.Popen([*LINERATE, "rfc2544", "--lab", "poolk", "--frame-sizes", "1518", "--trial-duration",
+                                 "4", "--db", str(tmp_path / "r.db")], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not (trafgen_running("lr-poolk-client") and trafgen_running("lr-poolk-client2")):
+            assert proc.poll() is None and time.monotonic() < deadline, "never saw both pairs sending"
+            time.sleep(0.05)
+        time.sleep(0.3)  # inside the paced sends
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        if sig == signal.SIGKILL:
+            swept = linerate("lab", "clean").stdout
+            assert "the pair link of lr-poolk-client" in swept
+        else:
+            assert proc.returncode == 143, proc.stderr
+        assert pair_shapers("lr-poolk-client") == pair_shapers("lr-poolk-client2") == shaped
+        assert not trafgen_running("lr-poolk-client") and not trafgen_running("lr-poolk-client2")
+    finally:
+        linerate("lab", "down", "poolk")

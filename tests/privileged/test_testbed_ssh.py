@@ -531,14 +531,17 @@ def test_a_machine_is_named_by_all_its_host_keys_and_never_by_fewer(bed, tmp_pat
         name(bed.known_hosts)
 
 
-def test_a_remote_command_whose_session_is_gone_is_killed_on_the_host(bed):
+@pytest.mark.parametrize("between", [[], ["timeout", "100"]], ids=["direct", "a-process-waiting-between"])
+def test_a_remote_command_whose_session_is_gone_is_killed_on_the_host(bed, between):
     """A controller stopped by a signal closes its connections; what it started on a host (a trafgen sending
-    at line rate) must not run on until its deadline."""
+    at line rate) must not run on until its deadline — also with a process that forks and waits between the
+    session and the command (as sudo or doas does: `timeout` stands in for them here)."""
     from linerate.errors import ExecError
     from linerate.testbed.inventory import load_inventory
     from linerate.testbed.ssh import connect_host
 
     client = connect_host(load_inventory(bed.inventory()), "client")
+    client.become = list(between)
     import threading
     waiter = threading.Thread(target=lambda: pytest.raises(ExecError, client.run, ["sleep", "45.5"], timeout_s=60),
                               daemon=True)

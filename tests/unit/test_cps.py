@@ -712,3 +712,14 @@ def test_a_dut_that_holds_under_two_connections_per_second_still_gets_its_latenc
         "start_rate = 100\nmax_rate = 20000", "start_rate = 1\nmax_rate = 1")
     [result] = run_experiment(parse_experiment(text), store, beds(client, server), file_text=text).results
     assert result.latency is not None and result.latency.rate == pytest.approx(1.0)
+
+
+def test_the_repetitions_interval_is_never_narrower_than_what_each_search_resolved():
+    from linerate.kinds.cps.report import at_least_the_bracket
+    from linerate.stats import summarize
+
+    searches = [{"results": {"cps": 1850.0, "upper": 1860.0}} for _ in range(3)]
+    rates = at_least_the_bracket(summarize([1850.0] * 3), searches)  # repeated exactly: their own spread is ±0
+    assert (rates.ci_low, rates.ci_high) == (1845.0, 1855.0)
+    wide = summarize([1800.0, 1850.0, 1900.0])
+    assert at_least_the_bracket(wide, searches) == wide  # a wider spread stands as it is

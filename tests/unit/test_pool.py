@@ -242,3 +242,14 @@ def test_a_pool_the_command_cannot_run_is_refused_with_exit_2_before_anything_is
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "pair" in err
     assert not (tmp_path / "labs").exists() and not (tmp_path / "x.db").exists()
+
+
+def test_a_pair_that_began_measuring_late_after_its_launch_fails_the_trial_with_the_figure():
+    params = TrialParams(duration_s=3)
+    # both launched together; pair 2's connect took a second longer (a retransmitted SYN), so it ended 1 s later
+    on_time = Member("client", "server", "a", 10.0, run([100] * 6), ended=10.0 + 1.2 + 3.0)
+    late = Member("client2", "server2", "b", 10.0, run([100] * 6), ended=10.0 + 2.2 + 3.0)
+    trial = pool_trial([on_time, late], params)
+    assert not trial.ok and trial.error.startswith("pair 2 (client2 -> server2) began measuring 1.00 s later")
+    together = pool_trial([on_time, Member("client2", "server2", "b", 10.001, run([100] * 6), ended=14.22)], params)
+    assert together.ok

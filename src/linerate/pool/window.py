@@ -26,6 +26,7 @@ from linerate.traffic.iperf3 import Interval, receiver_intervals
 EDGE_TOLERANCE = 0.02  # of an interval's length
 MIN_WINDOW_SHARE = 0.5  # of the measured duration: less common time than this fails the trial
 SLOW_SHARE = 0.8  # a pair below this share of the other pairs' median is named
+START_TOLERANCE_S = 0.1  # a pair's set-up may differ from the others' by this much (the launch skew here: ms)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Member:
     address: str  # the server address it sent to
     launched: float  # monotonic instant its process was started
     trial: Trial  # its own parse: receiver-side summary of its whole run
+    ended: float | None = None  # monotonic instant its process had ended
 
     @property
     def name(self) -> str:
@@ -100,6 +102,9 @@ def pool_trial(members: list[Member], params: TrialParams) -> Trial:
             return Trial(status="failed", error=f"pair {index + 1} ({member.name}): {why}",
                          telemetry={"pairs": _pairs(members, {})}, **common)
         reports.append((member.launched - base, intervals))
+    late = late_starter(members)
+    if late is not None:
+        return Trial(status="failed", telemetry={"pairs": _pairs(members, {})}, error=late, **common)
     start = max(offset + intervals[0].start_s for offset, intervals in reports)
     end = min(offset + intervals[-1].end_s for offset, intervals in reports)
     skew_ms = round(max(offset for offset, _ in reports) * 1000, 1)
@@ -123,6 +128,23 @@ def pool_trial(members: list[Member], params: TrialParams) -> Trial:
                  packets_sent=_sum(t.packets_sent for t in trials), packets_lost=_sum(t.packets_lost for t in trials),
                  lost_percent=_lost_percent(trials), jitter_ms=_max(t.jitter_ms for t in trials),
                  congestion=first.congestion, telemetry={"pool": window, "pairs": _pairs(members, figures)}, **common)
+
+
+def late_starter(members: list[Member]) -> str | None:
+    """Why the launch instants do not place the pairs' intervals (None: they do). Each pair's measuring began
+    at its launch plus its set-up (connect, parameters, omitted seconds) and ended just before its process did;
+    a pair whose set-up took longer than the others' (a retransmitted SYN: 1 s) would be placed wrongly by its
+    launch, so the two anchors must agree within START_TOLERANCE_S."""
+    if any(m.ended is None for m in members):
+        return None
+    # measuring lasts duration_s whichever intervals the server printed (its last one can be missing)
+    setup = [m.ended - m.trial.params.duration_s - m.launched for m in members]
+    quickest = min(setup)
+    for index, extra in enumerate(s - quickest for s in setup):
+        if extra > START_TOLERANCE_S:
+            return (f"pair {index + 1} ({members[index].name}) began measuring {extra:.2f} s later after its launch "
+                    "than the quickest pair (a slow connect?): its intervals cannot be placed beside theirs")
+    return None
 
 
 def slow_pairs(members: list[Member], figures: dict[int, tuple[float, float]]) -> list[str]:

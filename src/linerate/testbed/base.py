@@ -138,8 +138,9 @@ def lab_from_record(record: LabRecord, registry: Registry) -> NamespaceTestbed:
         if record.params.get("dut") == "vm":
             lab = lab_testbed(record.lab_id, record.params, keep=record.owner is None, registry=registry)
         else:
-            spec = (lab_spec(record.lab_id, recorded_params(record.params)) if record.params  # its pool's pairs too
-                    else LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu))
+            spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)  # the record's own
+            if record.params:
+                spec = lab_spec(record.lab_id, recorded_params(record.params))  # with its pool's pairs
             lab = NamespaceTestbed(spec, registry, keep=record.owner is None, params=record.params or None)
     except (ConfigError, KeyError, TypeError, ValueError) as exc:
         raise LabError(f"state file of lab {record.lab_id} is malformed ({exc}); left untouched") from None
@@ -241,6 +242,7 @@ class KeptLab:
                 with terminations_deferred():
                     if self.lab.record is not None:
                         stop_leftover_programs(self.lab.record)
+                        self.lab.restore_pair_links()  # a pool's rfc2544 send cut short: its pacing, not the link
 
     def reserve(self) -> ContextManager[None]:
         return contextlib.nullcontext()  # a kept lab has no journal: its knobs are baked in when built
@@ -255,7 +257,16 @@ class KeptLab:
         refuse_unsupported(cells, "namespace")
 
     def check(self, cells: list[dict[str, Any]], extra_required: set[str] = frozenset()) -> str:
+        """ConfigError for a cell that asks for a lab-axis value this lab was not built with: it runs as it is,
+        and a cell labelled with another value (4 pairs, on a lab of 1) would be stored under a lie."""
         self.refuse_unsupported(cells)
+        built = self.lab.params
+        for cell in cells:
+            for name, value in cell.items():
+                if name in built and AXES.get(name) is not None and AXES[name].scope == "lab" and built[name] != value:
+                    raise ConfigError(name, f"lab {self.lab.spec.lab_id} was built with {name} = {built[name]!r}; "
+                                      f"the experiment asks for {value!r}: drop it from the file, or build a lab "
+                                      "with it (linerate lab up)")
         return f"lab {self.lab.spec.lab_id}: up"
 
 

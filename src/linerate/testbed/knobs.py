@@ -61,8 +61,8 @@ def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -
                 raise ConfigError("dut_offloads", "sets interface flags of a real DUT (--testbed) or an own image "
                                   "(dut_image); the namespace lab's offloads are the 'offloads' axis")
             pooled = [n for n in POOL_AXES if cell.get(n, AXES[n].default) != AXES[n].default]
-            if cell.get("pairs", 1) > 1 and cell.get("direction") == "bidir":
-                raise ConfigError("direction", "bidir with pairs > 1: a pool sums one direction's receivers; "
+            if pooled and cell.get("direction") == "bidir":  # a pair link alone makes the lab a pool of one
+                raise ConfigError("direction", f"bidir with {pooled[0]}: a pool sums one direction's receivers; "
                                   "measure forward and reverse apart")
             if vm and pooled:
                 raise ConfigError(pooled[0], f"{cell[pooled[0]]!r}: a generator pool runs in the namespace lab; a VM "

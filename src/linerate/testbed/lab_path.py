@@ -8,8 +8,13 @@ path (search/state_path.py) through the same testbed."""
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import threading
 from typing import Any
+
+from linerate.lab.apply import programs_in_netns
+from linerate.lab.signals import terminations_deferred
 
 from linerate.model import pair_roles
 from linerate.search.frame_path import FramePath, choose_sender, link_info
@@ -36,6 +41,7 @@ class LabPath(FramePath):
         """pair: which client/server pair of a generator pool (0: the lab's one pair)."""
         self.testbed, self.family, self.device = testbed, family, CLIENT_IF
         client, server = pair_roles(pair)
+        self.client_role = client
         self.client, self.server = testbed.executor(client), testbed.executor(server)
         # the test port: the one the lab's firewall profiles pass (their pass rule names it)
         self.flow = trafgen.FlowSpec(family, link_info(self.client, CLIENT_IF)["address"],
@@ -62,6 +68,17 @@ class LabPath(FramePath):
 
     def dut_counters(self) -> dict[str, int]:
         return self.testbed.dut_counters()
+
+    def stop_sender(self) -> None:
+        """SIGKILL this pair's trafgen in its client namespace (nothing else sends frames there): the send that
+        runs it returns, and puts its port back (trafgen.TrafgenSender.send's finally)."""
+        for pid, program in programs_in_netns(self.testbed.spec.netns(self.client_role)):
+            if program == "trafgen":
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+SENDER_STOP_S = 20  # how long an interrupted pool waits for its senders' clean-up
 
 
 class PoolPath:
@@ -111,8 +128,16 @@ class PoolPath:
         threads = [threading.Thread(target=send, args=(i,), daemon=True) for i in range(len(self.paths)) if counts[i]]
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join()
+        try:
+            for thread in threads:
+                thread.join()
+        except BaseException:  # a signal: each sender's own clean-up (its port's pair link back) finishes first
+            with terminations_deferred():
+                for path in self.paths:
+                    path.stop_sender()
+                for thread in threads:
+                    thread.join(SENDER_STOP_S)
+            raise
         for result in results:
             if isinstance(result, Exception):
                 raise result

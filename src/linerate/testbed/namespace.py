@@ -10,6 +10,7 @@ baked in when it is built: one testbed per combination of lab-scoped axes.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -17,11 +18,12 @@ import stat
 import time
 from pathlib import Path
 
+from linerate.axes import AXES
 from linerate.dut.linux import LinuxDriver
 from linerate.errors import LabError
 from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
-from linerate.lab.apply import apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
+from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
@@ -30,7 +32,7 @@ from linerate.process import ProcessRef
 from linerate.search.frame_path import COUNT_TABLE as FRAME_TABLE
 from linerate.search.state_path import COUNT_TABLE as STATE_TABLE
 from linerate.testbed.lab_path import LabPath, LabStatePath, PoolPath, lab_description
-from linerate.topology.link import link_bps, link_description, qdisc_argvs
+from linerate.topology.link import SEGMENTER_SPEEDUP, LinkSpec, link_bps, link_description, parse_link_rate, qdisc_argvs
 from linerate.topology import lab_plan
 from linerate.topology.plan import CLIENT_IF, LabSpec, server_address
 from linerate.traffic import iperf3
@@ -204,14 +206,10 @@ class NamespaceTestbed:
 
     def restore_pair_links(self) -> None:
         """Give every client's port its pair link again: an rfc2544 send paces there and puts it back after,
-        so only a killed one leaves its pacing qdisc (KeptLab.open calls this before a command measures)."""
-        if not self.pair_link_argvs():
-            return
-        for client, _ in self.spec.pair_roles():
-            host = self.executor(client)
-            host.run(["tc", "qdisc", "del", "dev", CLIENT_IF, "root"], timeout_s=15, check=False)
-            for argv in self.pair_link_argvs():
-                host.run(argv, timeout_s=15)
+        so only a killed one leaves its pacing qdisc (KeptLab.open calls this before a command measures and
+        once it ended)."""
+        for client, _ in self.spec.pair_roles() if self.pair_link_argvs() else ():
+            restore_port(NetnsExecutor(self.spec.netns(client)), self.pair_link_argvs())
 
     def pool_pairs(self, family: int) -> list[PoolPair] | None:
         """A pooled lab's pairs, each client with the address of its own server (None: one pair, no pool)."""
@@ -327,6 +325,51 @@ def stop_leftover_programs(record: LabRecord, *, remove: bool = True) -> list[st
     return found
 
 
+def restore_port(host, argvs: list[list[str]]) -> None:
+    """A client's port back to its pair link (tc argv), whatever it holds now; a signal meanwhile waits until
+    it is whole again (between the two steps the port would be unshaped)."""
+    with terminations_deferred():
+        host.run(["tc", "qdisc", "del", "dev", CLIENT_IF, "root"], timeout_s=15, check=False)
+        for argv in argvs:
+            host.run(argv, timeout_s=15)
+
+
+def pair_link_drift(record: LabRecord) -> list[tuple[str, list[list[str]]]]:
+    """(client namespace, the tc argv of its pair link) for each client port of a kept pool whose qdiscs are not
+    its pair link any more (a killed rfc2544's pacing bucket, or none). Looks only; [] for a lab without pair
+    links, or whose record does not say them validly (vet and lab_from_record judge such a record)."""
+    params = record.params if isinstance(record.params, dict) else {}
+    try:
+        rate = parse_link_rate(AXES["pair_link_rate"].validate(params.get("pair_link_rate", "none")))
+        mtu = AXES["mtu"].validate(params.get("mtu", record.mtu))
+    except (ValueError, TypeError):
+        return []
+    if rate is None:
+        return []
+    argvs = qdisc_argvs(LinkSpec(rate), CLIENT_IF, mtu)
+    drifted = []
+    for ns in record.namespaces:
+        if not re.search(r"-client[0-9]*$", ns):
+            continue
+        if not (NETNS_DIR / ns).exists():
+            continue  # gone already (or never made): nothing of it to put back
+        shown = NetnsExecutor(ns).run(["tc", "-j", "qdisc", "show", "dev", CLIENT_IF], timeout_s=15, check=False)
+        if shown.returncode != 0:
+            continue  # no such port (not a pool's client): nothing linerate shaped
+        if held_rates(shown.stdout) != {"root": round(rate * SEGMENTER_SPEEDUP), "1:1": round(rate)}:
+            drifted.append((ns, argvs))  # the pacing bucket (it takes the root's place) or nothing at all
+    return drifted
+
+
+def held_rates(tc_json: str) -> dict[str, int]:
+    """`tc -j qdisc show dev IF` -> {parent ("root", "1:1" ...): the tbf's rate in bit/s} (iproute2 gives bytes/s)."""
+    try:
+        return {("root" if q.get("root") else str(q.get("parent"))): round(float(q["options"]["rate"]) * 8)
+                for q in json.loads(tc_json or "[]") if q.get("kind") == "tbf"}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
 def sweep_kept_lab(record: LabRecord, *, remove: bool = True) -> list[str]:
     """What killed commands left in a kept lab that no command uses now (call it holding the lab:
     Registry.unused): their generators still sending (trafgen, an iperf3 client, h2load: they would
@@ -335,6 +378,10 @@ def sweep_kept_lab(record: LabRecord, *, remove: bool = True) -> list[str]:
     exec/scratch.make_temp; only in the lab's own directory, never through a link). What was removed
     (or, with remove=False, only found), one line each."""
     swept = stop_leftover_programs(record, remove=remove)
+    for ns, argvs in pair_link_drift(record):
+        if remove:
+            restore_port(NetnsExecutor(ns), argvs)
+        swept.append(f"the pair link of {ns} (put back)" if remove else f"the pair link of {ns}")
     for ns in record.namespaces:
         host = NetnsExecutor(ns)
         listing = host.run(["nft", "list", "tables"], timeout_s=15, check=False).stdout.splitlines()

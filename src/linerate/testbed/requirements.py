@@ -16,7 +16,7 @@ def required_features(cells: list[dict[str, Any]]) -> set[str]:
     for cell in cells:
         if cell.get("delay_ms") or cell.get("jitter_ms") or cell.get("loss_pct"):
             needed.add("qdisc netem")
-        if cell.get("link_rate", "none") != "none":
+        if cell.get("link_rate", "none") != "none" or cell.get("pair_link_rate", "none") != "none":
             needed.add("qdisc tbf")
         if cell.get("dut") == "vm":
             needed.add("vm qemu")

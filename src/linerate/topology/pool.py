@@ -22,11 +22,15 @@ import ipaddress
 from linerate.model import SWITCH_ROLES
 from linerate.topology.firewall import render_ruleset
 from linerate.topology.link import qdisc_argvs
+from linerate.traffic.trafgen import NOBODY_MAC
 from linerate.topology.plan import (ADDR, CLIENT_IF, CLIENT_PORTS, DUT_LAN_IF, DUT_WAN_IF, IFINDEX, SERVER_IF, UPLINK,
                                     AddAddress, AddDefaultRoute, CreateNamespace, CreateVeth, LabSpec, LoadRuleset,
                                     Plan, RunTool, SetLink, SetSysctls, Step, knob_steps, switch_port)
 
 BRIDGE = "br0"
+# A switch forgets a MAC this long after its last frame (centiseconds): rfc2544 sends one way for minutes, and
+# a switch that forgot the DUT's MAC (300 s by default) would copy every frame to every client
+AGEING_CS = 8_640_000
 UPLINK_INDEX = 30  # in a switch namespace: the uplink, then p1, p2 ... at 31, 32 ...
 NO_DAD = (("net.ipv6.conf.all.accept_dad", "0"), ("net.ipv6.conf.default.accept_dad", "0"))
 NO_IPV6 = (("net.ipv6.conf.all.disable_ipv6", "1"), ("net.ipv6.conf.default.disable_ipv6", "1"))
@@ -68,9 +72,12 @@ def build_pool_plan(spec: LabSpec) -> Plan:
     for switch in (lansw, wansw):
         ports = [UPLINK, *(switch_port(index) for index in range(len(pairs)))]
         steps += [SetLink(switch, port, spec.mtu) for port in ports]
-        steps.append(RunTool(switch, ("ip", "link", "add", BRIDGE, "mtu", str(spec.mtu), "type", "bridge")))
+        steps.append(RunTool(switch, ("ip", "link", "add", BRIDGE, "mtu", str(spec.mtu), "type", "bridge",
+                                      "ageing_time", str(AGEING_CS))))
         steps += [RunTool(switch, ("ip", "link", "set", port, "master", BRIDGE)) for port in ports]
         steps.append(RunTool(switch, ("ip", "link", "set", BRIDGE, "up")))
+    # the generator-ceiling probe's frames (to a MAC nobody has) go to the DUT only, as in the one-pair lab
+    steps.append(RunTool(lansw, ("bridge", "fdb", "add", NOBODY_MAC, "dev", UPLINK, "master", "static")))
     ruleset = render_ruleset(spec.firewall, DUT_LAN_IF, DUT_WAN_IF, spec.iperf_port, spec.http_port)
     if ruleset is not None:
         steps.append(LoadRuleset(dut, ruleset))

@@ -9,6 +9,7 @@ without one) and request-time percentiles from h2load's per-request log."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from collections import Counter
@@ -130,6 +131,19 @@ def dut_os(experiment: ExperimentRow) -> str:
     return dut_os_family(experiment.environment) or "linux"
 
 
+def at_least_the_bracket(rates: Summary, done: list[dict]) -> Summary:
+    """The repetitions' interval, never narrower than what each search resolved: a search ends with the rate
+    between its highest pass and its lowest failure, and later repetitions start at the bracket the one before
+    found (search.py), so on a steady box they repeat it exactly and their own spread says ±0."""
+    widths = [s["results"]["upper"] - s["results"]["cps"] for s in done
+              if s["results"].get("upper") is not None and s["results"].get("cps") is not None]
+    if rates.mean is None or rates.ci_low is None or not widths:
+        return rates
+    half = sum(widths) / len(widths) / 2
+    return dataclasses.replace(rates, ci_low=min(rates.ci_low, rates.mean - half),
+                               ci_high=max(rates.ci_high, rates.mean + half))
+
+
 def summarize_cps(store: Store, experiment_id: int) -> list[CpsSummary]:
     experiment = store.experiment(experiment_id)
     os_name = dut_os(experiment)
@@ -147,7 +161,7 @@ def summarize_cps(store: Store, experiment_id: int) -> list[CpsSummary]:
                    if s["results"].get("upper_verdict") in NOT_DUT]
         at = [s for s in done if s["results"].get("at_cps")]
         connections = [c for c in (_at(s, "connections") for s in at) if c is not None]
-        rates = summarize(cps_values(searches))
+        rates = at_least_the_bracket(summarize(cps_values(searches)), done)
         ceiling, source = line_rate(params, experiment.environment)
         out.append(CpsSummary(
             params=params, configuration=_configuration(params, varying), cps=rates,
