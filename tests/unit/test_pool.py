@@ -253,3 +253,16 @@ def test_a_pair_that_began_measuring_late_after_its_launch_fails_the_trial_with_
     assert not trial.ok and trial.error.startswith("pair 2 (client2 -> server2) began measuring 1.00 s later")
     together = pool_trial([on_time, Member("client2", "server2", "b", 10.001, run([100] * 6), ended=14.22)], params)
     assert together.ok
+
+
+def test_the_html_evidence_says_whose_intervals_a_pooled_trial_shows():
+    from linerate.report.data import CellReport, TrialPoint
+    from linerate.report.evidence import CellEvidence, _attach_intervals
+    from linerate.stats import summarize
+
+    raw = (POOL_DATA / "masq-tcp-up-10m.json").read_text()
+    point = TrialPoint(7, 1, 1, "ok", True, 1e7, None, None, None)
+    for pairs, said in ((4, "These are pair 1's intervals (client to server) of 4"), (1, "")):
+        item = CellEvidence(CellReport(1, {"pairs": pairs}, summarize([1e7])), "row", "col", [], point)
+        _attach_intervals(item, {7: raw})
+        assert item.intervals and item.pool_note.startswith(said) and bool(item.pool_note) == bool(said)

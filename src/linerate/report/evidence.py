@@ -38,6 +38,7 @@ class CellEvidence:
     chosen: TrialPoint | None = None
     intervals: list[Interval] = field(default_factory=list)
     intervals_note: str = ""  # why no intervals are shown
+    pool_note: str = ""  # a generator pool's trial: whose intervals these are
 
     @property
     def attempt_values(self) -> list[float | None]:
@@ -173,6 +174,10 @@ def _attach_intervals(item: CellEvidence, texts: dict[int, str]) -> None:
     if not text.strip():
         item.intervals_note = "no iperf3 output stored for this trial (imported or summarised)"
         return
+    pairs = item.cell.params.get("pairs", 1)
+    if isinstance(pairs, int) and pairs > 1:
+        item.pool_note = (f"These are pair 1's intervals (client to server) of {pairs}; the trial's figure is the "
+                          f"{pairs} pairs' sum over the window in which all of them sent.")
     try:
         item.intervals = intervals(text, f"trial {item.chosen.trial_id}")
     except ParseError as exc:
