@@ -531,8 +531,9 @@ def test_a_machine_is_named_by_all_its_host_keys_and_never_by_fewer(bed, tmp_pat
         name(bed.known_hosts)
 
 
-@pytest.mark.parametrize("between", [[], ["timeout", "100"]], ids=["direct", "a-process-waiting-between"])
-def test_a_remote_command_whose_session_is_gone_is_killed_on_the_host(bed, between):
+@pytest.mark.parametrize("between, after_s", [([], 1.5), (["timeout", "100"], 1.5), (["timeout", "100"], 0.0)],
+                         ids=["direct", "a-process-waiting-between", "gone-within-its-first-second"])
+def test_a_remote_command_whose_session_is_gone_is_killed_on_the_host(bed, between, after_s):
     """A controller stopped by a signal closes its connections; what it started on a host (a trafgen sending
     at line rate) must not run on until its deadline — also with a process that forks and waits between the
     session and the command (as sudo or doas does: `timeout` stands in for them here)."""
@@ -561,6 +562,7 @@ def test_a_remote_command_whose_session_is_gone_is_killed_on_the_host(bed, betwe
     while not sleeping() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert sleeping()
+    time.sleep(after_s)  # the watchdog looks for its session once the command has run a second
     client.session.close()  # as a controller's exit does
     deadline = time.monotonic() + 5
     while sleeping() and time.monotonic() < deadline:

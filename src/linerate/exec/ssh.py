@@ -42,22 +42,23 @@ CONNECT_TIMEOUT_S = 10.0
 # only the command itself is killed. Portable sh (dash, FreeBSD and OpenBSD sh, busybox ash): no timeout(1), no job control.
 # The command keeps linerate's stdin (an asynchronous list would get /dev/null); the watchdog polls
 # once a second, so it ends within a second of the command and holds no output.
-# The command runs in its own process group, killed at its deadline — or within a second or two once the SSH
+# The command runs in its own process group, killed at its deadline — or within a second once the SSH
 # session that started it is gone: a controller stopped by a signal closes its connections, and sshd does not
 # signal a session without a terminal, so a sender such as trafgen would outlive the run that started it. The
 # session is the nearest ancestor named sshd* (OpenSSH's "sshd: user@notty", or sshd-session since 9.8),
 # found past whatever sits between (sudo or doas waiting, a login shell that forks for -c), and watched with
-# kill -0. The watchdog looks for it only once the command has run a second: the many short commands
-# (telemetry reads: 10 ms) answer as soon as they end and cost no `ps` (on a busy 1-vCPU guest ten forks of
-# ps took as long as the read). Without `ps -o comm=,ppid= -p` (busybox) only the deadline applies.
+# kill -0 (dropbear's too: OpenWrt). The watchdog looks for it once the command has run a second, so the many
+# short commands (a batch of telemetry reads: ten ps forks each made an own image's reads take 1.9 s under
+# TCG) cost nothing; a chain with no session left in it by then means the session is gone already. Without
+# `ps -o comm=,ppid= -p` (busybox) only the deadline applies.
 DEADLINE_SCRIPT = ('t=$1; shift; exec 3<&0; '
                    'if command -v setsid >/dev/null 2>&1; then setsid "$@" <&3 3<&- & c=$!; g=-$c; '
                    'else "$@" <&3 3<&- & c=$!; g=$c; fi; exec 3<&-; '
                    '( i=0; s=; while [ "$i" -lt "$t" ]; do sleep 1; kill -0 "$c" 2>/dev/null || exit 0; '
-                   'if [ "$i" -eq 0 ]; then a=$PPID; n=0; '
+                   'if [ "$i" -eq 0 ] && [ -n "$(ps -o comm= -p $$ 2>/dev/null)" ]; then a=$PPID; n=0; '
                    'while [ -n "$a" ] && [ "$a" -gt 1 ] 2>/dev/null && [ "$n" -lt 8 ]; do '
-                   'case "$(ps -o comm= -p "$a" 2>/dev/null)" in sshd*) s=$a; break;; esac; '
-                   'a=$(ps -o ppid= -p "$a" 2>/dev/null | tr -d " "); n=$((n+1)); done; fi; '
+                   'case "$(ps -o comm= -p "$a" 2>/dev/null)" in sshd*|dropbear*) s=$a; break;; esac; '
+                   'a=$(ps -o ppid= -p "$a" 2>/dev/null | tr -d " "); n=$((n+1)); done; [ -n "$s" ] || break; fi; '
                    'if [ -n "$s" ]; then kill -0 "$s" 2>/dev/null || break; fi; i=$((i+1)); '
                    'done; kill -s KILL -- "$g" 2>/dev/null || kill -s KILL "$c" ) </dev/null >/dev/null 2>&1 & '
                    'wait "$c"')
