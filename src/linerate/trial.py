@@ -164,14 +164,15 @@ def _read_window(driver: DutDriver | None, dut: Executor | None,
 class _Command(threading.Thread):
     """One command on a worker thread: the traffic generator, or the RTT probe beside it."""
 
-    def __init__(self, client: Executor, argv: list[str], timeout_s: float):
+    def __init__(self, client: Executor, argv: list[str], timeout_s: float, ended: threading.Event | None = None):
+        """ended: set when the command has finished (a pool's commands share one: the first end wakes a wait)."""
         super().__init__(daemon=True)
         self.client, self.argv, self.timeout_s = client, argv, timeout_s
         self.result: CommandResult | None = None
         self.error: ExecError | None = None
         self.started_at: float | None = None  # monotonic, just before the command was launched
         self.ended_at: float | None = None  # monotonic, when the command had finished
-        self.ended = threading.Event()
+        self.ended = ended or threading.Event()
 
     def run(self) -> None:
         try:
@@ -188,13 +189,12 @@ class _Generators:
     """A trial's generator runs (one, or a pool's pairs), launched together: alive while every one of
     them runs — a pool measures only while all its pairs send — and `ended_at` when the first one ended."""
 
-    def __init__(self, commands: list[_Command]):
-        self.commands = commands
-        self.first_ended = threading.Event()
+    def __init__(self, client_argvs: list[tuple[Executor, list[str]]], timeout_s: float):
+        self.first_ended = threading.Event()  # whichever ends first wakes a waiting window read
+        self.commands = [_Command(client, argv, timeout_s, self.first_ended) for client, argv in client_argvs]
 
     def start(self) -> None:
         for command in self.commands:
-            command.ended = self.first_ended  # whichever ends first wakes a waiting window read
             command.start()
 
     def is_alive(self) -> bool:
@@ -318,7 +318,7 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
             return Trial(status="failed", params=params, argv=tuple(argv), error=f"latency probe (idle): {exc}")
         prober = _rtt_probe(client, params.family, server_address, latency.probe_count(second_at - first_at))
     telemetry.full_read("before")
-    worker = _Generators([_Command(p.executor, a, generator.timeout_s(params)) for p, a in zip(pairs, argvs)])
+    worker = _Generators([(p.executor, a) for p, a in zip(pairs, argvs)], generator.timeout_s(params))
     launched = time.monotonic()
     worker.start()
     if prober is not None and _sleep_until(launched + first_at, worker):

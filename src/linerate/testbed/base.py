@@ -257,16 +257,7 @@ class KeptLab:
         refuse_unsupported(cells, "namespace")
 
     def check(self, cells: list[dict[str, Any]], extra_required: set[str] = frozenset()) -> str:
-        """ConfigError for a cell that asks for a lab-axis value this lab was not built with: it runs as it is,
-        and a cell labelled with another value (4 pairs, on a lab of 1) would be stored under a lie."""
-        self.refuse_unsupported(cells)
-        built = self.lab.params
-        for cell in cells:
-            for name, value in cell.items():
-                if name in built and AXES.get(name) is not None and AXES[name].scope == "lab" and built[name] != value:
-                    raise ConfigError(name, f"lab {self.lab.spec.lab_id} was built with {name} = {built[name]!r}; "
-                                      f"the experiment asks for {value!r}: drop it from the file, or build a lab "
-                                      "with it (linerate lab up)")
+        self.refuse_unsupported(cells)  # the lab's own values are merged into the cells (options.check_lab_options)
         return f"lab {self.lab.spec.lab_id}: up"
 
 
