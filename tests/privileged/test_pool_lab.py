@@ -2,9 +2,11 @@
 in which every pair sent (topology/pool.py, pool/window.py)."""
 
 import json
+import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -58,10 +60,32 @@ def test_a_kept_pooled_lab_runs_every_pair_and_lab_down_removes_all_its_namespac
         [row] = json.loads(proc.stdout)["results"]
         assert row["ndr_fps"] == pytest.approx(2 * 8127, rel=0.02)  # 2 x the 100 Mbit/s line rate at 1518 B
         assert pair_shapers("lr-pool2-client") == pair_shapers("lr-pool2-client2") == shaped
+        said_otherwise_changes_nothing("pool2", shaped)
     finally:
         linerate("lab", "down", "pool2")
     leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert "lr-pool2-" not in leftovers
+
+
+def said_otherwise_changes_nothing(lab: str, shaped: list[str]) -> None:
+    """A state file that says other values than the lab holds (results would be stored under them) is refused
+    before anything changes, and `lab clean` puts no pair link back from it; the true file works again."""
+    state = Path(os.environ["LINERATE_STATE_DIR"]) / f"{lab}.json"
+    true = state.read_text()
+    record = json.loads(true)
+    subprocess.run(["ip", "netns", "exec", f"lr-{lab}-client2", "tc", "qdisc", "del", "dev", "eth0", "root"], check=True)
+    for said in ({"pair_link_rate": "50m"}, {"mtu": 9000}, {"link_rate": "10m"}, {"firewall": "stateful"}):
+        forged = {**record, "params": {**record["params"], **said}}
+        forged.update({key: value for key, value in said.items() if key in ("mtu", "firewall")})
+        state.write_text(json.dumps(forged))
+        proc = linerate("trial", "--lab", lab, "--duration", "1", check=False)
+        assert proc.returncode == 2 and f"lab {lab} is not what its state file says" in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and pair_shapers(f"lr-{lab}-client") == shaped
+        if "pair_link_rate" in said or "mtu" in said:  # the pair link it says is not the lab's: none put back
+            assert "put back" not in linerate("lab", "clean").stdout and pair_shapers(f"lr-{lab}-client2") == []
+    state.write_text(true)
+    assert f"the pair link of lr-{lab}-client2 (put back)" in linerate("lab", "clean").stdout
+    assert pair_shapers(f"lr-{lab}-client2") == shaped
 
 
 def trafgen_running(ns: str) -> bool:

@@ -142,6 +142,10 @@ def lab_from_record(record: LabRecord, registry: Registry) -> NamespaceTestbed:
             if record.params:
                 spec = lab_spec(record.lab_id, recorded_params(record.params))  # with its pool's pairs
             lab = NamespaceTestbed(spec, registry, keep=record.owner is None, params=record.params or None)
+        said = (str(FirewallProfile.parse(record.firewall)), record.mtu)
+        if (str(lab.spec.firewall), lab.spec.mtu) != said:  # what `lab status` shows, and what results are stored under
+            raise ValueError(f"its params say firewall {lab.spec.firewall} and MTU {lab.spec.mtu}, the record "
+                             f"{said[0]} and {said[1]}")
     except (ConfigError, KeyError, TypeError, ValueError) as exc:
         raise LabError(f"state file of lab {record.lab_id} is malformed ({exc}); left untouched") from None
     lab.record = record
@@ -230,6 +234,12 @@ class KeptLab:
         """The lab, with SIGTERM/SIGHUP raised as for a lab of its own; whatever this command started in
         it (an iperf3 client on a worker thread, trafgen) is stopped when it ends, a signal included: it
         holds the lab's measure lock, so nothing else runs there (stop_leftover_programs)."""
+        problems = self.lab.drift_from_record() if self.lab.record is not None else []
+        if problems:  # its results would be stored under values the lab does not have
+            name = self.lab.spec.lab_id
+            more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+            raise ConfigError("lab", f"lab {name} is not what its state file says ({'; '.join(problems[:3])}{more}); nothing "
+                                     f"was changed: `linerate lab down {name}`, then `linerate lab up` again")
         with terminations_raise():
             try:
                 if self.lab.record is not None:  # every input is checked by now: this command will measure

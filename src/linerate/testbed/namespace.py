@@ -23,18 +23,19 @@ from linerate.dut.linux import LinuxDriver
 from linerate.errors import LabError
 from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
+from linerate.lab.conform import held_tbf_rates, plan_drift
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
-from linerate.model import Trial, TrialParams
+from linerate.model import SWITCH_ROLES, Trial, TrialParams, lab_namespace
 from linerate.process import ProcessRef
 from linerate.search.frame_path import COUNT_TABLE as FRAME_TABLE
 from linerate.search.state_path import COUNT_TABLE as STATE_TABLE
 from linerate.testbed.lab_path import LabPath, LabStatePath, PoolPath, lab_description
 from linerate.topology.link import SEGMENTER_SPEEDUP, LinkSpec, link_bps, link_description, parse_link_rate, qdisc_argvs
 from linerate.topology import lab_plan
-from linerate.topology.plan import CLIENT_IF, LabSpec, server_address
+from linerate.topology.plan import CLIENT_IF, LabSpec, Plan, server_address, switch_port
 from linerate.traffic import iperf3
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.topology.pool import pair_address
@@ -129,7 +130,16 @@ class NamespaceTestbed:
             self._signals.close()
 
     def describe_plan(self) -> str:
-        return lab_plan(self.spec).describe()
+        return self.host_plan().describe()
+
+    def host_plan(self) -> Plan:
+        """What this lab's namespaces are made of, from its spec: built from it, and read back against it."""
+        return lab_plan(self.spec)
+
+    def drift_from_record(self) -> list[str]:
+        """What of its own record this lab, already up, does not hold (lab/conform.py): [] when it holds all."""
+        return plan_drift(self.host_plan(), self.spec.netns("dut"), lambda ns: (NETNS_DIR / ns).exists(),
+                          lambda ns, argv: NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout)
 
     # --- the Testbed protocol (testbed/base.py) -------------------------------------------------------
 
@@ -356,18 +366,28 @@ def pair_link_drift(record: LabRecord) -> list[tuple[str, list[list[str]]]]:
         shown = NetnsExecutor(ns).run(["tc", "-j", "qdisc", "show", "dev", CLIENT_IF], timeout_s=15, check=False)
         if shown.returncode != 0:
             continue  # no such port (not a pool's client): nothing linerate shaped
-        if held_rates(shown.stdout) != {"root": round(rate * SEGMENTER_SPEEDUP), "1:1": round(rate)}:
-            drifted.append((ns, argvs))  # the pacing bucket (it takes the root's place) or nothing at all
+        wanted = {"root": round(rate * SEGMENTER_SPEEDUP), "1:1": round(rate)}
+        if held_tbf_rates(shown.stdout) != wanted:  # the pacing bucket (it takes the root's place) or nothing at all
+            if not _holds_pair_link(record, ns, wanted, mtu):
+                return []  # the record's pair link is not the lab's: nothing is put back from it
+            drifted.append((ns, argvs))
     return drifted
 
 
-def held_rates(tc_json: str) -> dict[str, int]:
-    """`tc -j qdisc show dev IF` -> {parent ("root", "1:1" ...): the tbf's rate in bit/s} (iproute2 gives bytes/s)."""
+def _holds_pair_link(record: LabRecord, client_ns: str, rates: dict[str, int], mtu: int) -> bool:
+    """Whether the pair whose client is `client_ns` has the record's pair link where no command changes it:
+    the client's MTU, and the rates at the switch's end of its access link (lab/conform.py checks the
+    whole lab the same way before a command measures)."""
+    suffix = re.search(r"-client([0-9]*)$", client_ns).group(1)
+    switch = NetnsExecutor(lab_namespace(record.lab_id, SWITCH_ROLES[0]))
+    port = switch_port(int(suffix) - 1 if suffix else 0)
+    held = held_tbf_rates(switch.run(["tc", "-j", "qdisc", "show", "dev", port], timeout_s=15, check=False).stdout)
+    link = NetnsExecutor(client_ns).run(["ip", "-j", "link", "show", "dev", CLIENT_IF], timeout_s=15, check=False)
     try:
-        return {("root" if q.get("root") else str(q.get("parent"))): round(float(q["options"]["rate"]) * 8)
-                for q in json.loads(tc_json or "[]") if q.get("kind") == "tbf"}
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return {}
+        held_mtu = json.loads(link.stdout or "[]")[0].get("mtu")
+    except (ValueError, IndexError, AttributeError):
+        held_mtu = None
+    return held == rates and held_mtu == mtu
 
 
 def sweep_kept_lab(record: LabRecord, *, remove: bool = True) -> list[str]:

@@ -24,7 +24,7 @@ from linerate.lab.registry import LabRecord, Registry
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef
 from linerate.testbed.namespace import NamespaceTestbed
-from linerate.topology.plan import CreateTap, LabSpec, server_address
+from linerate.topology.plan import CreateTap, LabSpec, Plan, server_address
 from linerate.trial import measure_read_cost_or_none, run_trial
 from linerate.tuning.catalog import runtime_recommendations
 from linerate.vm.accel import choose_accel
@@ -32,7 +32,7 @@ from linerate.vm.boot import BOOT_TIMEOUT_S, KERNEL_APPEND, wait_for_agent
 from linerate.vm.guest_build import current_guest
 from linerate.vm.observe import QemuThreads, thread_tids
 from linerate.vm.placement import Placement, place
-from linerate.vm.plan import VmOptions, build_vm_plan, guest_commands
+from linerate.vm.plan import TAPS, VmOptions, build_vm_plan, guest_commands
 from linerate.vm.qemu import VmSpec, qemu_argv
 from linerate.vm.state import read_vm_state, verify_vm
 from linerate.vm.taps import open_tap
@@ -55,11 +55,15 @@ class VmTestbed(NamespaceTestbed):
         self.vm_info: dict = {}
 
     def describe_plan(self) -> str:
-        host = build_vm_plan(self.spec, self.vm.queues).describe()
+        host = self.host_plan().describe()
         guest = "\n".join(f"guest: {shlex.join(argv)}" + (" <<< ruleset" if stdin else "")
                           for argv, stdin in guest_commands(self.spec))
         return f"{host}\nip netns exec {self.spec.netns('dut')} qemu-system-x86_64 ... (accel {self.vm.accel}, " \
                f"{self.vm.vcpus} vCPU, {self.vm.memory_mb} MiB, virtio offloads {self.vm.virtio_text})\n{guest}"
+
+    def host_plan(self) -> Plan:
+        """The host side (taps, bridges, the client's and server's namespaces); the guest's part is read back at boot."""
+        return build_vm_plan(self.spec, self.vm.queues)
 
     @property
     def directory(self) -> Path:
@@ -80,7 +84,7 @@ class VmTestbed(NamespaceTestbed):
             self.registry.save(self.record)
 
         try:
-            apply_plan(build_vm_plan(self.spec, self.vm.queues), on_namespace=remember, on_tap=self._open_tap)
+            apply_plan(self.host_plan(), on_namespace=remember, on_tap=self._open_tap)
             self._boot(guest, accel)
         finally:
             for fd in (fd for fds in self.taps.values() for fd in fds):  # qemu holds its own copies now
@@ -178,13 +182,19 @@ class VmTestbed(NamespaceTestbed):
 
     def environment(self) -> dict:
         """The read-back offloads, and where the VM's threads and the generator ran (and a read's cost)."""
-        vm = self.state.get("vm") or {}
+        vm = self.state.get("vm") or self._recorded_vm()
         placement = vm.get("placement") or {}
         guest = {key: vm[key] for key in ("accel", "vcpus", "memory_mb", "boot_to_ready_s", "kernel", "image", "os",
                                           "host_key", "guest_interfaces") if key in vm}
         return {**super().environment(), "vm": guest,
                 "vm_host": {"placement": placement.get("note"), "detail": placement.get("detail"),
                             "disjoint": placement.get("disjoint"), "telemetry_read_ms": vm.get("telemetry_read_ms")}}
+
+    def _recorded_vm(self) -> dict:
+        """A kept lab's guest as its record describes it (read back when `lab up` booted it): its results name it too."""
+        recorded = (self.record.vm if self.record is not None else None) or {}
+        names = {port: recorded[f"{port}_name"] for port in TAPS if isinstance(recorded.get(f"{port}_name"), str)}
+        return {**recorded, **({"guest_interfaces": names} if names else {})}
 
     def executor(self, role: str):
         """The client and server namespaces as in the namespace lab; the DUT is the guest's agent."""

@@ -38,7 +38,7 @@ from linerate.trial import measure_read_cost_or_none
 from linerate.vm.accel import choose_accel
 from linerate.vm.byo import create_overlay
 from linerate.vm.image_access import MGMT_PORT, ImageAccess, image_access, missing_pieces
-from linerate.vm.plan import build_vm_plan, guest_commands
+from linerate.vm.plan import guest_commands
 from linerate.vm.qemu import LAN_MAC, WAN_MAC, VmSpec
 from linerate.vm.state import read_vm_state, verify_vm
 
@@ -59,7 +59,7 @@ class ImageVmTestbed(VmTestbed):
         self.driver = driver_for_os(self.vm.os)
 
     def describe_plan(self) -> str:
-        host = build_vm_plan(self.spec, self.vm.queues).describe()
+        host = self.host_plan().describe()
         return (f"{host}\nip netns exec {self.spec.netns('dut')} qemu-system-x86_64 ... (accel {self.vm.accel}, "
                 f"{self.vm.vcpus} vCPU, {self.vm.memory_mb} MiB) on an overlay of {self.vm.image}\n"
                 f"ssh {self.vm.ssh_user}@127.0.0.1:{MGMT_PORT} (in {self.spec.netns('dut')}): addresses, ruleset and "
@@ -84,7 +84,7 @@ class ImageVmTestbed(VmTestbed):
             self.registry.save(self.record)
 
         try:
-            apply_plan(build_vm_plan(self.spec, self.vm.queues), on_namespace=remember, on_tap=self._open_tap)
+            apply_plan(self.host_plan(), on_namespace=remember, on_tap=self._open_tap)
             pid, started = self._start_qemu(overlay, accel)
         finally:
             for fd in (fd for fds in self.taps.values() for fd in fds):

@@ -1,0 +1,84 @@
+"""A kept lab is compared with the plan its state file gives before a command measures on it
+(lab/conform.py): on the reads of a real lab (tests/data/lab), the record that made it conforms, and a
+record that says another link rate, MTU, firewall or pair count does not, each difference named."""
+
+import json
+from pathlib import Path
+
+from linerate.axes import lab_spec
+from linerate.lab.conform import held_tbf_rates, plan_drift, planned_rates, ruleset_shape
+from linerate.topology import lab_plan
+
+CAPTURE = json.loads((Path(__file__).parent.parent / "data" / "lab" / "kept_lab_stateful_100m.json").read_text())
+MADE_WITH = {"firewall": "stateful", "link_rate": "100m", "mtu": 1500}
+
+
+def drift(**said) -> list[str]:
+    spec = lab_spec("k3", {**MADE_WITH, **said})
+    outputs = CAPTURE["outputs"]
+    made = {key.split()[0] for key in outputs}
+    return plan_drift(lab_plan(spec), spec.netns("dut"), lambda ns: ns in made,
+                      lambda ns, argv: outputs.get(f"{ns} {' '.join(argv)}", ""))
+
+
+def test_the_record_that_made_the_lab_conforms():
+    assert drift() == []
+
+
+def test_another_link_rate_is_named_on_both_dut_ports():
+    problems = drift(link_rate="10m")
+    assert problems == ["lan0 in lr-k3-dut is shaped at 100 Mbit/s, the file says shaped at 10 Mbit/s",
+                        "wan0 in lr-k3-dut is shaped at 100 Mbit/s, the file says shaped at 10 Mbit/s"]
+    assert drift(link_rate="none")[0] == "lan0 in lr-k3-dut is shaped at 100 Mbit/s, the file says not shaped"
+
+
+def test_another_mtu_or_firewall_is_named():
+    mtu = drift(mtu=9000)
+    assert "lan0 in lr-k3-dut has MTU 1500, the file says 9000" in mtu and "eth0 in lr-k3-client has MTU 1500, " \
+        "the file says 9000" in mtu
+    assert drift(firewall="none") == ["the DUT lr-k3-dut filters with 4 rules in chain forward (2 on ct state), "
+                                      "the file says no table of linerate's"]
+    # every other profile has another shape of the same table: its chains, its rules, those on ct state
+    for other in ("nat", "rules:1", "rules:2", "rules-stateless:1"):
+        [problem] = drift(firewall=other)
+        assert problem.startswith("the DUT lr-k3-dut filters with 4 rules in chain forward (2 on ct state), the file "
+                                  "says "), problem
+
+
+def test_profiles_that_differ_have_different_shapes():
+    from linerate.model import FirewallProfile
+    from linerate.topology.firewall import render_ruleset
+
+    profiles = ("none", "stateful", "nat", "rules:1", "rules:2", "rules:40", "rules-stateless:1", "rules-stateless:2")
+    shapes = [str(ruleset_shape(render_ruleset(FirewallProfile.parse(p), "lan0", "wan0", 5201, 8080) or ""))
+              for p in profiles]
+    assert len(set(shapes)) == len(profiles), dict(zip(profiles, shapes))
+
+
+def test_a_pair_the_lab_does_not_have_is_missing():
+    problems = drift(pairs=2)
+    assert "namespace lr-k3-client2 is missing" in problems and "namespace lr-k3-lansw is missing" in problems
+
+
+def test_planned_rates_are_what_tc_reports_back():
+    spec = lab_spec("k3", MADE_WITH)
+    tc = CAPTURE["outputs"]["lr-k3-dut tc -j qdisc show dev lan0"]
+    assert planned_rates(lab_plan(spec))[("lr-k3-dut", "lan0")] == held_tbf_rates(tc) == {"root": 10_000_000_000,
+                                                                                          "1:1": 100_000_000}
+
+
+def test_a_record_whose_params_contradict_its_own_firewall_or_mtu_is_malformed(tmp_path):
+    import pytest
+
+    from linerate.errors import LabError
+    from linerate.lab.registry import LabRecord, Registry
+    from linerate.testbed.base import lab_from_record
+
+    params = {"firewall": "none", "mtu": 1500, "link_rate": "none", "pairs": 1}
+    registry = Registry(tmp_path)
+    assert lab_from_record(LabRecord("k3", "none", 1500, params=params), registry).spec.mtu == 1500
+    for record in (LabRecord("k3", "none", 1500, params={**params, "firewall": "stateful"}),
+                   LabRecord("k3", "none", 1500, params={**params, "mtu": 9000}),
+                   LabRecord("k3", "stateful", 9000, params=params)):
+        with pytest.raises(LabError, match="is malformed .*its params say firewall"):
+            lab_from_record(record, registry)
