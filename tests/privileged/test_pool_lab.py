@@ -73,7 +73,8 @@ def said_otherwise_changes_nothing(lab: str, shaped: list[str]) -> None:
     state = Path(os.environ["LINERATE_STATE_DIR"]) / f"{lab}.json"
     true = state.read_text()
     record = json.loads(true)
-    subprocess.run(["ip", "netns", "exec", f"lr-{lab}-client2", "tc", "qdisc", "del", "dev", "eth0", "root"], check=True)
+    client2 = f"lr-{lab}-client2"  # as a killed rfc2544's port can be: no pair link on it
+    subprocess.run(["ip", "netns", "exec", client2, "tc", "qdisc", "del", "dev", "eth0", "root"], check=True)
     for said in ({"pair_link_rate": "50m"}, {"mtu": 9000}, {"link_rate": "10m"}, {"firewall": "stateful"}):
         forged = {**record, "params": {**record["params"], **said}}
         forged.update({key: value for key, value in said.items() if key in ("mtu", "firewall")})

@@ -2,8 +2,8 @@
 firewall, MTU, link rates, pairs) is what every command's results are stored under, and a state file is
 input like any other: before a command measures on a kept lab, the lab's host side is read back and
 compared with the plan its record gives (topology/plan.py, vm/plan.py) — the namespaces, every MTU set,
-every tbf rate, and the shape of linerate's nftables table on the DUT (its chains and rules). Anything that differs refuses the command before
-it changes anything.
+every tbf rate, and the shape of linerate's nftables table on the DUT (its chains and rules). Anything
+that differs refuses the command before it changes anything.
 
 Not compared: a generator port's own qdisc (a killed rfc2544's pacing bucket may stand in for it, and
 the command puts the pair link back: the same pair link is compared at the switch end of that link),
@@ -87,8 +87,10 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
     problems = []
     for step in plan.steps:
         if isinstance(step, SetLink) and step.mtu is not None:
-            shown = json.loads(read(step.netns, ["ip", "-j", "link", "show", "dev", step.ifname]) or "[]")
-            mtu = shown[0].get("mtu") if shown else None
+            try:
+                mtu = json.loads(read(step.netns, ["ip", "-j", "link", "show", "dev", step.ifname]) or "[]")[0]["mtu"]
+            except (ValueError, IndexError, KeyError, TypeError):
+                mtu = None  # no such link (or no answer): named below as not the file's
             if mtu != step.mtu:
                 problems.append(f"{step.ifname} in {step.netns} has MTU {mtu}, the file says {step.mtu}")
     planned = planned_rates(plan)

@@ -143,7 +143,7 @@ def lab_from_record(record: LabRecord, registry: Registry) -> NamespaceTestbed:
                 spec = lab_spec(record.lab_id, recorded_params(record.params))  # with its pool's pairs
             lab = NamespaceTestbed(spec, registry, keep=record.owner is None, params=record.params or None)
         said = (str(FirewallProfile.parse(record.firewall)), record.mtu)
-        if (str(lab.spec.firewall), lab.spec.mtu) != said:  # what `lab status` shows, and what results are stored under
+        if (str(lab.spec.firewall), lab.spec.mtu) != said:  # what `lab status` shows; results are stored under it
             raise ValueError(f"its params say firewall {lab.spec.firewall} and MTU {lab.spec.mtu}, the record "
                              f"{said[0]} and {said[1]}")
     except (ConfigError, KeyError, TypeError, ValueError) as exc:
@@ -238,8 +238,8 @@ class KeptLab:
         if problems:  # its results would be stored under values the lab does not have
             name = self.lab.spec.lab_id
             more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
-            raise ConfigError("lab", f"lab {name} is not what its state file says ({'; '.join(problems[:3])}{more}); nothing "
-                                     f"was changed: `linerate lab down {name}`, then `linerate lab up` again")
+            raise ConfigError("lab", f"lab {name} is not what its state file says ({'; '.join(problems[:3])}{more}); "
+                                     f"nothing was changed: `linerate lab down {name}`, then `linerate lab up` again")
         with terminations_raise():
             try:
                 if self.lab.record is not None:  # every input is checked by now: this command will measure

@@ -62,7 +62,7 @@ class VmTestbed(NamespaceTestbed):
                f"{self.vm.vcpus} vCPU, {self.vm.memory_mb} MiB, virtio offloads {self.vm.virtio_text})\n{guest}"
 
     def host_plan(self) -> Plan:
-        """The host side (taps, bridges, the client's and server's namespaces); the guest's part is read back at boot."""
+        """The host side (taps, bridges, the client's and server's namespaces); the guest is read back at boot."""
         return build_vm_plan(self.spec, self.vm.queues)
 
     @property
@@ -191,7 +191,7 @@ class VmTestbed(NamespaceTestbed):
                             "disjoint": placement.get("disjoint"), "telemetry_read_ms": vm.get("telemetry_read_ms")}}
 
     def _recorded_vm(self) -> dict:
-        """A kept lab's guest as its record describes it (read back when `lab up` booted it): its results name it too."""
+        """A kept lab's guest as its record says (read back when `lab up` booted it): its results name it too."""
         recorded = (self.record.vm if self.record is not None else None) or {}
         names = {port: recorded[f"{port}_name"] for port in TAPS if isinstance(recorded.get(f"{port}_name"), str)}
         return {**recorded, **({"guest_interfaces": names} if names else {})}
