@@ -53,6 +53,18 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing():
             dut = trial["telemetry"]["dut"]
             assert dut["shared_kernel"] is False and len(dut["cpu"]) == 1  # the guest's own vCPU
             assert trial["dut_counters"]["forwarded_packets"] > 1000
+        assert trial["testbed"]["vm"]["kernel"] and trial["testbed"]["vm"]["vcpus"] == 1  # a kept lab names its guest
+        # a state file that says another guest than the qemu running: refused before anything, naming it
+        state = Path(os.environ["LINERATE_STATE_DIR"]) / "vm1.json"
+        true = state.read_text()
+        record = json.loads(true)
+        for said, named in (({"dut_vcpus": 2}, "qemu runs with 1 vCPUs, the file says 2"),
+                            ({"virtio_offloads": "off"}, "qemu's NIC has no offload or queue properties"),
+                            ({"link_rate": "10m"}, "shaped at 10 Mbit/s")):
+            state.write_text(json.dumps({**record, "params": {**record["params"], **said}}))
+            proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
+            assert proc.returncode == 2 and named in proc.stderr, proc.stderr
+        state.write_text(true)
     finally:
         linerate("lab", "down", "vm1")
     assert_gone("vm1")

@@ -10,7 +10,7 @@ from linerate.lab.conform import held_tbf_rates, plan_drift, planned_rates, rule
 from linerate.topology import lab_plan
 
 CAPTURE = json.loads((Path(__file__).parent.parent / "data" / "lab" / "kept_lab_stateful_100m.json").read_text())
-MADE_WITH = {"firewall": "stateful", "link_rate": "100m", "mtu": 1500}
+MADE_WITH = {"firewall": "stateful", "link_rate": "100m", "mtu": 1500, "offloads": "dut:tso=off"}
 
 
 def drift(**said) -> list[str]:
@@ -18,7 +18,8 @@ def drift(**said) -> list[str]:
     outputs = CAPTURE["outputs"]
     made = {key.split()[0] for key in outputs}
     return plan_drift(lab_plan(spec), spec.netns("dut"), lambda ns: ns in made,
-                      lambda ns, argv: outputs.get(f"{ns} {' '.join(argv)}", ""))
+                      lambda ns, argv: outputs.get(f"{ns} {' '.join(argv)}", ""),
+                      lambda ns, key: CAPTURE["sysctls"].get(f"{ns} {key}", "(none)"))
 
 
 def test_the_record_that_made_the_lab_conforms():
@@ -53,6 +54,21 @@ def test_profiles_that_differ_have_different_shapes():
     shapes = [str(ruleset_shape(render_ruleset(FirewallProfile.parse(p), "lan0", "wan0", 5201, 8080) or ""))
               for p in profiles]
     assert len(set(shapes)) == len(profiles), dict(zip(profiles, shapes))
+
+
+def test_knobs_the_lab_does_not_hold_are_named():
+    """Each lab value a file could claim: netem (delay, loss), offloads, DUT sysctls, queue length, RPS."""
+    assert drift(delay_ms=50.0) == ["lan0 in lr-k3-dut has tbf (1:1) and tbf (root), the file says tbf (1:1) and "
+                                    "netem (2:1) and tbf (root)", "wan0 in lr-k3-dut has tbf (1:1) and tbf (root), "
+                                    "the file says tbf (1:1) and netem (2:1) and tbf (root)"]
+    assert drift(loss_pct=5.0) == drift(delay_ms=50.0)
+    assert drift(offloads="dut:tso=off,gso=off") == ["gso on lan0 in lr-k3-dut is on, the file says off",
+                                                     "gso on wan0 in lr-k3-dut is on, the file says off"]
+    assert drift(offloads="dut:tso=on")[0] == "tso on lan0 in lr-k3-dut is off, the file says on"
+    assert drift(dut_sysctls="net.ipv4.ip_default_ttl=77") == ["net.ipv4.ip_default_ttl in lr-k3-dut is '(none)', "
+                                                               "the file says '77'"]
+    assert "lan0 in lr-k3-dut has queue length 1000, the file says 5000" in drift(txqueuelen=5000)
+    assert "/sys/class/net/lan0/queues/rx-0/rps_cpus in lr-k3-dut is '1', the file says '3'" in drift(dut_rps="3")
 
 
 def test_a_pair_the_lab_does_not_have_is_missing():

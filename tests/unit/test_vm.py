@@ -204,3 +204,20 @@ def test_own_image_overlay_leaves_the_image_untouched(tmp_path):
     assert hashlib.sha256(image.read_bytes()).hexdigest() == digest
     with pytest.raises(ConfigError, match="is not a file"):
         create_overlay(tmp_path / "missing.qcow2", tmp_path / "vm")
+
+
+def test_a_running_qemus_argv_is_compared_with_the_vm_options_a_record_gives():
+    """A kept VM lab's record against the qemu it started (testbed/vm.py drift_from_record): every option
+    that qemu_argv writes is read back from the argv; an own image's management NIC is not a knob."""
+    from linerate.vm.qemu import argv_drift
+
+    virtio = {"csum": "off", "host_tso4": "off"}
+    argv = qemu_argv(VmSpec("k", vcpus=2, memory_mb=512, accel="tcg", queues=2, virtio=virtio, mgmt_ssh_port=2222),
+                     [3, 4], [5, 6])
+    same = dict(vcpus=2, memory_mb=512, accel="tcg", vhost=False, queues=2, virtio=virtio)
+    assert argv_drift(argv, **same) == [] and argv_drift(argv, **{**same, "accel": "auto"}) == []
+    assert argv_drift(argv, **{**same, "vcpus": 1}) == ["qemu runs with 2 vCPUs, the file says 1"]
+    assert argv_drift(argv, **{**same, "memory_mb": 1024}) == ["qemu runs with 512 MiB of memory, the file says 1024"]
+    assert argv_drift(argv, **{**same, "accel": "kvm"}) == ["qemu runs under tcg, the file says kvm"]
+    assert len(argv_drift(argv, **{**same, "vhost": True})) == 2  # lan and wan
+    assert len(argv_drift(argv, **{**same, "virtio": {}})) == 2 and len(argv_drift(argv, **{**same, "queues": 1})) == 2

@@ -1,13 +1,17 @@
 """Whether a lab that is already up is still what its state file says. A kept lab's record (its
-firewall, MTU, link rates, pairs) is what every command's results are stored under, and a state file is
-input like any other: before a command measures on a kept lab, the lab's host side is read back and
-compared with the plan its record gives (topology/plan.py, vm/plan.py) — the namespaces, every MTU set,
-every tbf rate, and the shape of linerate's nftables table on the DUT (its chains and rules). Anything
-that differs refuses the command before it changes anything.
+firewall, MTU, link and pair-link rates, pairs, knobs) is what every command's results are stored under,
+and a state file is input like any other: before a command measures on a kept lab, the lab is read back
+and compared with every step of the plan its record gives (topology/plan.py, vm/plan.py) that leaves a
+trace to read: the namespaces; each link's MTU and queue length; each port's qdiscs (their kinds, and
+every tbf's rate); each offload set with ethtool; each sysctl; each sysfs value (RPS masks); and the
+shape of linerate's nftables table on the DUT (its chains and rules). Anything that differs refuses the
+command before it changes anything.
 
 Not compared: a generator port's own qdisc (a killed rfc2544's pacing bucket may stand in for it, and
-the command puts the pair link back: the same pair link is compared at the switch end of that link),
-and what a VM DUT holds inside its guest (read back when the lab came up)."""
+the command puts the pair link back: the same pair link is compared at the switch end of that link); a
+netem's own delay and loss figures (this kernel has no netem to read them back from: its presence is
+compared); what a VM DUT holds inside its guest (read back when it booted; the record's guest figures
+are compared with its own description of the guest, testbed/vm.py)."""
 
 from __future__ import annotations
 
@@ -16,24 +20,45 @@ import re
 from collections.abc import Callable
 
 from linerate.topology.firewall import TABLE
-from linerate.topology.plan import CLIENT_IF, CreateNamespace, LoadRuleset, Plan, RunTool, SetLink
+from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
+from linerate.topology.plan import (CLIENT_IF, CreateNamespace, LoadRuleset, Plan, RunTool, SetLink, SetSysctls,
+                                    WriteSysfs)
 
 RATE_TOLERANCE = 1e-3  # tc keeps a rate in bytes/s: a rate in bit/s comes back rounded to 8 bit/s
 
 Reader = Callable[[str, list[str]], str]  # (namespace, argv) -> the command's stdout
+SysctlReader = Callable[[str, str], str]  # (namespace, key) -> its value
 
 
 def planned_rates(plan: Plan) -> dict[tuple[str, str], dict[str, int]]:
     """(namespace, device) -> {parent ("root", "1:1"): tbf rate in bit/s} of every tbf the plan adds."""
-    rates: dict[tuple[str, str], dict[str, int]] = {}
+    return {port: {parent: rate for parent, (kind, rate) in qdiscs.items() if kind == "tbf"}
+            for port, qdiscs in planned_qdiscs(plan).items()}
+
+
+def planned_qdiscs(plan: Plan) -> dict[tuple[str, str], dict[str, tuple[str, int | None]]]:
+    """(namespace, device) -> {parent: (qdisc kind, its rate in bit/s or None)} of every qdisc the plan adds."""
+    qdiscs: dict[tuple[str, str], dict[str, tuple[str, int | None]]] = {}
     for step in plan.steps:
         argv = list(step.argv) if isinstance(step, RunTool) else []
-        if argv[:2] != ["tc", "qdisc"] or "tbf" not in argv:
+        if argv[:2] != ["tc", "qdisc"]:
             continue
         parent = "root" if "root" in argv else argv[argv.index("parent") + 1]
-        rate = argv[argv.index("rate") + 1]
-        rates.setdefault((step.netns, argv[argv.index("dev") + 1]), {})[parent] = int(rate.removesuffix("bit"))
-    return rates
+        kind = next((word for word in ("tbf", "netem") if word in argv), None)
+        if kind is None:
+            continue
+        rate = int(argv[argv.index("rate") + 1].removesuffix("bit")) if kind == "tbf" else None
+        qdiscs.setdefault((step.netns, argv[argv.index("dev") + 1]), {})[parent] = (kind, rate)
+    return qdiscs
+
+
+def held_qdisc_kinds(tc_json: str) -> dict[str, str]:
+    """`tc -j qdisc show dev IF` -> {parent: kind} of its tbf and netem qdiscs."""
+    try:
+        return {("root" if q.get("root") else str(q.get("parent"))): q["kind"]
+                for q in json.loads(tc_json or "[]") if q.get("kind") in ("tbf", "netem")}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return {}
 
 
 def held_tbf_rates(tc_json: str) -> dict[str, int]:
@@ -78,7 +103,8 @@ def _shape_text(shape: dict[str, tuple[int, int]]) -> str:
                      for chain, (rules, stateful) in sorted(shape.items())) or "no table of linerate's"
 
 
-def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: Reader) -> list[str]:
+def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: Reader,
+               sysctl: SysctlReader) -> list[str]:
     """What of the plan the lab does not hold, one phrase each ([]: it holds all of it)."""
     namespaces = [step.netns for step in plan.steps if isinstance(step, CreateNamespace)]
     missing = [ns for ns in namespaces if not exists(ns)]
@@ -86,25 +112,71 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
         return [f"namespace {ns} is missing" for ns in missing]
     problems = []
     for step in plan.steps:
-        if isinstance(step, SetLink) and step.mtu is not None:
-            try:
-                mtu = json.loads(read(step.netns, ["ip", "-j", "link", "show", "dev", step.ifname]) or "[]")[0]["mtu"]
-            except (ValueError, IndexError, KeyError, TypeError):
-                mtu = None  # no such link (or no answer): named below as not the file's
-            if mtu != step.mtu:
-                problems.append(f"{step.ifname} in {step.netns} has MTU {mtu}, the file says {step.mtu}")
-    planned = planned_rates(plan)
+        if isinstance(step, SetLink) and (step.mtu is not None or step.txqlen is not None):
+            problems += _link_drift(step, read)
+        elif isinstance(step, RunTool) and step.argv[:2] == ("ethtool", "-K"):
+            problems += _offload_drift(step, read)
+        elif isinstance(step, SetSysctls):
+            for key, wanted in step.values:
+                got = " ".join(sysctl(step.netns, key).split())
+                if got != " ".join(wanted.split()):
+                    problems.append(f"{key} in {step.netns} is '{got}', the file says '{wanted}'")
+        elif isinstance(step, WriteSysfs):
+            got = read(step.netns, ["cat", step.path]).strip()
+            if _mask(got) != _mask(step.value):
+                problems.append(f"{step.path} in {step.netns} is '{got}', the file says '{step.value}'")
+    planned = planned_qdiscs(plan)
     ports = {(step.netns, step.ifname) for step in plan.steps if isinstance(step, SetLink)} | planned.keys()
     for ns, dev in sorted(ports):
         if dev == CLIENT_IF and re.search(r"-client[0-9]*$", ns):
             continue  # a generator's port: the command puts its pair link back (see above)
-        held = held_tbf_rates(read(ns, ["tc", "-j", "qdisc", "show", "dev", dev]))
-        if not _same_rates(planned.get((ns, dev), {}), held):
-            problems.append(f"{dev} in {ns} is {_rates_text(held)}, the file says "
-                            f"{_rates_text(planned.get((ns, dev), {}))}")
+        shown = read(ns, ["tc", "-j", "qdisc", "show", "dev", dev])
+        wanted = planned.get((ns, dev), {})
+        rates = {parent: rate for parent, (kind, rate) in wanted.items() if kind == "tbf"}
+        held = held_tbf_rates(shown)
+        if not _same_rates(rates, held):
+            problems.append(f"{dev} in {ns} is {_rates_text(held)}, the file says {_rates_text(rates)}")
+        elif held_qdisc_kinds(shown) != {parent: kind for parent, (kind, _) in wanted.items()}:
+            problems.append(f"{dev} in {ns} has {_kinds_text(held_qdisc_kinds(shown))}, the file says "
+                            f"{_kinds_text({parent: kind for parent, (kind, _) in wanted.items()})}")
     planned_rules = ruleset_shape("".join(step.ruleset for step in plan.steps if isinstance(step, LoadRuleset)))
     held_rules = ruleset_shape(read(dut_netns, ["nft", "list", "table", "inet", TABLE]))
     if planned_rules != held_rules:
         problems.append(f"the DUT {dut_netns} filters with {_shape_text(held_rules)}, the file says "
                         f"{_shape_text(planned_rules)}")
     return problems
+
+
+def _link_drift(step: SetLink, read: Reader) -> list[str]:
+    try:
+        link = json.loads(read(step.netns, ["ip", "-j", "link", "show", "dev", step.ifname]) or "[]")[0]
+    except (ValueError, IndexError, KeyError, TypeError):
+        link = {}  # no such link (or no answer): named below as not the file's
+    link = link if isinstance(link, dict) else {}
+    return [f"{step.ifname} in {step.netns} has {name} {link.get(key)}, the file says {wanted}"
+            for key, name, wanted in (("mtu", "MTU", step.mtu), ("txqlen", "queue length", step.txqlen))
+            if wanted is not None and link.get(key) != wanted]
+
+
+def _offload_drift(step: RunTool, read: Reader) -> list[str]:
+    """`ethtool -K IF name on|off ...` against `ethtool -k IF` (which names each feature in full)."""
+    ifname, args = step.argv[2], step.argv[3:]
+    features = parse_ethtool_features(read(step.netns, ["ethtool", "-k", ifname]))
+    long_names = {short: long for short, long in OFFLOAD_FEATURES.values()}
+    problems = []
+    for name, wanted in zip(args[::2], args[1::2]):
+        got = features.get(long_names.get(name, name), "unknown")
+        if got.split()[0] != wanted:
+            problems.append(f"{name} on {ifname} in {step.netns} is {got}, the file says {wanted}")
+    return problems
+
+
+def _mask(text: str) -> int | None:
+    try:
+        return int(text.replace(",", "") or "0", 16)
+    except ValueError:
+        return None
+
+
+def _kinds_text(kinds: dict[str, str]) -> str:
+    return " and ".join(f"{kind} ({parent})" for parent, kind in sorted(kinds.items())) or "no shaper or netem"

@@ -139,7 +139,8 @@ class NamespaceTestbed:
     def drift_from_record(self) -> list[str]:
         """What of its own record this lab, already up, does not hold (lab/conform.py): [] when it holds all."""
         return plan_drift(self.host_plan(), self.spec.netns("dut"), lambda ns: (NETNS_DIR / ns).exists(),
-                          lambda ns, argv: NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout)
+                          lambda ns, argv: NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout,
+                          _sysctl_or_none)
 
     # --- the Testbed protocol (testbed/base.py) -------------------------------------------------------
 
@@ -251,6 +252,13 @@ class NamespaceTestbed:
 
     def server_pids(self) -> list[int]:
         return pids_in_netns(*(self.spec.netns(server) for _, server in self.spec.pair_roles()))
+
+
+def _sysctl_or_none(ns: str, key: str) -> str:
+    try:
+        return read_sysctl(ns, key)
+    except OSError:
+        return "(none)"  # no such key in that namespace: not the file's value
 
 
 def remove_owned_dir(path: str) -> None:

@@ -33,7 +33,7 @@ from linerate.vm.guest_build import current_guest
 from linerate.vm.observe import QemuThreads, thread_tids
 from linerate.vm.placement import Placement, place
 from linerate.vm.plan import TAPS, VmOptions, build_vm_plan, guest_commands
-from linerate.vm.qemu import VmSpec, qemu_argv
+from linerate.vm.qemu import VmSpec, argv_drift, qemu_argv
 from linerate.vm.state import read_vm_state, verify_vm
 from linerate.vm.taps import open_tap
 
@@ -60,6 +60,20 @@ class VmTestbed(NamespaceTestbed):
                           for argv, stdin in guest_commands(self.spec))
         return f"{host}\nip netns exec {self.spec.netns('dut')} qemu-system-x86_64 ... (accel {self.vm.accel}, " \
                f"{self.vm.vcpus} vCPU, {self.vm.memory_mb} MiB, virtio offloads {self.vm.virtio_text})\n{guest}"
+
+    def drift_from_record(self) -> list[str]:
+        """The host side as the namespace lab's, and the running qemu's own argv against the VM options the
+        record gives (its vCPUs, memory, accelerator, vhost, queues and virtio offloads)."""
+        problems = super().drift_from_record()
+        pid = next((p.pid for p in (self.record.servers if self.record else [])), None)
+        try:
+            argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")]
+        except (OSError, TypeError):
+            argv = []
+        if not argv or not argv[0].endswith("qemu-system-x86_64"):
+            return problems + [f"its qemu (pid {pid}) is not running"]
+        return problems + argv_drift(argv, vcpus=self.vm.vcpus, memory_mb=self.vm.memory_mb, accel=self.vm.accel,
+                                     vhost=self.vm.vhost, queues=self.vm.queues, virtio=self.vm.virtio)
 
     def host_plan(self) -> Plan:
         """The host side (taps, bridges, the client's and server's namespaces); the guest is read back at boot."""

@@ -127,3 +127,35 @@ def negotiated_features(text: str) -> dict[str, str]:
     if not bits or set(bits) - {"0", "1"}:
         raise ParseError(f"virtio features {bits[:40]!r} is not a bit string")
     return {name: "on" if bit < len(bits) and bits[bit] == "1" else "off" for name, bit in VIRTIO_PROPERTIES.items()}
+
+
+def argv_drift(argv: list[str], *, vcpus: int, memory_mb: int, accel: str, vhost: bool, queues: int,
+               virtio: dict[str, str]) -> list[str]:
+    """What a running qemu's argv (its /proc cmdline, as qemu_argv made it) says otherwise than these VM
+    options, one phrase each: vCPUs, memory, accelerator (auto: either), vhost, and each NIC's queues and
+    virtio offload properties."""
+    def after(flag: str) -> str | None:
+        return argv[argv.index(flag) + 1] if flag in argv and argv.index(flag) + 1 < len(argv) else None
+
+    problems = []
+    for flag, name, wanted in (("-smp", "vCPUs", str(vcpus)), ("-m", "MiB of memory", str(memory_mb))):
+        if after(flag) != wanted:
+            problems.append(f"qemu runs with {after(flag)} {name}, the file says {wanted}")
+    running = "kvm" if (after("-accel") or "").startswith("kvm") else "tcg"
+    if accel != "auto" and running != accel:
+        problems.append(f"qemu runs under {running}, the file says {accel}")
+    wanted_props = {f"{key}={value}" for key, value in virtio.items()}
+    wanted_props |= {"mq=on", f"vectors={2 * queues + 2}"} if queues > 1 else set()
+    for index, word in enumerate(argv[:-1]):
+        value = argv[index + 1]
+        if not any(f"{key}={name}" in value.split(",") for key in ("id", "netdev") for name in ("lan", "wan")):
+            continue  # an own image's management NIC (user networking): no knob of the record's
+        if word == "-netdev" and f"vhost={'on' if vhost else 'off'}" not in value.split(","):
+            problems.append(f"qemu's {value.split(',')[1]} has {value.split(',')[-1]}, the file says "
+                            f"vhost={'on' if vhost else 'off'}")
+        elif word == "-device" and value.startswith("virtio-net-pci,"):
+            props = {p for p in value.split(",")[1:] if p.split("=")[0] not in ("netdev", "mac", "addr", "host_mtu")}
+            if props != wanted_props:
+                problems.append(f"qemu's NIC has {','.join(sorted(props)) or 'no offload or queue properties'}, the "
+                                f"file says {','.join(sorted(wanted_props)) or 'none'}")
+    return problems
