@@ -7,14 +7,21 @@ import shutil
 import subprocess
 import time
 
+import pytest
+
 from linerate.exec.ssh import DEADLINE_SCRIPT
 
 
-def in_pid_namespace(top: str, tmp_path, command: list[str]) -> subprocess.CompletedProcess:
+def in_pid_namespace(top: str, tmp_path, command: list[str], *,
+                     top_is_pid1: bool = False) -> subprocess.CompletedProcess:
     """`command` under DEADLINE_SCRIPT (10 s), started by a process named `top` (a copy of dash), itself
-    started by PID 1 of a new PID namespace."""
+    started by PID 1 of a new PID namespace (or PID 1 itself)."""
     named = tmp_path / top
     shutil.copy("/bin/dash", named)
+    if top_is_pid1:
+        return subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", str(named), "-c",
+                               'sh -c "$0" d 10 "$@"; exit $?', DEADLINE_SCRIPT, *command],
+                              capture_output=True, text=True, timeout=30)
     top_script = 'sh -c "$0" d 10 "$@"; exit $?'  # `; exit`: no shell execs its last command in its own place
     pid1_script = 'top=$1; shift; "$top" -c "$0" "$@"; exit $?'
     argv = ["unshare", "--pid", "--fork", "--mount-proc", "/bin/dash", "-c", pid1_script, top_script, str(named),
@@ -22,9 +29,11 @@ def in_pid_namespace(top: str, tmp_path, command: list[str]) -> subprocess.Compl
     return subprocess.run(argv, capture_output=True, text=True, timeout=30)
 
 
-def test_a_long_command_under_an_ssh_server_of_another_name_runs_its_time(tmp_path):
+@pytest.mark.parametrize("server, top_is_pid1", [("teleport", False), ("gossh", False), ("teleport", True)])
+def test_a_long_command_under_an_ssh_server_of_another_name_runs_its_time(tmp_path, server, top_is_pid1):
+    """Also a server whose name ends in "sh", and one that is PID 1 (a container's entrypoint)."""
     started = time.monotonic()
-    ran = in_pid_namespace("teleport", tmp_path, ["sh", "-c", "sleep 2.5; exit 4"])
+    ran = in_pid_namespace(server, tmp_path, ["sh", "-c", "sleep 2.5; exit 4"], top_is_pid1=top_is_pid1)
     assert ran.returncode == 4 and time.monotonic() - started >= 2.5, ran.stderr  # not killed after a second
 
 

@@ -52,18 +52,20 @@ CONNECT_TIMEOUT_S = 10.0
 # TCG) cost nothing. With no sshd* or dropbear* in the chain, its top (the ancestor below PID 1) tells why:
 # nothing, or what sits between (a shell, sudo, doas, su, timeout) orphaned to PID 1, means the session is gone
 # already; anything else is an SSH server of another name (Teleport, Tailscale SSH), and the command's parent
-# is watched instead, so such a host's long commands run their time. Without `ps -o comm=,ppid= -p`
+# is watched instead, so such a host's long commands run their time (a parent that was PID 1 from the start
+# is such a server: a container's entrypoint; only the deadline applies then). Without `ps -o comm=,ppid= -p`
 # (busybox) only the deadline applies.
 DEADLINE_SCRIPT = ('t=$1; shift; exec 3<&0; '
                    'if command -v setsid >/dev/null 2>&1; then setsid "$@" <&3 3<&- & c=$!; g=-$c; '
                    'else "$@" <&3 3<&- & c=$!; g=$c; fi; exec 3<&-; '
                    '( i=0; s=; while [ "$i" -lt "$t" ]; do sleep 1; kill -0 "$c" 2>/dev/null || exit 0; '
                    'if [ "$i" -eq 0 ] && [ -n "$(ps -o comm= -p $$ 2>/dev/null)" ]; then '
-                   'a=$PPID; n=0; p=; '
+                   'a=$PPID; n=0; p=-; '
                    'while [ -n "$a" ] && [ "$a" -gt 1 ] 2>/dev/null && [ "$n" -lt 8 ]; do '
                    'm=$(ps -o comm= -p "$a" 2>/dev/null); case "$m" in sshd*|dropbear*) s=$a; break;; esac; p=$m; '
                    'a=$(ps -o ppid= -p "$a" 2>/dev/null | tr -d " "); n=$((n+1)); done; '
-                   'if [ -z "$s" ]; then case "$p" in ""|sudo|doas|su|timeout|*sh|busybox) break;; esac; '
+                   'if [ -z "$s" ]; then '
+                   'case "$p" in ""|sudo|doas|su|timeout|sh|bash|dash|ash|ksh|mksh|zsh|fish|csh|tcsh|busybox) break;; esac; '
                    's=$PPID; fi; fi; '
                    'if [ -n "$s" ]; then kill -0 "$s" 2>/dev/null || break; fi; i=$((i+1)); '
                    'done; kill -s KILL -- "$g" 2>/dev/null || kill -s KILL "$c" ) </dev/null >/dev/null 2>&1 & '
