@@ -64,6 +64,15 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing():
             state.write_text(json.dumps({**record, "params": {**record["params"], **said}}))
             proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
             assert proc.returncode == 2 and named in proc.stderr, proc.stderr
+        # the record's own description of the guest, stored with every result, against the qemu and the guest
+        for said, named in (({"vcpus": 4}, "its record says vcpus 4 of the guest, which has 1"),
+                            ({"kernel": "9.9.9-fake"}, "its record says kernel '9.9.9-fake'")):
+            state.write_text(json.dumps({**record, "vm": {**record["vm"], **said}}))
+            proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
+            assert proc.returncode == 2 and named in proc.stderr, proc.stderr
+        state.write_text(json.dumps({**record, "params": {**record["params"], "dut_os": "freebsd"}}))
+        proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
+        assert proc.returncode != 0 and "describes an own image's" in proc.stderr, proc.stderr
         state.write_text(true)
     finally:
         linerate("lab", "down", "vm1")

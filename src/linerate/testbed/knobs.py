@@ -49,6 +49,9 @@ def refuse_unset_on_image(cell: dict[str, Any]) -> None:
                           f"Linux images; the {dut_os} image's own configuration decides it (set it there)")
 
 
+IMAGE_ONLY_AXES = ("dut_os", "dut_ssh_key", "dut_host_keys", "dut_ssh_user", "dut_boot_timeout")
+
+
 def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -> None:
     """ConfigError (exit 2, nothing touched) for the first axis value this testbed kind cannot honour."""
     for cell in cells:
@@ -69,6 +72,10 @@ def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -
                                   "DUT has one client and one server (remove it, or leave out dut = \"vm\")")
             if vm and cell.get("dut_image"):
                 refuse_unset_on_image(cell)
+            for name in IMAGE_ONLY_AXES if vm and not cell.get("dut_image") else ():
+                if cell.get(name, AXES[name].default) != AXES[name].default:
+                    raise ConfigError(name, f"{cell[name]!r} describes an own image's system or login; the built-in "
+                                      "guest has neither: give dut_image too (or remove it)")
             try:
                 if not vm:  # a VM guest is a whole kernel: any sysctl name it has
                     parse_sysctls(cell.get("dut_sysctls", "default"))

@@ -72,8 +72,25 @@ class VmTestbed(NamespaceTestbed):
             argv = []
         if not argv or not argv[0].endswith("qemu-system-x86_64"):
             return problems + [f"its qemu (pid {pid}) is not running"]
-        return problems + argv_drift(argv, vcpus=self.vm.vcpus, memory_mb=self.vm.memory_mb, accel=self.vm.accel,
-                                     vhost=self.vm.vhost, queues=self.vm.queues, virtio=self.vm.virtio)
+        problems += argv_drift(argv, vcpus=self.vm.vcpus, memory_mb=self.vm.memory_mb, accel=self.vm.accel,
+                               vhost=self.vm.vhost, queues=self.vm.queues, virtio=self.vm.virtio)
+        if problems:
+            return problems
+        # the record's own description of the guest (stored with every result) against the qemu and the guest
+        running = "kvm" if "kvm" in argv[argv.index("-accel") + 1:argv.index("-accel") + 2] else "tcg"
+        described = self.record.vm if self.record is not None and isinstance(self.record.vm, dict) else {}
+        said = {"accel": running, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb, "queues": self.vm.queues,
+                "virtio_offloads": self.vm.virtio_text, **self._described_guest()}
+        problems += [f"its record says {key} {described.get(key)!r} of the guest, which has {value!r}"
+                     for key, value in said.items() if key in described and described[key] != value]
+        boot = described.get("boot_to_ready_s")
+        if boot is not None and (isinstance(boot, bool) or not isinstance(boot, (int, float)) or boot <= 0):
+            problems.append(f"its record says the guest was ready after {boot!r} s")
+        return problems
+
+    def _described_guest(self) -> dict:
+        """What the running guest says of itself, as the record gives it: its kernel release."""
+        return {"kernel": self.executor("dut").run(["uname", "-r"], timeout_s=15).stdout.strip()}
 
     def host_plan(self) -> Plan:
         """The host side (taps, bridges, the client's and server's namespaces); the guest is read back at boot."""

@@ -203,6 +203,10 @@ class ImageVmTestbed(VmTestbed):
     def _guest_release(self) -> str:
         return self.executor("dut").run(["uname", "-sr"], timeout_s=15).stdout.strip()
 
+    def _described_guest(self) -> dict:
+        kernel = self._guest_release()  # logs in first: the image's access is known after
+        return {"kernel": kernel, "image": str(self.access.image if self.access else self.vm.image), "os": self.vm.os}
+
     # --- configuring and checking -------------------------------------------------------------------
 
     def _configure(self) -> None:
