@@ -101,15 +101,29 @@ def test_a_kept_image_lab_reads_the_guest_over_ssh_runs_rfc2544_and_a_sigkill_le
     started = linerate("lab", "up", "--dut", "vm", "--dut-image", str(path), "--link", "100m", "--json")
     name = json.loads(started.stdout)["lab"]
     try:
-        trial = json.loads(linerate("trial", "--lab", name, "--duration", "3", "--json").stdout)
+        # 6 s: room for two reads over SSH of up to ~2.5 s each under load (TCG here: 0.7-1.2 s idle)
+        trial = json.loads(linerate("trial", "--lab", name, "--duration", "6", "--json").stdout)
         assert trial["status"] == "ok" and trial["throughput_bps"] > 50e6
         dut = trial["telemetry"]["dut"]  # the guest read over SSH twice within the traffic
         assert dut["window_reads"] == 2 and dut["cpu"] and 0 < dut["cpu"][0]["busy_pct"] <= 100, dut
-        vm = trial["testbed"]["vm"]
-        if vm["boot_to_ready_s"] > 12:  # a progress line every 10 s while it boots (TCG here: ~17 s)
+        booted = json.loads(started.stdout)["vm"]["boot_to_ready_s"]
+        if booted > 12:  # a progress line every 10 s while it boots (TCG here: ~17 s)
             assert f"VM DUT: {path.name} booting (" in started.stderr, started.stderr
-        assert vm["boot_to_ready_s"] > 0 and vm["kernel"].startswith("Linux ") and vm["image"] == str(path)
+        vm = trial["testbed"]["vm"]  # a kept lab's guest as this command read it: no boot time (the record's alone)
+        assert booted > 0 and "boot_to_ready_s" not in vm and vm["kernel"].startswith("Linux ")
+        assert vm["image"] == str(path) and vm["host_key"].startswith("SHA256:")  # its overlay's backing file
         assert set(vm["guest_interfaces"].values()) == {"enp0s3", "enp0s4"}  # the image's own names, found by MAC
+        # a state file that says another image, OS or NIC name than the guest's: refused before anything
+        state = Path(os.environ["LINERATE_STATE_DIR"]) / f"{name}.json"
+        true = state.read_text()
+        record = json.loads(true)
+        for said, named in (({"vm": {**record["vm"], "lan0_name": "eth9"}}, "the guest calls it 'enp0s3'"),
+                            ({"vm": {**record["vm"], "image": "/srv/other.qcow2"}}, f"which has '{path}'"),
+                            ({"params": {**record["params"], "dut_os": "opnsense"}}, "not the opnsense the file says")):
+            state.write_text(json.dumps({**record, **said}))
+            proc = linerate("trial", "--lab", name, "--duration", "1", check=False)
+            assert proc.returncode == 2 and named in proc.stderr, proc.stderr
+        state.write_text(true)
         assert any(key.startswith("enp0s3_rx") for key in trial["dut_counters"])
         search = json.loads(linerate("rfc2544", "--lab", name, "--frame-sizes", "1518", "--trial-duration", "1",
                                      "--db", str(tmp_path / "r.db"), "--json", timeout=600).stdout)

@@ -66,10 +66,19 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing():
             assert proc.returncode == 2 and named in proc.stderr, proc.stderr
         # the record's own description of the guest, stored with every result, against the qemu and the guest
         for said, named in (({"vcpus": 4}, "its record says vcpus 4 of the guest, which has 1"),
+                            ({"vcpus": True}, "its record says vcpus True of the guest, which has 1"),
+                            ({"memory_mb": 256.0}, "its record says memory_mb 256.0 of the guest, which has 256"),
                             ({"kernel": "9.9.9-fake"}, "its record says kernel '9.9.9-fake'")):
             state.write_text(json.dumps({**record, "vm": {**record["vm"], **said}}))
             proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
             assert proc.returncode == 2 and named in proc.stderr, proc.stderr
+        # what only the record says (its boot time; an image, host key or NIC names it cannot have) is not stored
+        planted = {"boot_to_ready_s": 1e-300, "image": "/srv/planted.qcow2", "os": "opnsense", "host_key": "SHA256:x",
+                   "lan0_name": "eth9", "telemetry_read_ms": -1}
+        state.write_text(json.dumps({**record, "vm": {**record["vm"], **planted}}))
+        kept = json.loads(linerate("trial", "--lab", "vm1", "--duration", "1", "--json").stdout)["testbed"]
+        assert set(kept["vm"]) == {"accel", "vcpus", "memory_mb", "kernel"}, kept["vm"]
+        assert kept["vm_host"]["telemetry_read_ms"] != -1 and kept["vm_host"]["placement"], kept["vm_host"]
         state.write_text(json.dumps({**record, "params": {**record["params"], "dut_os": "freebsd"}}))
         proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
         assert proc.returncode != 0 and "describes an own image's" in proc.stderr, proc.stderr

@@ -2,6 +2,7 @@
 agent's framing (against a scripted peer), module dependency order, options and refusals."""
 
 import hashlib
+import json
 import shutil
 import socket
 import struct
@@ -204,6 +205,12 @@ def test_own_image_overlay_leaves_the_image_untouched(tmp_path):
     assert hashlib.sha256(image.read_bytes()).hexdigest() == digest
     with pytest.raises(ConfigError, match="is not a file"):
         create_overlay(tmp_path / "missing.qcow2", tmp_path / "vm")
+    # the backing file a running lab's overlay names, read from its header (qemu holds the overlay's lock)
+    from linerate.vm.byo import overlay_backing
+    assert overlay_backing(overlay) == json.loads(info)["backing-filename"] == str(image.resolve())
+    (tmp_path / "link.qcow2").symlink_to(overlay)
+    assert overlay_backing(image) is None and overlay_backing(tmp_path / "link.qcow2") is None
+    assert overlay_backing(tmp_path / "missing.qcow2") is None and overlay_backing(tmp_path) is None
 
 
 def test_a_running_qemus_argv_is_compared_with_the_vm_options_a_record_gives():

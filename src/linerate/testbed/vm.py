@@ -32,8 +32,8 @@ from linerate.vm.boot import BOOT_TIMEOUT_S, KERNEL_APPEND, wait_for_agent
 from linerate.vm.guest_build import current_guest
 from linerate.vm.observe import QemuThreads, thread_tids
 from linerate.vm.placement import Placement, place
-from linerate.vm.plan import TAPS, VmOptions, build_vm_plan, guest_commands
-from linerate.vm.qemu import VmSpec, argv_drift, qemu_argv
+from linerate.vm.plan import VmOptions, build_vm_plan, guest_commands
+from linerate.vm.qemu import VmSpec, argv_drift, qemu_argv, running_accel
 from linerate.vm.state import read_vm_state, verify_vm
 from linerate.vm.taps import open_tap
 
@@ -53,6 +53,7 @@ class VmTestbed(NamespaceTestbed):
         self.taps: dict[str, list[int]] = {}  # tap name -> its queues' descriptors, until qemu has them
         self.agent: AgentExecutor | None = None
         self.vm_info: dict = {}
+        self.kept_vm: dict = {}  # a kept lab's guest as this command read it (drift_from_record)
 
     def describe_plan(self) -> str:
         host = self.host_plan().describe()
@@ -63,7 +64,9 @@ class VmTestbed(NamespaceTestbed):
 
     def drift_from_record(self) -> list[str]:
         """The host side as the namespace lab's, and the running qemu's own argv against the VM options the
-        record gives (its vCPUs, memory, accelerator, vhost, queues and virtio offloads)."""
+        record gives (its vCPUs, memory, accelerator, vhost, queues and virtio offloads); then the record's
+        own description of the guest (stored with every result) against the guest as it answers now. What
+        this command's results say of the guest is only what was read here (`kept_vm`), never the record's."""
         problems = super().drift_from_record()
         pid = next((p.pid for p in (self.record.servers if self.record else [])), None)
         try:
@@ -76,21 +79,21 @@ class VmTestbed(NamespaceTestbed):
                                vhost=self.vm.vhost, queues=self.vm.queues, virtio=self.vm.virtio)
         if problems:
             return problems
-        # the record's own description of the guest (stored with every result) against the qemu and the guest
-        running = "kvm" if "kvm" in argv[argv.index("-accel") + 1:argv.index("-accel") + 2] else "tcg"
-        described = self.record.vm if self.record is not None and isinstance(self.record.vm, dict) else {}
-        said = {"accel": running, "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb, "queues": self.vm.queues,
-                "virtio_offloads": self.vm.virtio_text, **self._described_guest()}
+        seen = {"accel": running_accel(argv), "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb,
+                "queues": self.vm.queues, "virtio_offloads": self.vm.virtio_text}
+        guest, problems = self._guest_now()
+        seen.update(guest)
+        described = self.record.vm if isinstance(self.record.vm, dict) else {}
         problems += [f"its record says {key} {described.get(key)!r} of the guest, which has {value!r}"
-                     for key, value in said.items() if key in described and described[key] != value]
-        boot = described.get("boot_to_ready_s")
-        if boot is not None and (isinstance(boot, bool) or not isinstance(boot, (int, float)) or boot <= 0):
-            problems.append(f"its record says the guest was ready after {boot!r} s")
+                     for key, value in seen.items()
+                     if key in described and (type(described[key]) is not type(value) or described[key] != value)]
+        self.kept_vm = {} if problems else seen
         return problems
 
-    def _described_guest(self) -> dict:
-        """What the running guest says of itself, as the record gives it: its kernel release."""
-        return {"kernel": self.executor("dut").run(["uname", "-r"], timeout_s=15).stdout.strip()}
+    def _guest_now(self) -> tuple[dict, list[str]]:
+        """What the running guest says of itself, under the record's names (its kernel release), and what
+        it says otherwise than the record's parameters."""
+        return {"kernel": self.executor("dut").run(["uname", "-r"], timeout_s=15).stdout.strip()}, []
 
     def host_plan(self) -> Plan:
         """The host side (taps, bridges, the client's and server's namespaces); the guest is read back at boot."""
@@ -212,8 +215,10 @@ class VmTestbed(NamespaceTestbed):
         return choices
 
     def environment(self) -> dict:
-        """The read-back offloads, and where the VM's threads and the generator ran (and a read's cost)."""
-        vm = self.state.get("vm") or self._recorded_vm()
+        """The read-back offloads, and where the VM's threads and the generator ran (and a read's cost). A kept
+        lab's guest is what this command read back (drift_from_record), its placement and read cost this
+        command's: nothing the record alone says (its boot time included) is stored with results."""
+        vm = self.state.get("vm") or self._kept_vm()
         placement = vm.get("placement") or {}
         guest = {key: vm[key] for key in ("accel", "vcpus", "memory_mb", "boot_to_ready_s", "kernel", "image", "os",
                                           "host_key", "guest_interfaces") if key in vm}
@@ -221,11 +226,9 @@ class VmTestbed(NamespaceTestbed):
                 "vm_host": {"placement": placement.get("note"), "detail": placement.get("detail"),
                             "disjoint": placement.get("disjoint"), "telemetry_read_ms": vm.get("telemetry_read_ms")}}
 
-    def _recorded_vm(self) -> dict:
-        """A kept lab's guest as its record says (read back when `lab up` booted it): its results name it too."""
-        recorded = (self.record.vm if self.record is not None else None) or {}
-        names = {port: recorded[f"{port}_name"] for port in TAPS if isinstance(recorded.get(f"{port}_name"), str)}
-        return {**recorded, **({"guest_interfaces": names} if names else {})}
+    def _kept_vm(self) -> dict:
+        cost = None if self.read_cost_s is None else round(self.read_cost_s * 1000, 1)
+        return {**self.kept_vm, "placement": self.placement.summary(), "telemetry_read_ms": cost} if self.kept_vm else {}
 
     def executor(self, role: str):
         """The client and server namespaces as in the namespace lab; the DUT is the guest's agent."""

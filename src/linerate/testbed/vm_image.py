@@ -23,7 +23,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from linerate.dut.drivers import driver_for_os
+from linerate.dut.base import detect_family
+from linerate.dut.drivers import OS_DRIVERS, driver_for_os
 from linerate.errors import ConfigError, ExecError, LabError
 from linerate.exec import NetnsExecutor
 from linerate.exec.netns_tunnel import NetnsTunnel
@@ -36,7 +37,7 @@ from linerate.topology.link import parse_dut_offloads
 from linerate.topology.plan import ADDR, DUT_LAN_IF, DUT_WAN_IF
 from linerate.trial import measure_read_cost_or_none
 from linerate.vm.accel import choose_accel
-from linerate.vm.byo import create_overlay
+from linerate.vm.byo import OVERLAY_NAME, create_overlay, overlay_backing
 from linerate.vm.image_access import MGMT_PORT, ImageAccess, image_access, missing_pieces
 from linerate.vm.plan import guest_commands
 from linerate.vm.qemu import LAN_MAC, WAN_MAC, VmSpec
@@ -203,9 +204,46 @@ class ImageVmTestbed(VmTestbed):
     def _guest_release(self) -> str:
         return self.executor("dut").run(["uname", "-sr"], timeout_s=15).stdout.strip()
 
-    def _described_guest(self) -> dict:
-        kernel = self._guest_release()  # logs in first: the image's access is known after
-        return {"kernel": kernel, "image": str(self.access.image if self.access else self.vm.image), "os": self.vm.os}
+    def _guest_now(self) -> tuple[dict, list[str]]:
+        """The kept image lab's guest as read now: its kernel (and from `uname -s` the OS family, which
+        must be its dut_os's), the image its qemu's overlay is backed by, the host key its sshd showed this
+        login, and its LAN and WAN NICs' names (a Linux image's found by MAC again, a BSD's its driver's)."""
+        kernel = self._guest_release()  # logs in first: the session's host key is known after
+        problems = []
+        family = detect_family(kernel.split(" ", 1)[0])
+        if family != OS_DRIVERS[self.vm.os]:
+            problems.append(f"its guest runs {kernel[:60]!r}, not the {self.vm.os} the file says")
+        image = overlay_backing(self.directory / OVERLAY_NAME)
+        if image is None:
+            problems.append(f"its overlay ({self.directory / OVERLAY_NAME}) names no backing image")
+        names = self._nic_names() if self.driver.configures_guest else \
+            dict(zip((DUT_LAN_IF, DUT_WAN_IF), self.driver.virtio_nics))
+        recorded = {port: (self.record.vm or {}).get(f"{port}_name") for port in names}
+        problems += [f"its record says the guest calls {port} {said!r}; the guest calls it {names[port]!r}"
+                     for port, said in recorded.items() if said != names[port]]
+        self.names = names
+        return {"kernel": kernel, "image": image, "os": self.vm.os, "host_key": self.session.host_key_fingerprint,
+                "guest_interfaces": names}, problems
+
+    def _nic_names(self, by_mac: dict | None = None) -> dict[str, str]:
+        """lan0/wan0 -> a Linux image's own names of its LAN and WAN NICs, found by MAC."""
+        by_mac = self._links_by_mac() if by_mac is None else by_mac
+        missing = [f"{role} NIC (MAC {mac})" for role, mac in (("LAN", LAN_MAC), ("WAN", WAN_MAC))
+                   if not isinstance(by_mac.get(mac), str)]
+        if missing:
+            raise ConfigError("dut_image", f"the guest has no {' and no '.join(missing)}: its kernel needs virtio-net")
+        return {DUT_LAN_IF: by_mac[LAN_MAC], DUT_WAN_IF: by_mac[WAN_MAC]}
+
+    def _links_by_mac(self) -> dict:
+        """A Linux image's links, MAC -> name (`ip -j link show`)."""
+        try:
+            links = json.loads(self.executor("dut").run(["ip", "-j", "link", "show"], timeout_s=15).stdout or "[]")
+        except (ExecError, ValueError):
+            raise ConfigError("dut_image", f"{self.vm.image[:200]} ({self.vm.os}) is missing: iproute2's `ip` with "
+                              "JSON output (`ip -j link show`; OpenWrt: package ip-full)") from None
+        if not isinstance(links, list) or not all(isinstance(link, dict) for link in links):
+            raise ConfigError("dut_image", f"{self.vm.image[:200]}: `ip -j link show` printed no list of links")
+        return {link.get("address"): link.get("ifname") for link in links}
 
     # --- configuring and checking -------------------------------------------------------------------
 
@@ -213,18 +251,8 @@ class ImageVmTestbed(VmTestbed):
         """A Linux image: addresses, forwarding, ruleset and knobs with the built-in guest's commands,
         on the NICs found by MAC (a BSD image's own configuration owns these: it is checked, not changed)."""
         dut = self.executor("dut")
-        try:
-            links = json.loads(dut.run(["ip", "-j", "link", "show"], timeout_s=15).stdout or "[]")
-        except (ExecError, ValueError):
-            raise ConfigError("dut_image", f"{self.access.image.name} ({self.vm.os}) is missing: iproute2's `ip` "
-                              "with JSON output (`ip -j link show`; OpenWrt: package ip-full)") from None
-        if not isinstance(links, list) or not all(isinstance(link, dict) for link in links):
-            raise ConfigError("dut_image", f"{self.access.image.name}: `ip -j link show` printed no list of links")
-        by_mac = {link.get("address"): link.get("ifname") for link in links}
-        missing = [f"{role} NIC (MAC {mac})" for role, mac in (("LAN", LAN_MAC), ("WAN", WAN_MAC)) if mac not in by_mac]
-        if missing:
-            raise ConfigError("dut_image", f"the guest has no {' and no '.join(missing)}: its kernel needs virtio-net")
-        self._keep_names({DUT_LAN_IF: by_mac[LAN_MAC], DUT_WAN_IF: by_mac[WAN_MAC]})
+        by_mac = self._links_by_mac()
+        self._keep_names(self._nic_names(by_mac))
         offloads = parse_dut_offloads(self.params.get("dut_offloads", "default"))
         unknown = sorted({ifname for ifname, _, _ in offloads} - set(by_mac.values()))
         if unknown:
@@ -284,8 +312,8 @@ class ImageVmTestbed(VmTestbed):
         self.registry.save(self.record)
 
     def dut_ifname(self, port: str) -> str:
-        recorded = (self.record.vm or {}).get(f"{port}_name") if self.record is not None else None
-        return recorded if isinstance(recorded, str) else self.names.get(port, port)
+        """The guest's own name of lan0/wan0: found when it booted, or read again by a kept lab's command."""
+        return self.names.get(port, port)
 
     def knob_choices(self) -> dict[str, list[tuple]]:
         choices = super().knob_choices()

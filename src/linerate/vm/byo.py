@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import struct
 from pathlib import Path
 
 from linerate.errors import ConfigError, ExecError, LabError
@@ -85,3 +86,30 @@ def create_overlay(image: Path, directory: Path) -> Path:
         raise ConfigError("dut_image", f"{image}: qemu-img cannot make an overlay of it "
                           f"({made.stderr.strip()[-160:] or 'no message'})")
     return overlay
+
+
+def overlay_backing(overlay: Path) -> str | None:
+    """The backing file a qcow2 overlay names in its header, None when it is no qcow2 or names none.
+    The header is read directly (QEMU's qcow2 format, docs/interop/qcow2.txt: magic "QFI\\xfb", bytes 8-15
+    the name's offset, 16-19 its length, at most 1023): `qemu-img info` would need the lock a running
+    qemu holds. A link or anything but a regular file is not read."""
+    try:
+        fd = os.open(overlay, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            head = handle.read(20)
+            if len(head) < 20 or head[:4] != b"QFI\xfb":
+                return None
+            offset, size = struct.unpack(">QI", head[8:20])
+            if not offset or not 0 < size <= 1023:
+                return None
+            handle.seek(offset)
+            name = handle.read(size)
+        except OSError:
+            return None
+    return name.decode(errors="replace") if len(name) == size else None

@@ -129,6 +129,12 @@ def negotiated_features(text: str) -> dict[str, str]:
     return {name: "on" if bit < len(bits) and bits[bit] == "1" else "off" for name, bit in VIRTIO_PROPERTIES.items()}
 
 
+def running_accel(argv: list[str]) -> str:
+    """The accelerator a qemu argv (as qemu_argv made it) runs under: kvm or tcg."""
+    index = argv.index("-accel") + 1 if "-accel" in argv else len(argv)
+    return "kvm" if index < len(argv) and argv[index].startswith("kvm") else "tcg"
+
+
 def argv_drift(argv: list[str], *, vcpus: int, memory_mb: int, accel: str, vhost: bool, queues: int,
                virtio: dict[str, str]) -> list[str]:
     """What a running qemu's argv (its /proc cmdline, as qemu_argv made it) says otherwise than these VM
@@ -141,7 +147,7 @@ def argv_drift(argv: list[str], *, vcpus: int, memory_mb: int, accel: str, vhost
     for flag, name, wanted in (("-smp", "vCPUs", str(vcpus)), ("-m", "MiB of memory", str(memory_mb))):
         if after(flag) != wanted:
             problems.append(f"qemu runs with {after(flag)} {name}, the file says {wanted}")
-    running = "kvm" if (after("-accel") or "").startswith("kvm") else "tcg"
+    running = running_accel(argv)
     if accel != "auto" and running != accel:
         problems.append(f"qemu runs under {running}, the file says {accel}")
     wanted_props = {f"{key}={value}" for key, value in virtio.items()}
