@@ -15,7 +15,7 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         assert trial["retransmits"] is not None and trial["cpu_local_pct"] > 0
         assert trial["argv"][0] == "iperf3"
         # a trial running on the kept lab holds it: lab down and lab clean --all leave it (and the trial) alone
-        busy = subprocess.Popen([*LINERATE, "trial", "--lab", "clij", "--duration", "6", "--omit", "0", "--json"],
+        busy = subprocess.Popen([*LINERATE, "trial", "--lab", "clij", "--duration", "10", "--omit", "0", "--json"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 30
         while '"state": "in use"' not in run("lab", "status", "--json").stdout and time.monotonic() < deadline:

@@ -45,7 +45,7 @@ def pair_shapers(ns: str) -> list[str]:
     return sorted(str(q["options"].get("rate")) for q in json.loads(out) if q.get("kind") == "tbf")
 
 
-def test_a_kept_pooled_lab_runs_every_pair_and_lab_down_removes_all_its_namespaces():
+def test_a_kept_pooled_lab_runs_every_pair_and_lab_down_removes_all_its_namespaces(tmp_path):
     linerate("lab", "up", "--name", "pool2", "--pairs", "2", "--pair-link", "100m")
     try:
         status = json.loads(linerate("lab", "status", "--json").stdout)
@@ -60,21 +60,27 @@ def test_a_kept_pooled_lab_runs_every_pair_and_lab_down_removes_all_its_namespac
         [row] = json.loads(proc.stdout)["results"]
         assert row["ndr_fps"] == pytest.approx(2 * 8127, rel=0.02)  # 2 x the 100 Mbit/s line rate at 1518 B
         assert pair_shapers("lr-pool2-client") == pair_shapers("lr-pool2-client2") == shaped
-        said_otherwise_changes_nothing("pool2", shaped)
+        said_otherwise_changes_nothing("pool2", shaped, tmp_path)
     finally:
         linerate("lab", "down", "pool2")
     leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert "lr-pool2-" not in leftovers
 
 
-def said_otherwise_changes_nothing(lab: str, shaped: list[str]) -> None:
+def said_otherwise_changes_nothing(lab: str, shaped: list[str], tmp_path: Path) -> None:
     """A state file that says other values than the lab holds (results would be stored under them) is refused
-    before anything changes, and `lab clean` puts no pair link back from it; the true file works again."""
+    before anything changes — the results database and its unfinished experiment of that name included — and
+    `lab clean` puts no pair link back from it; the true file works again."""
+    from linerate.store.db import Store
+
     state = Path(os.environ["LINERATE_STATE_DIR"]) / f"{lab}.json"
     true = state.read_text()
     record = json.loads(true)
     client2 = f"lr-{lab}-client2"  # as a killed rfc2544's port can be: no pair link on it
     subprocess.run(["ip", "netns", "exec", client2, "tc", "qdisc", "del", "dev", "eth0", "root"], check=True)
+    db = tmp_path / "kept.db"  # an experiment a SIGKILL left "running": a run of that name would mark it interrupted
+    Store(db).create_experiment("k", "rfc2544", {})
+    before = db.read_bytes()
     for said in ({"pair_link_rate": "50m"}, {"mtu": 9000}, {"link_rate": "10m"}, {"firewall": "stateful"}):
         forged = {**record, "params": {**record["params"], **said}}
         forged.update({key: value for key, value in said.items() if key in ("mtu", "firewall")})
@@ -82,8 +88,17 @@ def said_otherwise_changes_nothing(lab: str, shaped: list[str]) -> None:
         proc = linerate("trial", "--lab", lab, "--duration", "1", check=False)
         assert proc.returncode == 2 and f"lab {lab} is not what its state file says" in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and pair_shapers(f"lr-{lab}-client") == shaped
+        for path in (db, tmp_path / "new.db"):
+            proc = linerate("rfc2544", "--name", "k", "--lab", lab, "--frame-sizes", "1518", "--db", str(path),
+                            check=False)
+            assert proc.returncode == 2 and "is not what its state file says" in proc.stderr, proc.stderr
+        assert db.read_bytes() == before and not (tmp_path / "new.db").exists()
         if "pair_link_rate" in said or "mtu" in said:  # the pair link it says is not the lab's: none put back
             assert "put back" not in linerate("lab", "clean").stdout and pair_shapers(f"lr-{lab}-client2") == []
+    # a value that is no lab axis (it would override the command's own option): malformed, exit 2
+    state.write_text(json.dumps({**record, "params": {**record["params"], "family": 6}}))
+    proc = linerate("rfc2544", "--lab", lab, "--family", "4", "--frame-sizes", "1518", "--db", str(db), check=False)
+    assert proc.returncode == 2 and "params holds family, which is no lab axis" in proc.stderr, proc.stderr
     state.write_text(true)
     assert f"the pair link of lr-{lab}-client2 (put back)" in linerate("lab", "clean").stdout
     assert pair_shapers(f"lr-{lab}-client2") == shaped

@@ -60,8 +60,15 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing():
         record = json.loads(true)
         for said, named in (({"dut_vcpus": 2}, "qemu runs with 1 vCPUs, the file says 2"),
                             ({"virtio_offloads": "off"}, "qemu's NIC has no offload or queue properties"),
-                            ({"link_rate": "10m"}, "shaped at 10 Mbit/s")):
-            state.write_text(json.dumps({**record, "params": {**record["params"], **said}}))
+                            ({"link_rate": "10m"}, "shaped at 10 Mbit/s"),
+                            # inside the guest: its ruleset, a sysctl, an MTU (read through the agent)
+                            ({"firewall": "none"}, "the DUT guest filters with 4 rules in chain forward (2 on ct state)"),
+                            ({"dut_sysctls": "net.netfilter.nf_conntrack_max=1048576"},
+                             "net.netfilter.nf_conntrack_max in guest is"),
+                            ({"offloads": "dut:tso=off"}, "tso on lan0 in guest is on, the file says off")):
+            forged = {**record, "params": {**record["params"], **said}}
+            forged.update({key: value for key, value in said.items() if key in ("mtu", "firewall")})
+            state.write_text(json.dumps(forged))
             proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
             assert proc.returncode == 2 and named in proc.stderr, proc.stderr
         # the record's own description of the guest, stored with every result, against the qemu and the guest

@@ -98,3 +98,53 @@ def test_a_record_whose_params_contradict_its_own_firewall_or_mtu_is_malformed(t
                    LabRecord("k3", "stateful", 9000, params=params)):
         with pytest.raises(LabError, match="is malformed .*its params say firewall"):
             lab_from_record(record, registry)
+
+
+GUEST_CAPTURE = json.loads((Path(__file__).parent.parent / "data" / "lab" / "kept_vm_guest_stateful.json").read_text())
+
+
+def guest_drift(**said) -> tuple[list[str], list[list[list[str]]]]:
+    """A kept VM lab's guest read-back (vm/plan.py guest_plan) on a real guest's answers: (problems, the batches
+    asked of the guest)."""
+    from linerate.exec.base import CommandResult
+    from linerate.lab.conform import prefetched_drift
+    from linerate.vm.plan import GUEST, guest_plan
+
+    answers = {tuple(out["argv"]): out for out in GUEST_CAPTURE["outputs"]}
+    batches = []
+
+    def run_many(argvs):
+        batches.append(argvs)
+        return [CommandResult(tuple(argv), answers[tuple(argv)]["returncode"] if tuple(argv) in answers else 1,
+                              answers.get(tuple(argv), {}).get("stdout", ""), "", "guest") for argv in argvs]
+
+    params = {**GUEST_CAPTURE["params"], **said}
+    return prefetched_drift(guest_plan(lab_spec("k4", params), rx_queues=1), GUEST, run_many), batches
+
+
+def test_a_kept_vm_guest_is_read_back_in_one_batch_and_conforms_to_the_record_that_made_it():
+    problems, batches = guest_drift()
+    assert problems == [] and len(batches) == 1
+    assert len(batches[0]) == len({tuple(argv) for argv in batches[0]}) == len(GUEST_CAPTURE["outputs"])
+
+
+def test_a_record_that_says_another_guest_ruleset_offload_or_sysctl_is_named():
+    assert guest_drift(firewall="none")[0] == ["the DUT guest filters with 4 rules in chain forward (2 on ct state), "
+                                               "the file says no table of linerate's"]
+    assert guest_drift(offloads="default")[0] == []  # a value left at the default is not compared (docs)
+    assert guest_drift(offloads="dut:gro=off")[0] == ["gro on lan0 in guest is on, the file says off",
+                                                       "gro on wan0 in guest is on, the file says off"]
+    sysctl = guest_drift(dut_sysctls="net.netfilter.nf_conntrack_max=1048576")[0]
+    assert sysctl == ["net.netfilter.nf_conntrack_max in guest is '', the file says '1048576'"]
+
+
+def test_a_lab_record_holds_lab_axes_only():
+    """A kept lab's params are merged over a command's own options: a trial axis there would override them."""
+    import pytest
+
+    from linerate.testbed.base import recorded_params
+
+    assert recorded_params({"firewall": "none", "mtu": 1500}) == {"firewall": "none", "mtu": 1500}
+    for params in ({"family": 6}, {"firewall": "none", "streams": 4}, {"no_such_axis": 1}):
+        with pytest.raises(ValueError, match="which is no lab axis"):
+            recorded_params(params)

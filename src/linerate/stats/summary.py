@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 CONFIDENCE = 0.95
 ALPHA = 0.05
@@ -65,6 +64,8 @@ def _t_interval(values: np.ndarray) -> tuple[float | None, float | None]:
     if sem == 0.0:
         mean = float(values.mean())
         return mean, mean
+    from scipy import stats as sps  # here, not at import: ~1 s that `lab status` or `lab down` never needs
+
     low, high = sps.t.interval(CONFIDENCE, n - 1, loc=float(values.mean()), scale=sem)
     return float(low), float(high)
 
@@ -138,6 +139,8 @@ def compare(a: Sequence[float], b: Sequence[float], label_a: str = "A", label_b:
             p_value = 1.0 if mean_a == mean_b else 0.0
             interval = (mean_b - mean_a, mean_b - mean_a)
         else:
+            from scipy import stats as sps
+
             test = sps.ttest_ind(xb, xa, equal_var=False)  # b first: the interval is of mean_b - mean_a
             p_value = float(test.pvalue)
             low, high = test.confidence_interval(CONFIDENCE)

@@ -135,13 +135,14 @@ def lab_testbed(lab_id: str, lab_params: dict, *, keep: bool = False, registry: 
 
 def lab_from_record(record: LabRecord, registry: Registry) -> NamespaceTestbed:
     try:
-        if record.params.get("dut") == "vm":
-            lab = lab_testbed(record.lab_id, record.params, keep=record.owner is None, registry=registry)
+        params = recorded_params(record.params) if record.params else {}
+        if params.get("dut") == "vm":
+            lab = lab_testbed(record.lab_id, params, keep=record.owner is None, registry=registry)
         else:
             spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)  # the record's own
-            if record.params:
-                spec = lab_spec(record.lab_id, recorded_params(record.params))  # with its pool's pairs
-            lab = NamespaceTestbed(spec, registry, keep=record.owner is None, params=record.params or None)
+            if params:
+                spec = lab_spec(record.lab_id, params)  # with its pool's pairs
+            lab = NamespaceTestbed(spec, registry, keep=record.owner is None, params=params or None)
         said = (str(FirewallProfile.parse(record.firewall)), record.mtu)
         if (str(lab.spec.firewall), lab.spec.mtu) != said:  # what `lab status` shows; results are stored under it
             raise ValueError(f"its params say firewall {lab.spec.firewall} and MTU {lab.spec.mtu}, the record "
@@ -154,10 +155,15 @@ def lab_from_record(record: LabRecord, registry: Registry) -> NamespaceTestbed:
 
 def recorded_params(params: Any) -> dict[str, Any]:
     """A lab record's axis values, each through its axis's validator (a state file is input like any
-    other): ValueError or TypeError for one that is not valid."""
+    other): ValueError or TypeError for one that is not valid, or that is no lab axis (a kept lab's values
+    are merged over a command's options: a trial option there would override the command line)."""
     if not isinstance(params, dict):
         raise TypeError("params is not an object")
-    return {name: AXES[name].validate(value) for name, value in params.items() if name in AXES}
+    foreign = sorted(str(name)[:40] for name in params if name not in AXES or AXES[name].scope != "lab")
+    if foreign:
+        raise ValueError(f"params holds {', '.join(foreign[:3])}, which {'is' if len(foreign) == 1 else 'are'} "
+                         "no lab axis")
+    return {name: AXES[name].validate(value) for name, value in params.items()}
 
 
 def find_lab(name: str, registry: Registry) -> NamespaceTestbed:
@@ -172,16 +178,35 @@ def use_lab(name: str, registry: Registry) -> NamespaceTestbed:
     """An existing lab for this process to run on (`--lab`): held in use until the process ends
     (Registry.hold_use), so `lab down`/`lab clean` leave it alone meanwhile, and measured on by this
     process alone (Registry.hold_measure); read again once held (it may have been removed in between),
-    its scratch directory checked to be still the lab's own (or made again when a cleaner removed it)."""
-    find_lab(name, registry)
-    registry.hold_use(name)
-    registry.hold_measure(name)
-    lab = find_lab(name, registry)
+    its scratch directory checked to be still the lab's own (or made again when a cleaner removed it).
+    Before anything is made or changed (the results database included), the lab is read back against its
+    record (drift_from_record): a lab that is not what its state file says is refused (exit 2). A second
+    call in one process gives the lab it checked, while its state file says the same."""
+    key = (str(registry.state_dir), name)
+    try:
+        find_lab(name, registry)
+        registry.hold_use(name)
+        registry.hold_measure(name)
+        lab = find_lab(name, registry)
+    except LabError as exc:  # a malformed state file is bad input to this command
+        raise ConfigError("lab", str(exc)) from None
+    held = _IN_USE.get(key)
+    if held is not None and held.record.to_json() == lab.record.to_json():
+        return held
+    problems = lab.drift_from_record()
+    if problems:  # its results would be stored under values the lab does not have
+        more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+        raise ConfigError("lab", f"lab {name} is not what its state file says ({'; '.join(problems[:3])}{more}); "
+                                 f"nothing was changed: `linerate lab down {name}`, then `linerate lab up` again")
     problem = own_scratch(lab.scratch_dir, make=True)
     if problem is not None:
         raise ConfigError("lab", f"'{name}': {problem}; remove the lab (`linerate lab down {name}`) and build "
                           "another")
+    _IN_USE[key] = lab
     return lab
+
+
+_IN_USE: dict[tuple[str, str], NamespaceTestbed] = {}  # (state dir, lab) -> the lab use_lab checked in this process
 
 
 class LabTestbeds:
@@ -234,13 +259,7 @@ class KeptLab:
         """The lab, with SIGTERM/SIGHUP raised as for a lab of its own; whatever this command started in
         it (an iperf3 client on a worker thread, trafgen) is stopped when it ends, a signal included: it
         holds the lab's measure lock, so nothing else runs there (stop_leftover_programs)."""
-        problems = self.lab.drift_from_record() if self.lab.record is not None else []
-        if problems:  # its results would be stored under values the lab does not have
-            name = self.lab.spec.lab_id
-            more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
-            raise ConfigError("lab", f"lab {name} is not what its state file says ({'; '.join(problems[:3])}{more}); "
-                                     f"nothing was changed: `linerate lab down {name}`, then `linerate lab up` again")
-        with terminations_raise():
+        with terminations_raise():  # the lab was read back against its record when taken (use_lab)
             try:
                 if self.lab.record is not None:  # every input is checked by now: this command will measure
                     stop_leftover_programs(self.lab.record)  # a killed command's generator would disturb it

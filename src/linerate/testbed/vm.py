@@ -20,6 +20,7 @@ from linerate.errors import ExecError, LabError
 from linerate.exec import NetnsExecutor
 from linerate.exec.agent import AgentExecutor, with_stdin
 from linerate.lab.apply import apply_plan
+from linerate.lab.conform import prefetched_drift
 from linerate.lab.registry import LabRecord, Registry
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef
@@ -32,7 +33,7 @@ from linerate.vm.boot import BOOT_TIMEOUT_S, KERNEL_APPEND, wait_for_agent
 from linerate.vm.guest_build import current_guest
 from linerate.vm.observe import QemuThreads, thread_tids
 from linerate.vm.placement import Placement, place
-from linerate.vm.plan import VmOptions, build_vm_plan, guest_commands
+from linerate.vm.plan import GUEST, VmOptions, build_vm_plan, guest_commands, guest_plan
 from linerate.vm.qemu import VmSpec, argv_drift, qemu_argv, running_accel
 from linerate.vm.state import read_vm_state, verify_vm
 from linerate.vm.taps import open_tap
@@ -82,6 +83,7 @@ class VmTestbed(NamespaceTestbed):
         seen = {"accel": running_accel(argv), "vcpus": self.vm.vcpus, "memory_mb": self.vm.memory_mb,
                 "queues": self.vm.queues, "virtio_offloads": self.vm.virtio_text}
         guest, problems = self._guest_now()
+        problems += self._guest_knob_drift()
         seen.update(guest)
         described = self.record.vm if isinstance(self.record.vm, dict) else {}
         problems += [f"its record says {key} {described.get(key)!r} of the guest, which has {value!r}"
@@ -94,6 +96,12 @@ class VmTestbed(NamespaceTestbed):
         """What the running guest says of itself, under the record's names (its kernel release), and what
         it says otherwise than the record's parameters."""
         return {"kernel": self.executor("dut").run(["uname", "-r"], timeout_s=15).stdout.strip()}, []
+
+    def _guest_knob_drift(self) -> list[str]:
+        """What the guest holds otherwise than the record's plan for it (sysctls, MTU, ruleset, offloads, RPS)."""
+        rx_queues = min(self.vm.queues, self.vm.vcpus)
+        return prefetched_drift(guest_plan(self.spec, rx_queues=rx_queues), GUEST,
+                                lambda argvs: self.executor("dut").run_many(argvs, timeout_s=30))
 
     def host_plan(self) -> Plan:
         """The host side (taps, bridges, the client's and server's namespaces); the guest is read back at boot."""

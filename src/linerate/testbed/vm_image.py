@@ -39,7 +39,8 @@ from linerate.trial import measure_read_cost_or_none
 from linerate.vm.accel import choose_accel
 from linerate.vm.byo import OVERLAY_NAME, create_overlay, overlay_backing
 from linerate.vm.image_access import MGMT_PORT, ImageAccess, image_access, missing_pieces
-from linerate.vm.plan import guest_commands
+from linerate.lab.conform import prefetched_drift
+from linerate.vm.plan import GUEST, guest_commands, guest_plan
 from linerate.vm.qemu import LAN_MAC, WAN_MAC, VmSpec
 from linerate.vm.state import read_vm_state, verify_vm
 
@@ -225,6 +226,18 @@ class ImageVmTestbed(VmTestbed):
         return {"kernel": kernel, "image": image, "os": self.vm.os, "host_key": self.session.host_key_fingerprint,
                 "guest_interfaces": names}, problems
 
+    def _guest_knob_drift(self) -> list[str]:
+        """A Linux image: the built-in guest's plan on its own NIC names (its dut_offloads included); a BSD
+        image: the knobs its driver set at boot, read back through it again."""
+        dut = self.executor("dut")
+        dut_offloads = parse_dut_offloads(self.params.get("dut_offloads", "default"))
+        if not self.driver.configures_guest:
+            wanted = driver_knobs(self.names, self.spec.offloads, dut_offloads)
+            return read_driver_knobs(self.driver, dut, wanted, self.spec.dut_sysctls)[1]
+        plan = guest_plan(self.spec, self.names[DUT_LAN_IF], self.names[DUT_WAN_IF], dut_offloads,
+                          rx_queues=min(self.vm.queues, self.vm.vcpus))
+        return prefetched_drift(plan, GUEST, lambda argvs: dut.run_many(argvs, timeout_s=30))
+
     def _nic_names(self, by_mac: dict | None = None) -> dict[str, str]:
         """lan0/wan0 -> a Linux image's own names of its LAN and WAN NICs, found by MAC."""
         by_mac = self._links_by_mac() if by_mac is None else by_mac
@@ -334,12 +347,25 @@ def apply_driver_knobs(driver, dut, names: dict[str, str], offloads, dut_offload
     "dut:tso=off" is the guest level of the Netgate thread's matrix), `dut_offloads` by the image's own
     names. LabError naming each knob the guest does not show as asked. Nothing is journaled: the guest
     runs on a throwaway overlay and every knob ends with the lab."""
-    wanted = [(names.get(ifname, ifname), feature, state) for role, ifname, feature, state in offloads if role == "dut"]
-    wanted += list(dut_offloads)
+    wanted = driver_knobs(names, offloads, dut_offloads)
     for ifname, feature, state in wanted:
         driver.set_offload(dut, ifname, feature, state)
     for name, value in sysctls:
         driver.set_sysctl(dut, name, value)
+    state, problems = read_driver_knobs(driver, dut, wanted, sysctls)
+    if problems:
+        raise LabError("a DUT knob did not take effect: " + "; ".join(problems))
+    return state
+
+
+def driver_knobs(names: dict[str, str], offloads, dut_offloads) -> list[tuple[str, str, str]]:
+    """(the image's interface, feature, state) of every offload asked of a BSD image's driver."""
+    return [(names.get(ifname, ifname), feature, state) for role, ifname, feature, state in offloads
+            if role == "dut"] + list(dut_offloads)
+
+
+def read_driver_knobs(driver, dut, wanted, sysctls) -> tuple[dict, list[str]]:
+    """The knobs as the guest shows them through its driver, and each that is not as asked."""
     state: dict = {"dut_offloads": {}, "dut_sysctls": {}}
     problems = []
     for ifname, feature, want in wanted:
@@ -350,9 +376,7 @@ def apply_driver_knobs(driver, dut, names: dict[str, str], offloads, dut_offload
         state["dut_sysctls"][name] = got = driver.read_sysctl(dut, name)
         if got != value:
             problems.append(f"{name}={value}: the guest reports {got}")
-    if problems:
-        raise LabError("a DUT knob did not take effect: " + "; ".join(problems))
-    return state
+    return state, problems
 
 
 def _banner(tunnel: NetnsTunnel) -> bool:

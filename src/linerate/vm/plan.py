@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from linerate.topology.firewall import render_ruleset
 from linerate.topology.link import OFFLOAD_FEATURES
 from linerate.topology.plan import (ADDR, CLIENT_IF, CLIENT_PORTS, DUT_LAN_IF, DUT_WAN_IF, IFINDEX, SERVER_IF,
-                                    CreateNamespace, CreateTap, CreateVeth, LabSpec, Plan, RunTool, SetLink, SetSysctls,
-                                    Step, address_steps, knob_steps)
+                                    CreateNamespace, CreateTap, CreateVeth, LabSpec, LoadRuleset, Plan, RunTool, SetLink,
+                                    SetSysctls, Step, WriteSysfs, address_steps, knob_steps)
 from linerate.vm.qemu import parse_virtio_offloads
 
 DUT_OSES = ("linux", "openwrt", "opnsense", "pfsense", "freebsd", "openbsd")
@@ -123,3 +123,28 @@ def guest_commands(spec: LabSpec, lan: str = DUT_LAN_IF, wan: str = DUT_WAN_IF,
             commands.append((["sh", "-c", 'for q in "$1"/queues/rx-*; do echo "$2" > "$q/rps_cpus"; done', "rps",
                               f"/sys/class/net/{ifname}", spec.dut_rps_mask], None))
     return commands
+
+
+GUEST = "guest"  # where guest_plan's steps run: the guest, read through its own executor (lab/conform.py)
+
+
+def guest_plan(spec: LabSpec, lan: str = DUT_LAN_IF, wan: str = DUT_WAN_IF,
+               dut_offloads: tuple[tuple[str, str, str], ...] = (), rx_queues: int = 1) -> Plan:
+    """guest_commands as the plan steps they leave a trace of, for a kept lab's read-back (lab/conform.py):
+    every sysctl, each NIC's MTU and queue length, the ruleset, the offloads set with ethtool and the
+    RPS mask of each of its `rx_queues` receive queues. Its addresses are the path's, checked by every trial."""
+    steps: list[Step] = []
+    for argv, stdin in guest_commands(spec, lan, wan, dut_offloads):
+        if argv[:3] == ["sysctl", "-q", "-w"]:
+            steps.append(SetSysctls(GUEST, tuple(tuple(pair.split("=", 1)) for pair in argv[3:])))
+        elif argv[:3] == ["ip", "link", "set"]:
+            txqlen = int(argv[argv.index("txqueuelen") + 1]) if "txqueuelen" in argv else None
+            steps.append(SetLink(GUEST, argv[3], int(argv[argv.index("mtu") + 1]), txqlen))
+        elif argv[:2] == ["nft", "-f"]:
+            steps.append(LoadRuleset(GUEST, stdin or ""))
+        elif argv[:2] == ["ethtool", "-K"]:
+            steps.append(RunTool(GUEST, tuple(argv)))
+    if spec.dut_rps_mask is not None:
+        steps += [WriteSysfs(GUEST, f"/sys/class/net/{ifname}/queues/rx-{queue}/rps_cpus", spec.dut_rps_mask)
+                  for ifname in (lan, wan) for queue in range(rx_queues)]
+    return Plan(spec, tuple(steps))
