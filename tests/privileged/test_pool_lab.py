@@ -95,6 +95,22 @@ def said_otherwise_changes_nothing(lab: str, shaped: list[str], tmp_path: Path) 
         assert db.read_bytes() == before and not (tmp_path / "new.db").exists()
         if "pair_link_rate" in said or "mtu" in said:  # the pair link it says is not the lab's: none put back
             assert "put back" not in linerate("lab", "clean").stdout and pair_shapers(f"lr-{lab}-client2") == []
+    # a lab that holds more than its file says: a pool under a one-pair file, an offload turned off under a file
+    # that leaves it at the default, another table on the DUT's forward hook
+    state.write_text(json.dumps({**record, "params": {**record["params"], "pairs": 1, "pair_link_rate": "none"}}))
+    proc = linerate("trial", "--lab", lab, "--duration", "1", check=False)
+    assert proc.returncode == 2 and f"namespace lr-{lab}-client2 is there" in proc.stderr, proc.stderr
+    state.write_text(true)
+    dut = ["ip", "netns", "exec", f"lr-{lab}-dut"]
+    for change, undo, named in (
+            (["ethtool", "-K", "lan0", "gso", "off"], ["ethtool", "-K", "lan0", "gso", "on"],
+             f"gso on lan0 in lr-{lab}-dut is off, the file says on (a new veth's)"),
+            (["nft", "add table ip x; add chain ip x f { type filter hook forward priority -300; policy drop; }"],
+             ["nft", "delete", "table", "ip", "x"], f"the DUT lr-{lab}-dut also filters with table ip x (f)")):
+        subprocess.run([*dut, *change], check=True)
+        proc = linerate("trial", "--lab", lab, "--duration", "1", check=False)
+        subprocess.run([*dut, *undo], check=True)
+        assert proc.returncode == 2 and named in proc.stderr, proc.stderr
     # a value that is no lab axis (it would override the command's own option): malformed, exit 2
     state.write_text(json.dumps({**record, "params": {**record["params"], "family": 6}}))
     proc = linerate("rfc2544", "--lab", lab, "--family", "4", "--frame-sizes", "1518", "--db", str(db), check=False)

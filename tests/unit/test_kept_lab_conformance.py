@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from linerate.axes import lab_spec
-from linerate.lab.conform import held_tbf_rates, plan_drift, planned_rates, ruleset_shape
+from linerate.lab.conform import (foreign_filters, held_tbf_rates, plan_drift, planned_rates, ruleset_shape,
+                                  ruleset_tables)
 from linerate.topology import lab_plan
 
 CAPTURE = json.loads((Path(__file__).parent.parent / "data" / "lab" / "kept_lab_stateful_100m.json").read_text())
@@ -19,7 +20,8 @@ def drift(**said) -> list[str]:
     made = {key.split()[0] for key in outputs}
     return plan_drift(lab_plan(spec), spec.netns("dut"), lambda ns: ns in made,
                       lambda ns, argv: outputs.get(f"{ns} {' '.join(argv)}", ""),
-                      lambda ns, key: CAPTURE["sysctls"].get(f"{ns} {key}", "(none)"))
+                      lambda ns, key: CAPTURE["sysctls"].get(f"{ns} {key}", "(none)"),
+                      lambda: CAPTURE["namespaces"], lambda: CAPTURE["new_veth"])
 
 
 def test_the_record_that_made_the_lab_conforms():
@@ -37,13 +39,13 @@ def test_another_mtu_or_firewall_is_named():
     mtu = drift(mtu=9000)
     assert "lan0 in lr-k3-dut has MTU 1500, the file says 9000" in mtu and "eth0 in lr-k3-client has MTU 1500, " \
         "the file says 9000" in mtu
-    assert drift(firewall="none") == ["the DUT lr-k3-dut filters with 4 rules in chain forward (2 on ct state), "
-                                      "the file says no table of linerate's"]
+    assert drift(firewall="none") == ["the DUT lr-k3-dut filters with 4 rules in chain forward (2 on ct state); "
+                                      "policy drop in forward, the file says no table of linerate's"]
     # every other profile has another shape of the same table: its chains, its rules, those on ct state
     for other in ("nat", "rules:1", "rules:2", "rules-stateless:1"):
         [problem] = drift(firewall=other)
-        assert problem.startswith("the DUT lr-k3-dut filters with 4 rules in chain forward (2 on ct state), the file "
-                                  "says "), problem
+        assert problem.startswith("the DUT lr-k3-dut filters with 4 rules in chain forward (2 on ct state); "
+                                  "policy drop in forward, the file says "), problem
 
 
 def test_profiles_that_differ_have_different_shapes():
@@ -129,7 +131,7 @@ def test_a_kept_vm_guest_is_read_back_in_one_batch_and_conforms_to_the_record_th
 
 
 def test_a_record_that_says_another_guest_ruleset_offload_or_sysctl_is_named():
-    assert guest_drift(firewall="none")[0] == ["the DUT guest filters with 4 rules in chain forward (2 on ct state), "
+    assert guest_drift(firewall="none")[0] == ["the DUT guest filters with 4 rules in chain forward (2 on ct state); policy drop in forward, "
                                                "the file says no table of linerate's"]
     assert guest_drift(offloads="default")[0] == []  # a value left at the default is not compared (docs)
     assert guest_drift(offloads="dut:gro=off")[0] == ["gro on lan0 in guest is on, the file says off",
@@ -148,3 +150,22 @@ def test_a_lab_record_holds_lab_axes_only():
     for params in ({"family": 6}, {"firewall": "none", "streams": 4}, {"no_such_axis": 1}):
         with pytest.raises(ValueError, match="which is no lab axis"):
             recorded_params(params)
+
+
+def test_what_the_lab_holds_beyond_its_record_is_named():
+    """A lab built with more than its file says: a pool's namespaces under a one-pair record, offloads turned
+    off under a record that leaves them at the default, another table filtering on the DUT's forward hook."""
+    spec = lab_spec("k3", MADE_WITH)
+    outputs = CAPTURE["outputs"]
+    read = lambda ns, argv: outputs.get(f"{ns} {' '.join(argv)}", "")  # noqa: E731
+    sysctl = lambda ns, key: CAPTURE["sysctls"].get(f"{ns} {key}", "(none)")  # noqa: E731
+    extra = plan_drift(lab_plan(spec), spec.netns("dut"), lambda ns: True, read, sysctl,
+                       lambda: [*CAPTURE["namespaces"], "lr-k3-client2", "lr-k3-lansw"], lambda: CAPTURE["new_veth"])
+    assert extra == ["namespace lr-k3-client2 is there, and the file's lab has none such",
+                     "namespace lr-k3-lansw is there, and the file's lab has none such"]
+    assert drift(offloads="default") == ["tso on lan0 in lr-k3-dut is off, the file says on (a new veth's)",
+                                         "tso on wan0 in lr-k3-dut is off, the file says on (a new veth's)"]
+    text = (Path(__file__).parent.parent / "data" / "lab" / "nft_ruleset_foreign_tables.txt").read_text()
+    tables = ruleset_tables(text)
+    assert foreign_filters(tables) == ["table ip x (f)"]  # the empty accepting inet filter acts on nothing
+    assert tables["inet linerate"] == ruleset_shape(text) == {"forward": (4, 2), "forward hook": (1, 1)}

@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 from linerate.topology.firewall import TABLE
 from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
-from linerate.topology.plan import (CLIENT_IF, CreateNamespace, LoadRuleset, Plan, RunTool, SetLink, SetSysctls,
-                                    WriteSysfs)
+from linerate.topology.plan import (CLIENT_IF, CreateNamespace, CreateVeth, LoadRuleset, Plan, RunTool, SetLink,
+                                    SetSysctls, WriteSysfs)
 
 RATE_TOLERANCE = 1e-3  # tc keeps a rate in bytes/s: a rate in bit/s comes back rounded to 8 bit/s
 
@@ -84,39 +84,84 @@ def _rates_text(rates: dict[str, int]) -> str:
 
 def ruleset_shape(text: str) -> dict[str, tuple[int, int]]:
     """nftables text of linerate's table (as rendered, or as `nft list table` prints it back) -> {chain: (its
-    rules, how many of them match on ct state)}: what tells its firewall profiles apart (stateful, nat,
-    rules:N, rules-stateless:N); the rules' own text is not compared (nft prints it back normalized)."""
-    shape: dict[str, tuple[int, int]] = {}
-    chain = None
+    rules, how many of them match on ct state)}, and a base chain's policy under "chain policy" (drop counted
+    as 1): what tells its firewall profiles apart (stateful, nat, rules:N, rules-stateless:N); the rules' own
+    text is not compared (nft prints it back normalized)."""
+    return next(iter(ruleset_tables(text).values()), {})
+
+
+def ruleset_tables(text: str) -> dict[str, dict[str, tuple[int, int]]]:
+    """`nft list ruleset` -> {"family name" of each table: its ruleset_shape}; each base chain (one with a
+    hook) also gives "<chain> hook" -> (1, 1 if its policy is drop else 0)."""
+    tables: dict[str, dict[str, tuple[int, int]]] = {}
+    table, chain, depth = None, None, 0
     for line in (line.strip() for line in text.splitlines()):
-        if line.startswith("chain ") and line.endswith("{"):
-            chain = line.split()[1]
-            shape[chain] = (0, 0)
-        elif line == "}":
-            chain = None
-        elif chain and line and not line.startswith(("type ", "policy ", "#")):
-            rules, stateful = shape[chain]
-            shape[chain] = (rules + 1, stateful + ("ct state" in line))
-    return shape
+        if line.startswith("table ") and line.endswith("{"):
+            table, depth = " ".join(line.split()[1:3]), 1
+            tables[table] = {}
+        elif table is None or not line or line.startswith("#"):
+            continue
+        elif line.endswith("{"):
+            depth += 1
+            if depth == 2 and line.startswith("chain "):
+                chain = line.split()[1]
+                tables[table][chain] = (0, 0)
+        elif line.startswith("}"):
+            depth -= 1
+            chain = None if depth < 2 else chain
+            table = None if depth == 0 else table
+        elif chain is not None and depth == 2:
+            if line.startswith("type ") and " hook " in line:
+                tables[table][f"{chain} hook"] = (1, int("policy drop" in line))
+            elif not line.startswith(("type ", "policy ")):
+                rules, stateful = tables[table][chain]
+                tables[table][chain] = (rules + 1, stateful + ("ct state" in line))
+    return tables
 
 
 def _shape_text(shape: dict[str, tuple[int, int]]) -> str:
-    return ", ".join(f"{rules} rule{'s' * (rules != 1)} in chain {chain} ({stateful} on ct state)"
-                     for chain, (rules, stateful) in sorted(shape.items())) or "no table of linerate's"
+    chains = ", ".join(f"{rules} rule{'s' * (rules != 1)} in chain {chain} ({stateful} on ct state)"
+                       for chain, (rules, stateful) in sorted(shape.items()) if not chain.endswith(" hook"))
+    drops = [chain.removesuffix(" hook") for chain, (_, drop) in sorted(shape.items()) if chain.endswith(" hook") and drop]
+    return (chains + (f"; policy drop in {', '.join(drops)}" if drops else "")) or "no table of linerate's"
+
+
+def foreign_filters(tables: dict[str, dict[str, tuple[int, int]]]) -> list[str]:
+    """The tables other than linerate's that can act on packets: a base chain (a hook) holding a rule or
+    a drop policy (an empty accepting chain, as Debian's default /etc/nftables.conf makes, does not)."""
+    found = []
+    for name, shape in sorted(tables.items()):
+        if name == f"inet {TABLE}":
+            continue
+        active = [chain for chain, (_, drop) in shape.items() if chain.endswith(" hook") and
+                  (drop or shape.get(chain.removesuffix(" hook"), (0, 0))[0])]
+        if active:
+            found.append(f"table {name} ({', '.join(sorted(c.removesuffix(' hook') for c in active))})")
+    return found
 
 
 def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: Reader,
-               sysctl: SysctlReader) -> list[str]:
-    """What of the plan the lab does not hold, one phrase each ([]: it holds all of it)."""
+               sysctl: SysctlReader, present: Callable[[], list[str]] = list,
+               veth_defaults: Callable[[], dict[str, str]] = dict) -> list[str]:
+    """What of the plan the lab does not hold, one phrase each ([]: it holds all of it), and what it holds
+    beyond the plan: `present()` gives the lab's namespaces as they are (one the plan has not is named);
+    every veth end the plan makes has each offload feature linerate sets (OFFLOAD_FEATURES) as a plan step
+    sets it or, where none does, as a new veth has it (`veth_defaults()`: ethtool -k's long name -> state);
+    a table of another's on the DUT that acts on packets is named."""
     namespaces = [step.netns for step in plan.steps if isinstance(step, CreateNamespace)]
     missing = [ns for ns in namespaces if not exists(ns)]
     if missing:
         return [f"namespace {ns} is missing" for ns in missing]
-    problems = []
+    problems = [f"namespace {ns} is there, and the file's lab has none such" for ns in present() if ns not in namespaces]
+    veth_ends = {(step.netns, step.ifname) for step in plan.steps if isinstance(step, CreateVeth)}
+    veth_ends |= {(step.peer_netns, step.peer_ifname) for step in plan.steps if isinstance(step, CreateVeth)}
+    if veth_ends:
+        problems += _veth_offload_drift(plan, veth_ends, read, veth_defaults())
     for step in plan.steps:
         if isinstance(step, SetLink) and (step.mtu is not None or step.txqlen is not None):
             problems += _link_drift(step, read)
-        elif isinstance(step, RunTool) and step.argv[:2] == ("ethtool", "-K"):
+        elif isinstance(step, RunTool) and step.argv[:2] == ("ethtool", "-K") and (step.netns, step.argv[2]) \
+                not in veth_ends:
             problems += _offload_drift(step, read)
         elif isinstance(step, SetSysctls):
             for key, wanted in step.values:
@@ -142,10 +187,13 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
             problems.append(f"{dev} in {ns} has {_kinds_text(held_qdisc_kinds(shown))}, the file says "
                             f"{_kinds_text({parent: kind for parent, (kind, _) in wanted.items()})}")
     planned_rules = ruleset_shape("".join(step.ruleset for step in plan.steps if isinstance(step, LoadRuleset)))
-    held_rules = ruleset_shape(read(dut_netns, ["nft", "list", "table", "inet", TABLE]))
+    tables = ruleset_tables(read(dut_netns, ["nft", "list", "ruleset"]))
+    held_rules = tables.get(f"inet {TABLE}", {})
     if planned_rules != held_rules:
         problems.append(f"the DUT {dut_netns} filters with {_shape_text(held_rules)}, the file says "
                         f"{_shape_text(planned_rules)}")
+    problems += [f"the DUT {dut_netns} also filters with {table}, which the file's lab has not"
+                 for table in foreign_filters(tables)]
     return problems
 
 
@@ -176,6 +224,29 @@ def _link_drift(step: SetLink, read: Reader) -> list[str]:
     return [f"{step.ifname} in {step.netns} has {name} {link.get(key)}, the file says {wanted}"
             for key, name, wanted in (("mtu", "MTU", step.mtu), ("txqlen", "queue length", step.txqlen))
             if wanted is not None and link.get(key) != wanted]
+
+
+def _veth_offload_drift(plan: Plan, ends: set[tuple[str, str]], read: Reader,
+                        defaults: dict[str, str]) -> list[str]:
+    """Each veth end's offload features (OFFLOAD_FEATURES) against the plan's ethtool steps for it, or else
+    a new veth's (a file saying `offloads = "default"` for a lab built with them off is not the lab's)."""
+    long_names = {short: long for short, long in OFFLOAD_FEATURES.values()}
+    planned: dict[tuple[str, str], dict[str, str]] = {}
+    for step in plan.steps:
+        if isinstance(step, RunTool) and step.argv[:2] == ("ethtool", "-K"):
+            args = step.argv[3:]
+            planned.setdefault((step.netns, step.argv[2]), {}).update(
+                {long_names.get(name, name): state for name, state in zip(args[::2], args[1::2])})
+    problems = []
+    for ns, ifname in sorted(ends):
+        features = parse_ethtool_features(read(ns, ["ethtool", "-k", ifname]))
+        for short, (_, long) in OFFLOAD_FEATURES.items():
+            wanted = planned.get((ns, ifname), {}).get(long) or (defaults.get(long) or "").split(" ")[0]
+            got = features.get(long, "unknown").split(" ")[0]
+            if wanted and got != wanted:
+                said = "" if long in planned.get((ns, ifname), {}) else " (a new veth's)"
+                problems.append(f"{short} on {ifname} in {ns} is {got}, the file says {wanted}{said}")
+    return problems
 
 
 def _offload_drift(step: RunTool, read: Reader) -> list[str]:

@@ -19,6 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from linerate.exec import LocalExecutor
+from linerate.topology.link import parse_ethtool_features
+
 CLONE_NEWNET, CLONE_NEWNS = 0x40000000, 0x00020000
 MS_BIND, MS_REC, MS_PRIVATE, MS_SHARED = 4096, 16384, 1 << 18, 1 << 20
 MNT_DETACH = 2
@@ -128,3 +131,17 @@ def write_sysfs(pairs: list[tuple[str, str]]) -> None:
     for path, value in pairs:
         with open(path, "w") as handle:
             handle.write(value + "\n")
+
+
+_VETH_DEFAULTS: dict[str, str] = {}
+
+
+def new_veth_features() -> dict[str, str]:
+    """`ethtool -k` of a veth made just now (ethtool's long name -> state), in a network namespace of its
+    own that ends with the command (`unshare --net`): what this kernel gives a new veth, against which a
+    kept lab's ports that no step changed are compared (lab/conform.py). Asked once per process."""
+    if not _VETH_DEFAULTS:
+        made = LocalExecutor().run(["unshare", "--net", "sh", "-c", "ip link add lrprobe0 type veth peer name lrprobe1 "
+                                    "&& ethtool -k lrprobe0"], timeout_s=15, check=False)
+        _VETH_DEFAULTS.update(parse_ethtool_features(made.stdout) if made.returncode == 0 else {})
+    return dict(_VETH_DEFAULTS)

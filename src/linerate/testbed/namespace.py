@@ -25,10 +25,11 @@ from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.lab.conform import held_tbf_rates, plan_drift
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
+from linerate.lab.netns import new_veth_features
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
-from linerate.model import SWITCH_ROLES, Trial, TrialParams, lab_namespace
+from linerate.model import LAB_ROLES, SWITCH_ROLES, Trial, TrialParams, lab_namespace
 from linerate.process import ProcessRef
 from linerate.search.frame_path import COUNT_TABLE as FRAME_TABLE
 from linerate.search.state_path import COUNT_TABLE as STATE_TABLE
@@ -138,9 +139,10 @@ class NamespaceTestbed:
 
     def drift_from_record(self) -> list[str]:
         """What of its own record this lab, already up, does not hold (lab/conform.py): [] when it holds all."""
+        ours = {lab_namespace(self.spec.lab_id, role) for role in LAB_ROLES}  # planned or not (lab "a" vs "a-b")
         return plan_drift(self.host_plan(), self.spec.netns("dut"), lambda ns: (NETNS_DIR / ns).exists(),
                           lambda ns, argv: NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout,
-                          _sysctl_or_none)
+                          _sysctl_or_none, lambda: sorted(ours & set(os.listdir(NETNS_DIR))), new_veth_features)
 
     # --- the Testbed protocol (testbed/base.py) -------------------------------------------------------
 
