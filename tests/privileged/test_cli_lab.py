@@ -27,6 +27,16 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         assert "left lab clij untouched: in use" in cleaned, cleaned
         out, err = busy.communicate(timeout=60)
         assert busy.returncode == 0 and json.loads(out)["status"] == "ok", err
+        # a rule of linerate's own table rewritten in place: the same shape, another match (refused, exit 2)
+        dut = ["ip", "netns", "exec", "lr-clij-dut", "nft"]
+        listed = subprocess.run([*dut, "-a", "list", "chain", "inet", "linerate", "forward"], check=True,
+                                capture_output=True, text=True).stdout
+        rule, handle = next(line.strip().split(" # handle ") for line in listed.splitlines() if "icmp" in line)
+        limited = rule.replace(" accept", " limit rate 1/second accept")
+        subprocess.run([*dut, f"replace rule inet linerate forward handle {handle} {limited}"], check=True)
+        refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        subprocess.run([*dut, f"replace rule inet linerate forward handle {handle} {rule}"], check=True)
+        assert refused.returncode == 2 and "same shape, other matches" in refused.stderr, refused.stderr
         run("lab", "stop-server", "clij")
         failed = run("trial", "--lab", "clij", "--duration", "1", "--json", check=False)
         assert failed.returncode != 0

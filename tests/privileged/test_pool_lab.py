@@ -106,11 +106,20 @@ def said_otherwise_changes_nothing(lab: str, shaped: list[str], tmp_path: Path) 
             (["ethtool", "-K", "lan0", "gso", "off"], ["ethtool", "-K", "lan0", "gso", "on"],
              f"gso on lan0 in lr-{lab}-dut is off, the file says on (a new veth's)"),
             (["nft", "add table ip x; add chain ip x f { type filter hook forward priority -300; policy drop; }"],
-             ["nft", "delete", "table", "ip", "x"], f"the DUT lr-{lab}-dut also filters with table ip x (f)")):
+             ["nft", "delete", "table", "ip", "x"], f"the DUT lr-{lab}-dut also filters with table ip x (f)"),
+            (["tc", "qdisc", "add", "dev", "lan0", "root", "pfifo", "limit", "1"],
+             ["tc", "qdisc", "del", "dev", "lan0", "root"], f"lan0 in lr-{lab}-dut has pfifo (root)")):
         subprocess.run([*dut, *change], check=True)
         proc = linerate("trial", "--lab", lab, "--duration", "1", check=False)
         subprocess.run([*dut, *undo], check=True)
         assert proc.returncode == 2 and named in proc.stderr, proc.stderr
+    # a table of another's in a generator's namespace (a client that drops its own SYNs)
+    client = ["ip", "netns", "exec", f"lr-{lab}-client"]
+    subprocess.run([*client, "nft", "add table inet x; add chain inet x o { type filter hook output priority 0; }; "
+                    "add rule inet x o tcp flags syn drop"], check=True)
+    proc = linerate("trial", "--lab", lab, "--duration", "1", check=False)
+    subprocess.run([*client, "nft", "delete", "table", "inet", "x"], check=True)
+    assert proc.returncode == 2 and f"lr-{lab}-client filters with table inet x (o)" in proc.stderr, proc.stderr
     # a value that is no lab axis (it would override the command's own option): malformed, exit 2
     state.write_text(json.dumps({**record, "params": {**record["params"], "family": 6}}))
     proc = linerate("rfc2544", "--lab", lab, "--family", "4", "--frame-sizes", "1518", "--db", str(db), check=False)

@@ -54,11 +54,15 @@ def planned_qdiscs(plan: Plan) -> dict[tuple[str, str], dict[str, tuple[str, int
     return qdiscs
 
 
+DEFAULT_QDISCS = ("noqueue", "pfifo_fast", "fq_codel", "mq")  # what the kernel attaches by itself (default_qdisc)
+
+
 def held_qdisc_kinds(tc_json: str) -> dict[str, str]:
-    """`tc -j qdisc show dev IF` -> {parent: kind} of its tbf and netem qdiscs."""
+    """`tc -j qdisc show dev IF` -> {parent: kind} of every qdisc the kernel does not attach by itself (an htb,
+    a pfifo or an ingress someone added counts like a tbf or netem)."""
     try:
-        return {("root" if q.get("root") else str(q.get("parent"))): q["kind"]
-                for q in json.loads(tc_json or "[]") if q.get("kind") in ("tbf", "netem")}
+        return {("root" if q.get("root") else str(q.get("parent"))): str(q["kind"])
+                for q in json.loads(tc_json or "[]") if q.get("kind") not in DEFAULT_QDISCS}
     except (ValueError, TypeError, KeyError, AttributeError):
         return {}
 
@@ -126,12 +130,14 @@ def _shape_text(shape: dict[str, tuple[int, int]]) -> str:
     return (chains + (f"; policy drop in {', '.join(drops)}" if drops else "")) or "no table of linerate's"
 
 
-def foreign_filters(tables: dict[str, dict[str, tuple[int, int]]]) -> list[str]:
+def foreign_filters(tables: dict[str, dict[str, tuple[int, int]]], own: bool = True) -> list[str]:
     """The tables other than linerate's that can act on packets: a base chain (a hook) holding a rule or
-    a drop policy (an empty accepting chain, as Debian's default /etc/nftables.conf makes, does not)."""
+    a drop policy (an empty accepting chain, as Debian's default /etc/nftables.conf makes, does not). `own`:
+    the DUT's, where linerate's firewall table is the lab's; elsewhere a counting table of linerate's (a killed
+    rfc2544's or rfc9693's, which `lab clean` removes) is not another's either."""
     found = []
     for name, shape in sorted(tables.items()):
-        if name == f"inet {TABLE}":
+        if name == f"inet {TABLE}" if own else name.split(" ")[-1].startswith(TABLE):
             continue
         active = [chain for chain, (_, drop) in shape.items() if chain.endswith(" hook") and
                   (drop or shape.get(chain.removesuffix(" hook"), (0, 0))[0])]
@@ -142,12 +148,15 @@ def foreign_filters(tables: dict[str, dict[str, tuple[int, int]]]) -> list[str]:
 
 def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: Reader,
                sysctl: SysctlReader, present: Callable[[], list[str]] = list,
-               veth_defaults: Callable[[], dict[str, str]] = dict) -> list[str]:
+               veth_defaults: Callable[[], dict[str, str]] = dict,
+               canonical: Callable[[str], str | None] = lambda ruleset: None) -> list[str]:
     """What of the plan the lab does not hold, one phrase each ([]: it holds all of it), and what it holds
     beyond the plan: `present()` gives the lab's namespaces as they are (one the plan has not is named);
     every veth end the plan makes has each offload feature linerate sets (OFFLOAD_FEATURES) as a plan step
     sets it or, where none does, as a new veth has it (`veth_defaults()`: ethtool -k's long name -> state);
-    a table of another's on the DUT that acts on packets is named."""
+    a table of another's that acts on packets, in any of the lab's namespaces, is named; linerate's own table on
+    the DUT is compared by its shape and, where `canonical(ruleset)` gives how this nft prints the planned
+    ruleset back (lab/netns.py canonical_ruleset), by its whole text."""
     namespaces = [step.netns for step in plan.steps if isinstance(step, CreateNamespace)]
     missing = [ns for ns in namespaces if not exists(ns)]
     if missing:
@@ -186,18 +195,42 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
         elif held_qdisc_kinds(shown) != {parent: kind for parent, (kind, _) in wanted.items()}:
             problems.append(f"{dev} in {ns} has {_kinds_text(held_qdisc_kinds(shown))}, the file says "
                             f"{_kinds_text({parent: kind for parent, (kind, _) in wanted.items()})}")
-    planned_rules = ruleset_shape("".join(step.ruleset for step in plan.steps if isinstance(step, LoadRuleset)))
-    tables = ruleset_tables(read(dut_netns, ["nft", "list", "ruleset"]))
+    planned = "".join(step.ruleset for step in plan.steps if isinstance(step, LoadRuleset))
+    planned_rules = ruleset_shape(planned)
+    listed = read(dut_netns, ["nft", "list", "ruleset"])
+    tables = ruleset_tables(listed)
     held_rules = tables.get(f"inet {TABLE}", {})
     if planned_rules != held_rules:
         problems.append(f"the DUT {dut_netns} filters with {_shape_text(held_rules)}, the file says "
                         f"{_shape_text(planned_rules)}")
+    elif planned and (reference := canonical(planned)) is not None and \
+            _table_text(reference, f"inet {TABLE}") != _table_text(listed, f"inet {TABLE}"):
+        problems.append(f"the DUT {dut_netns} filters with other rules in linerate's table than the file's "
+                        f"{plan.spec.firewall} (same shape, other matches)")
     problems += [f"the DUT {dut_netns} also filters with {table}, which the file's lab has not"
                  for table in foreign_filters(tables)]
+    for ns in namespaces:
+        if ns != dut_netns:
+            problems += [f"{ns} filters with {table}, which the file's lab has not"
+                         for table in foreign_filters(ruleset_tables(read(ns, ["nft", "list", "ruleset"])), own=False)]
     return problems
 
 
-def prefetched_drift(plan: Plan, host: str, run_many: Callable[[list[list[str]]], list]) -> list[str]:
+def _table_text(listed: str, name: str) -> list[str]:
+    """One table's lines as `nft list ruleset` prints them, stripped (its rules' own text)."""
+    lines, depth = [], 0
+    for line in (line.strip() for line in listed.splitlines()):
+        if depth == 0 and line != f"table {name} {{":
+            continue
+        lines.append(line)
+        depth += line.endswith("{") - line.startswith("}")
+        if depth == 0:
+            break
+    return lines
+
+
+def prefetched_drift(plan: Plan, host: str, run_many: Callable[[list[list[str]]], list],
+                     canonical: Callable[[str], str | None] = lambda ruleset: None) -> list[str]:
     """plan_drift of steps that all run on one host reached by one executor (a VM's guest, named `host` in
     the steps): every read plan_drift makes is asked first, then all are answered by one `run_many` (one
     agent or SSH round trip, ~0.2-1 s under TCG, instead of one per read)."""
@@ -212,7 +245,7 @@ def prefetched_drift(plan: Plan, host: str, run_many: Callable[[list[list[str]]]
     answers = {tuple(argv): result.stdout if result.returncode == 0 else ""
                for argv, result in zip(asked, run_many(asked))}
     return plan_drift(plan, host, lambda ns: True, lambda ns, argv: answers.get(tuple(argv), ""),
-                      lambda ns, key: answers.get(("sysctl", "-n", key), ""))
+                      lambda ns, key: answers.get(("sysctl", "-n", key), ""), canonical=canonical)
 
 
 def _link_drift(step: SetLink, read: Reader) -> list[str]:
@@ -270,4 +303,4 @@ def _mask(text: str) -> int | None:
 
 
 def _kinds_text(kinds: dict[str, str]) -> str:
-    return " and ".join(f"{kind} ({parent})" for parent, kind in sorted(kinds.items())) or "no shaper or netem"
+    return " and ".join(f"{kind} ({parent})" for parent, kind in sorted(kinds.items()))[:200] or "no qdisc of its own"

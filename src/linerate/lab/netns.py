@@ -145,3 +145,17 @@ def new_veth_features() -> dict[str, str]:
                                     "&& ethtool -k lrprobe0"], timeout_s=15, check=False)
         _VETH_DEFAULTS.update(parse_ethtool_features(made.stdout) if made.returncode == 0 else {})
     return dict(_VETH_DEFAULTS)
+
+
+_CANONICAL: dict[str, str | None] = {}
+
+
+def canonical_ruleset(ruleset: str) -> str | None:
+    """How this host's nft prints a ruleset back once loaded (`nft list ruleset`), loaded in a network
+    namespace of its own that ends with the command: a kept lab's table is compared with it line by line
+    (lab/conform.py). None when it cannot be loaded there."""
+    if ruleset not in _CANONICAL:
+        made = LocalExecutor().run(["unshare", "--net", "sh", "-c", "nft -f - && nft list ruleset"], stdin=ruleset,
+                                   timeout_s=15, check=False)
+        _CANONICAL[ruleset] = made.stdout if made.returncode == 0 else None
+    return _CANONICAL[ruleset]

@@ -25,7 +25,7 @@ from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.lab.conform import held_tbf_rates, plan_drift
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
-from linerate.lab.netns import new_veth_features
+from linerate.lab.netns import canonical_ruleset, new_veth_features
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
@@ -142,7 +142,16 @@ class NamespaceTestbed:
         ours = {lab_namespace(self.spec.lab_id, role) for role in LAB_ROLES}  # planned or not (lab "a" vs "a-b")
         return plan_drift(self.host_plan(), self.spec.netns("dut"), lambda ns: (NETNS_DIR / ns).exists(),
                           lambda ns, argv: NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout,
-                          _sysctl_or_none, lambda: sorted(ours & set(os.listdir(NETNS_DIR))), new_veth_features)
+                          _sysctl_or_none, lambda: sorted(ours & set(os.listdir(NETNS_DIR))), new_veth_features,
+                          canonical_ruleset) + self._server_drift()
+
+    def _server_drift(self) -> list[str]:
+        """An iperf3 in a server namespace that is not one the record started (a foreign server, say one
+        limited to another rate, would answer this lab's trials)."""
+        own = {ref.pid for ref in (self.record.servers if self.record else [])}
+        servers = [self.spec.netns(server) for _, server in self.spec.pair_roles()]
+        return [f"an iperf3 server (pid {pid}) in {ns} is not the lab's own" for ns in servers if (NETNS_DIR / ns).exists()
+                for pid, program in programs_in_netns(ns) if program == "iperf3" and pid not in own]
 
     # --- the Testbed protocol (testbed/base.py) -------------------------------------------------------
 

@@ -21,6 +21,7 @@ from linerate.exec import NetnsExecutor
 from linerate.exec.agent import AgentExecutor, with_stdin
 from linerate.lab.apply import apply_plan
 from linerate.lab.conform import prefetched_drift
+from linerate.lab.netns import canonical_ruleset
 from linerate.lab.registry import LabRecord, Registry
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef
@@ -100,8 +101,8 @@ class VmTestbed(NamespaceTestbed):
     def _guest_knob_drift(self) -> list[str]:
         """What the guest holds otherwise than the record's plan for it (sysctls, MTU, ruleset, offloads, RPS)."""
         rx_queues = min(self.vm.queues, self.vm.vcpus)
-        return prefetched_drift(guest_plan(self.spec, rx_queues=rx_queues), GUEST,
-                                lambda argvs: self.executor("dut").run_many(argvs, timeout_s=30))
+        return prefetched_drift(guest_plan(self.spec, rx_queues=rx_queues), GUEST,  # the host's nft is the guest's
+                                lambda argvs: self.executor("dut").run_many(argvs, timeout_s=30), canonical_ruleset)
 
     def host_plan(self) -> Plan:
         """The host side (taps, bridges, the client's and server's namespaces); the guest is read back at boot."""
