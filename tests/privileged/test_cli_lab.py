@@ -42,6 +42,17 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         assert failed.returncode != 0
         doc = json.loads(failed.stdout)
         assert doc["status"] == "failed" and "Connection refused" in doc["error"]
+        # another iperf3 on the lab's port (one limited to another rate would answer its trials): refused
+        foreign = subprocess.Popen(["ip", "netns", "exec", "lr-clij-server", "iperf3", "-s", "-p", "5201"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(0.5)
+            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        finally:
+            foreign.terminate()
+            foreign.wait(timeout=10)
+        assert refused.returncode == 2 and "on the lab's port 5201 in lr-clij-server is not the lab's own" in \
+            refused.stderr, refused.stderr
     finally:
         run("lab", "down", "clij")
     assert "lr-clij-dut" not in netns_names()

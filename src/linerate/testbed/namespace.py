@@ -146,12 +146,14 @@ class NamespaceTestbed:
                           canonical_ruleset) + self._server_drift()
 
     def _server_drift(self) -> list[str]:
-        """An iperf3 in a server namespace that is not one the record started (a foreign server, say one
-        limited to another rate, would answer this lab's trials)."""
+        """An iperf3 server on the lab's port in a server namespace that the record did not start (a foreign
+        server, say one limited to another rate, would answer this lab's trials). An operator's own server
+        on another port is theirs."""
         own = {ref.pid for ref in (self.record.servers if self.record else [])}
         servers = [self.spec.netns(server) for _, server in self.spec.pair_roles()]
-        return [f"an iperf3 server (pid {pid}) in {ns} is not the lab's own" for ns in servers if (NETNS_DIR / ns).exists()
-                for pid, program in programs_in_netns(ns) if program == "iperf3" and pid not in own]
+        return [f"an iperf3 server (pid {pid}) on the lab's port {self.spec.iperf_port} in {ns} is not the lab's own"
+                for ns in servers if (NETNS_DIR / ns).exists() for pid, program in programs_in_netns(ns)
+                if program == "iperf3" and pid not in own and _iperf3_port(pid) == self.spec.iperf_port]
 
     # --- the Testbed protocol (testbed/base.py) -------------------------------------------------------
 
@@ -333,6 +335,21 @@ def is_leftover(pid: int, program: str, scratch: str) -> bool:
     if program == "iperf3":
         return b"--client" in argv or b"-c" in argv
     return bool(scratch) and any(scratch.encode() in arg for arg in argv)
+
+
+def _iperf3_port(pid: int) -> int | None:
+    """The port an iperf3 process serves on, from its argv (-p/--port N, --port=N; 5201 when none)."""
+    try:
+        argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")]
+    except OSError:
+        return None
+    port = "5201"
+    for index, word in enumerate(argv):
+        if word in ("-p", "--port") and index + 1 < len(argv):
+            port = argv[index + 1]
+        elif word.startswith("--port="):
+            port = word.split("=", 1)[1]
+    return int(port) if port.isascii() and port.isdigit() else None
 
 
 def stop_leftover_programs(record: LabRecord, *, remove: bool = True) -> list[str]:
