@@ -30,6 +30,7 @@ from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
 from linerate.model import LAB_ROLES, SWITCH_ROLES, Trial, TrialParams, lab_namespace
+from linerate.numbers import ascii_int
 from linerate.process import ProcessRef
 from linerate.search.frame_path import COUNT_TABLE as FRAME_TABLE
 from linerate.search.state_path import COUNT_TABLE as STATE_TABLE
@@ -349,7 +350,7 @@ def _iperf3_port(pid: int) -> int | None:
             port = argv[index + 1]
         elif word.startswith("--port="):
             port = word.split("=", 1)[1]
-    return int(port) if port.isascii() and port.isdigit() else None
+    return ascii_int(port)
 
 
 def stop_leftover_programs(record: LabRecord, *, remove: bool = True) -> list[str]:
