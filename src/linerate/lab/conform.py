@@ -88,9 +88,9 @@ def _rates_text(rates: dict[str, int]) -> str:
 
 def ruleset_shape(text: str) -> dict[str, tuple[int, int]]:
     """nftables text of linerate's table (as rendered, or as `nft list table` prints it back) -> {chain: (its
-    rules, how many of them match on ct state)}, and a base chain's policy under "chain policy" (drop counted
-    as 1): what tells its firewall profiles apart (stateful, nat, rules:N, rules-stateless:N); the rules' own
-    text is not compared (nft prints it back normalized)."""
+    rules, how many of them match on ct state)}, and for a base chain "<chain> hook" -> (1, 1 if its policy is
+    drop): what tells its firewall profiles apart (stateful, nat, rules:N, rules-stateless:N). The rules' own
+    text is compared apart (plan_drift, against how this host's nft prints the planned ruleset back)."""
     return next(iter(ruleset_tables(text).values()), {})
 
 
