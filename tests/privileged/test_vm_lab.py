@@ -98,7 +98,7 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing():
 
 OFFLOADS = """
 name = "virtio"
-repetitions = 3
+repetitions = 5
 duration_s = 2
 omit_s = 1
 calibrate = false
@@ -118,7 +118,7 @@ def test_virtio_offloads_axis_gives_a_significant_difference_with_the_applied_pr
     conn = sqlite3.connect(db)
     rows = conn.execute("SELECT c.params, t.throughput_bps, s.state FROM trials t JOIN cells c ON c.id = t.cell_id "
                         "JOIN lab_states s ON s.id = t.lab_state_id WHERE t.status = 'ok'").fetchall()
-    assert len(rows) == 6, text
+    assert len(rows) == 10, text
     by_cell: dict[str, list[float]] = {}
     for params, bps, state in rows:
         setting = json.loads(params)["virtio_offloads"]
@@ -127,8 +127,9 @@ def test_virtio_offloads_axis_gives_a_significant_difference_with_the_applied_pr
         by_cell.setdefault(setting, []).append(bps)
     on, off = by_cell["on"], by_cell["off"]
     assert min(on) > 2 * max(off), by_cell  # measured here: ~1,400 vs ~250 Mbit/s
-    # one pair (IPv4 1 stream), B (offloads off) significantly slower: compare's own verdict line
-    assert re.search(r"IPv4 1 stream: A [\d,]+ \(n=3\), B [\d,]+ \(n=3\) Mbit/s; .*: B is [\d.]+% slower than A, "
+    # one pair (IPv4 1 stream), B (offloads off) significantly slower: compare's own verdict line. Five trials a
+    # side: with three, one slow "on" trial on this noisy 2-CPU host (1,206 vs 150 Mbit/s) left Welch's p at 0.056
+    assert re.search(r"IPv4 1 stream: A [\d,]+ \(n=5\), B [\d,]+ \(n=5\) Mbit/s; .*: B is [\d.]+% slower than A, "
                      r"p=[\d.e-]+$", text, re.M), text
 
 
