@@ -133,17 +133,22 @@ def write_sysfs(pairs: list[tuple[str, str]]) -> None:
             handle.write(value + "\n")
 
 
+def _in_throwaway_netns(script: str, stdin: str | None = None) -> str | None:
+    """The stdout of a shell script run in a network namespace of its own that ends with it (`unshare --net`):
+    nothing it makes outlives it. None when it fails."""
+    made = LocalExecutor().run(["unshare", "--net", "sh", "-c", script], stdin=stdin, timeout_s=15, check=False)
+    return made.stdout if made.returncode == 0 else None
+
+
 _VETH_DEFAULTS: dict[str, str] = {}
 
 
 def new_veth_features() -> dict[str, str]:
-    """`ethtool -k` of a veth made just now (ethtool's long name -> state), in a network namespace of its
-    own that ends with the command (`unshare --net`): what this kernel gives a new veth, against which a
-    kept lab's ports that no step changed are compared (lab/conform.py). Asked once per process."""
+    """`ethtool -k` of a veth made just now (ethtool's long name -> state): what this kernel gives a new veth,
+    against which a kept lab's ports that no step changed are compared (lab/conform.py). Asked once per process."""
     if not _VETH_DEFAULTS:
-        made = LocalExecutor().run(["unshare", "--net", "sh", "-c", "ip link add lrprobe0 type veth peer name lrprobe1 "
-                                    "&& ethtool -k lrprobe0"], timeout_s=15, check=False)
-        _VETH_DEFAULTS.update(parse_ethtool_features(made.stdout) if made.returncode == 0 else {})
+        listed = _in_throwaway_netns("ip link add lrprobe0 type veth peer name lrprobe1 && ethtool -k lrprobe0")
+        _VETH_DEFAULTS.update(parse_ethtool_features(listed or ""))
     return dict(_VETH_DEFAULTS)
 
 
@@ -151,11 +156,8 @@ _CANONICAL: dict[str, str | None] = {}
 
 
 def canonical_ruleset(ruleset: str) -> str | None:
-    """How this host's nft prints a ruleset back once loaded (`nft list ruleset`), loaded in a network
-    namespace of its own that ends with the command: a kept lab's table is compared with it line by line
-    (lab/conform.py). None when it cannot be loaded there."""
+    """How this host's nft prints a ruleset back once loaded (`nft list ruleset`) in a throwaway namespace: a
+    kept lab's table is compared with it line by line (lab/conform.py). None when it cannot be loaded there."""
     if ruleset not in _CANONICAL:
-        made = LocalExecutor().run(["unshare", "--net", "sh", "-c", "nft -f - && nft list ruleset"], stdin=ruleset,
-                                   timeout_s=15, check=False)
-        _CANONICAL[ruleset] = made.stdout if made.returncode == 0 else None
+        _CANONICAL[ruleset] = _in_throwaway_netns("nft -f - && nft list ruleset", stdin=ruleset)
     return _CANONICAL[ruleset]
