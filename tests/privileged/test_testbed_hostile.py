@@ -17,7 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from linerate.lab.registry import Registry
+from linerate.lab.netns import NETNS_DIR
+from linerate.lab.registry import LabRecord, Registry
+from linerate.model import probe_namespace
+from linerate.process import ProcessRef
 from tests.conftest import DATA
 from tests.privileged.conftest import LINERATE, linerate, netns_names, pid_alive
 from tests.privileged.sshbed import SshBed, sh
@@ -284,6 +287,32 @@ def test_lab_clean_removes_every_lab_past_a_planted_vm_link(tmp_path):
         (registry.state_dir / "pa1.vm").unlink()
         linerate("lab", "clean", "--all")
     assert netns_names() == before
+
+
+def test_a_namespace_killed_before_its_mount_is_removed_and_a_planted_file_is_not():
+    """netns.create makes the mount point first, then mounts: a SIGKILL between the two leaves an
+    empty mode-0 file. `lab clean` removes that; any other file under a derived name stays."""
+    me = ProcessRef.me()
+    half = LabRecord("a0b1c2", owner=ProcessRef(me.pid, me.start_time + 1), kind="probe",
+                     namespaces=[probe_namespace("a0b1c2")])
+    planted = LabRecord("d3e4f5", owner=ProcessRef(me.pid, me.start_time + 1), kind="probe",
+                        namespaces=[probe_namespace("d3e4f5")])
+    paths = [NETNS_DIR / probe_namespace("a0b1c2"), NETNS_DIR / probe_namespace("d3e4f5")]
+    os.close(os.open(paths[0], os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
+    paths[1].write_text("not a namespace\n")
+    registry = Registry()
+    try:
+        registry.create(half)
+        registry.create(planted)
+        proc = linerate("lab", "clean", check=False)
+        assert proc.returncode == 1 and "left probe d3e4f5 untouched" in proc.stdout, proc.stdout
+        assert not paths[0].exists() and paths[1].read_text() == "not a namespace\n"
+        assert not (registry.state_dir / "a0b1c2.json").exists()
+    finally:
+        for path in paths:
+            path.unlink(missing_ok=True)
+        for lab_id in ("a0b1c2", "d3e4f5"):
+            (registry.state_dir / f"{lab_id}.json").unlink(missing_ok=True)
 
 
 def test_a_vm_lab_killed_while_booting_is_removed_by_lab_clean():

@@ -145,6 +145,13 @@ def _nsfs_device() -> int:
     return os.stat("/proc/self/ns/net").st_dev
 
 
+def half_made_namespace(info: os.stat_result) -> bool:
+    """What netns.create leaves when it is killed between creating the mount point (an empty
+    regular file, mode 0, root's, in root's /run/netns) and bind-mounting the namespace on it."""
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0 and stat.S_IMODE(info.st_mode) == 0 \
+        and info.st_uid == os.geteuid() and info.st_nlink == 1
+
+
 def vet(record: LabRecord, state_dir: str | os.PathLike[str] | None = None) -> list[str]:
     """Why a record must not be acted on (empty: it is safe to tear down what it lists). With
     state_dir, its VM directory `<id>.vm` must be a real directory of ours, if there is one."""
@@ -164,8 +171,9 @@ def vet(record: LabRecord, state_dir: str | os.PathLike[str] | None = None) -> l
             problems.append(f"{NETNS_DIR / name}: {exc.strerror}")
             continue
         if info.st_dev != _nsfs_device():
-            problems.append(f"{NETNS_DIR / name} is not a network namespace mount")
-            continue
+            if not half_made_namespace(info):
+                problems.append(f"{NETNS_DIR / name} is not a network namespace mount")
+            continue  # a half-made one holds nothing: removing it only unlinks the empty file
         ns_ids.add((info.st_dev, info.st_ino))
     for proc in record.servers:
         if not proc.alive():
