@@ -48,6 +48,8 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         try:
             time.sleep(0.5)
             refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+            status = [lab for lab in json.loads(run("lab", "status", "--json").stdout)["labs"] if lab["name"] == "clij"]
+            assert status[0]["other_pids"] != [] and status[0]["server_pids"] == [], status  # not listed as the lab's
         finally:
             foreign.terminate()
             foreign.wait(timeout=10)

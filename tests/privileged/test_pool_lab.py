@@ -38,6 +38,11 @@ def test_one_pair_through_the_switches_measures_its_own_link():
     assert "one pair, counted over" in proc.stdout and "pair 1: client -> server (198.19.0.2)" in proc.stdout
 
 
+def sysctl_in(ns: str, key: str) -> str:
+    return subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", key], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
 def pair_shapers(ns: str) -> list[str]:
     """The rates of the tbf qdiscs on a client's port (its pair link: the segmenter at 100 x, the shaper)."""
     out = subprocess.run(["ip", "netns", "exec", ns, "tc", "-j", "qdisc", "show", "dev", "eth0"], capture_output=True,
@@ -108,7 +113,13 @@ def said_otherwise_changes_nothing(lab: str, shaped: list[str], tmp_path: Path) 
             (["nft", "add table ip x; add chain ip x f { type filter hook forward priority -300; policy drop; }"],
              ["nft", "delete", "table", "ip", "x"], f"the DUT lr-{lab}-dut also filters with table ip x (f)"),
             (["tc", "qdisc", "add", "dev", "lan0", "root", "pfifo", "limit", "1"],
-             ["tc", "qdisc", "del", "dev", "lan0", "root"], f"lan0 in lr-{lab}-dut has pfifo (root)")):
+             ["tc", "qdisc", "del", "dev", "lan0", "root"], f"lan0 in lr-{lab}-dut has pfifo (root)"),
+            (["ip", "route", "add", "198.19.0.2/32", "dev", "wan0", "mtu", "lock", "576"],
+             ["ip", "route", "del", "198.19.0.2/32", "dev", "wan0"],
+             f"lr-{lab}-dut has a route the file's lab has not: 198.19.0.2 dev wan0 mtu 576"),
+            (["sysctl", "-q", "-w", "net.ipv4.conf.wan0.rp_filter=2"],
+             ["sysctl", "-q", "-w", f"net.ipv4.conf.wan0.rp_filter={sysctl_in(f'lr-{lab}-dut', 'net.ipv4.conf.wan0.rp_filter')}"],
+             f"net.ipv4.conf.wan0.rp_filter in lr-{lab}-dut is '2', a new namespace's is")):
         subprocess.run([*dut, *change], check=True)
         proc = linerate("trial", "--lab", lab, "--duration", "1", check=False)
         subprocess.run([*dut, *undo], check=True)

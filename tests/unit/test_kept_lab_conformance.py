@@ -14,14 +14,17 @@ CAPTURE = json.loads((Path(__file__).parent.parent / "data" / "lab" / "kept_lab_
 MADE_WITH = {"firewall": "stateful", "link_rate": "100m", "mtu": 1500, "offloads": "dut:tso=off"}
 
 
-def drift(**said) -> list[str]:
+def drift(changed: dict[str, str] | None = None, **said) -> list[str]:
+    """plan_drift of a record with `said` over the captured lab, whose reads answer as `changed` says where it
+    says anything (an operator's change: CAPTURE["changes"])."""
     spec = lab_spec("k3", {**MADE_WITH, **said})
-    outputs = CAPTURE["outputs"]
+    outputs = {**CAPTURE["outputs"], **(changed or {})}
     made = {key.split()[0] for key in outputs}
     return plan_drift(lab_plan(spec), spec.netns("dut"), lambda ns: ns in made,
                       lambda ns, argv: outputs.get(f"{ns} {' '.join(argv)}", ""),
                       lambda ns, key: CAPTURE["sysctls"].get(f"{ns} {key}", "(none)"),
-                      lambda: CAPTURE["namespaces"], lambda: CAPTURE["new_veth"])
+                      lambda: CAPTURE["namespaces"], lambda: CAPTURE["new_veth"],
+                      new_sysctls=lambda values: CAPTURE["new_sysctls"].get(json.dumps(values)))
 
 
 def test_the_record_that_made_the_lab_conforms():
@@ -169,3 +172,59 @@ def test_what_the_lab_holds_beyond_its_record_is_named():
     tables = ruleset_tables(text)
     assert foreign_filters(tables) == ["table ip x (f)"]  # the empty accepting inet filter acts on nothing
     assert tables["inet linerate"] == ruleset_shape(text) == {"forward": (4, 2), "forward hook": (1, 1)}
+
+
+# What each operator's change (tests/data/lab/recapture.py) must be named as, labelled from ip-route(8),
+# ip-rule(8), ip-neighbour(8) and the kernel's sysctl documentation (Documentation/networking/ip-sysctl.rst).
+NAMED = {
+    "ip netns exec lr-k3-dut ip route add 198.19.0.2/32 dev wan0 mtu lock 576":
+        ["lr-k3-dut has a route the file's lab has not: 198.19.0.2 dev wan0 mtu 576"],
+    "ip netns exec lr-k3-dut ip route add local 198.19.0.9 dev wan0 proto kernel table local":
+        ["lr-k3-dut has a route the file's lab has not: local 198.19.0.9 dev wan0 table local protocol kernel"],
+    "ip netns exec lr-k3-client ip -6 route change default via 2001:2:0:1::1 mtu 1280":
+        ["lr-k3-client has a route the file's lab has not: default gateway 2001:2:0:1::1 dev eth0 mtu 1280",
+         "lr-k3-client lacks the file's default route via 2001:2:0:1::1"],
+    "ip netns exec lr-k3-server ip addr add 198.19.0.3/24 dev eth0":
+        ["eth0 in lr-k3-server also has the address 198.19.0.3/24, which the file's lab has not"],
+    "ip netns exec lr-k3-dut ip rule add to 198.19.0.2 prohibit":
+        ["lr-k3-dut has a routing rule the file's lab has not: priority 32765 src all dst 198.19.0.2 action prohibit"],
+    "ip netns exec lr-k3-dut ip neigh replace 198.19.0.2 lladdr 02:00:00:00:00:01 nud permanent dev wan0":
+        ["lr-k3-dut has a permanent neighbour entry the file's lab has not: 198.19.0.2 lladdr 02:00:00:00:00:01 dev wan0"],
+    "ip netns exec lr-k3-client sysctl -q -w net.ipv4.tcp_congestion_control=reno":
+        ["net.ipv4.tcp_congestion_control in lr-k3-client is 'reno', a new namespace's is 'bbr' (the file sets no value for it)"],
+    "ip netns exec lr-k3-dut sysctl -q -w net.ipv4.conf.wan0.rp_filter=1":
+        ["net.ipv4.conf.wan0.rp_filter in lr-k3-dut is '1', a new namespace's is '0' (the file sets no value for it)"],
+    "ip netns exec lr-k3-server sysctl -q -w net.ipv4.tcp_rmem=4096 8192 16384":
+        ["net.ipv4.tcp_rmem in lr-k3-server is '4096 8192 16384', a new namespace's is '4096 131072 33554432' (the "
+         "file sets no value for it)"],
+}
+
+
+def test_an_operators_route_address_rule_neighbour_or_sysctl_is_named():
+    """Each change made to the real lab behind linerate's back, replayed from the reads that then answered
+    otherwise: named, and only that."""
+    assert sorted(change["change"] for change in CAPTURE["changes"]) == sorted(NAMED)
+    for change in CAPTURE["changes"]:
+        assert drift(change["outputs"]) == NAMED[change["change"]], change["change"]
+        assert change["problems"] == NAMED[change["change"]]  # what the live lab gave when it was captured
+
+
+def test_a_guests_route_or_address_on_a_lab_port_is_named():
+    from linerate.exec.base import CommandResult
+    from linerate.lab.conform import prefetched_drift
+    from linerate.vm.plan import GUEST, guest_plan
+
+    named = {"ip route add 198.19.0.2/32 dev wan0 mtu lock 576":
+             ["guest has a route the file's lab has not: 198.19.0.2 dev wan0 mtu 576"],
+             "ip addr add 198.18.0.77/24 dev lan0":
+             ["lan0 in guest also has the address 198.18.0.77/24, which the file's lab has not"]}
+    assert sorted(change["change"] for change in GUEST_CAPTURE["changes"]) == sorted(named)
+    for change in GUEST_CAPTURE["changes"]:
+        answers = {tuple(out["argv"]): out for out in [*GUEST_CAPTURE["outputs"], *change["outputs"]]}
+
+        def run_many(argvs):
+            return [CommandResult(tuple(argv), answers[tuple(argv)]["returncode"], answers[tuple(argv)]["stdout"], "",
+                                  "guest") for argv in argvs]
+
+        plan = guest_plan(lab_spec("k4", GUEST_CAPTURE["params"]), rx_queues=1)
+        assert prefetched_drift(plan, GUEST, run_many) == named[change["change"]] == change["problems"]

@@ -266,3 +266,12 @@ def test_not_a_database(tmp_path):
     bogus.write_text("this is not sqlite" * 100)
     with pytest.raises(ConfigError, match="not an SQLite database"):
         Store(bogus)
+
+
+def test_resume_with_no_earlier_run_says_it_starts_afresh(tmp_path):
+    store = Store(tmp_path / "s.db")
+    said = []
+    result = run(store, resume=True, on_event=lambda event: said.append(event.message or ""))
+    assert not result.resumed and result.trials_run == 24
+    assert any("holds no earlier run of experiment 'classic' (run)" in text and "starts afresh" in text
+               for text in said), said

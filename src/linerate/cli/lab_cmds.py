@@ -129,9 +129,12 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
         server_ns = [ns for ns in record.namespaces if re.search(r"-server[0-9]*$", ns)] if not problems else []
         running = programs_in_netns(*server_ns)
         programs.update(running)
+        own = {ref.pid for ref in record.servers if ref.alive()}
         rows.append({
             "name": record.lab_id, "kind": record.kind, "firewall": record.firewall, "mtu": record.mtu,
-            "state": state, "namespaces": record.namespaces, "server_pids": [pid for pid, _ in running],
+            "state": state, "namespaces": record.namespaces,
+            "server_pids": [pid for pid, _ in running if pid in own],  # the ones it started
+            "other_pids": [pid for pid, _ in running if pid not in own],  # a command's, or an operator's
             "age_s": None if record.created is None else round(time.time() - record.created, 1),
             "problems": problems, "params": record.params,
             "vm": record.vm,
@@ -144,6 +147,9 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
         print("no labs")
     for row in rows:
         servers = ",".join(f"{pid} {programs.get(pid, '?')}" for pid in row["server_pids"]) or "none"
+        if row["other_pids"]:
+            others = ",".join(f"{pid} {programs.get(pid, '?')}" for pid in row["other_pids"])
+            servers += f" (also running there, not the lab's: {others})"
         what = "probe" if row["kind"] == "probe" else f"firewall={row['firewall']:10}  mtu={row['mtu']}"
         age = "unknown (the record has no creation time)" if row["age_s"] is None else f"{row['age_s']}s"
         print(f"{row['name']:8}  {row['state']:8}  {what}  server processes: {servers}  age={age}")

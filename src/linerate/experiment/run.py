@@ -56,6 +56,9 @@ def _run(experiment: Experiment, store: Store, testbeds: Any, file_text: str | N
         if existing is not None:
             experiment_id, seed = existing.id, existing.seed
         else:
+            if resume:
+                on_event(Event("message", message=f"--resume: {store.path} holds no earlier run of experiment "
+                               f"'{experiment.name}' ({kind_label}); this run starts afresh"))
             for left in store.unfinished(experiment.name, kind_label):  # we hold its run lock: nobody runs it
                 store.finish_experiment(left.id, "interrupted")
                 on_event(Event("message", message=f"experiment '{experiment.name}' (id {left.id}) was left "

@@ -2,7 +2,8 @@
 firewall, MTU, link and pair-link rates, pairs, knobs) is what every command's results are stored under,
 and a state file is input like any other: before a command measures on a kept lab, the lab is read back
 and compared with every step of the plan its record gives (topology/plan.py, vm/plan.py) that leaves a
-trace to read: the namespaces; each link's MTU and queue length; each port's qdiscs (their kinds, and
+trace to read: the namespaces; each link's MTU and queue length; each namespace's addresses, routes,
+policy rules and permanent neighbours (lab/routing.py); each port's qdiscs (their kinds, and
 every tbf's rate); each offload set with ethtool; each sysctl; each sysfs value (RPS masks); and the
 shape of linerate's nftables table on the DUT (its chains and rules). Anything that differs refuses the
 command before it changes anything.
@@ -23,7 +24,9 @@ from collections.abc import Callable
 
 from linerate.topology.firewall import TABLE
 from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
-from linerate.topology.plan import (CLIENT_IF, CreateNamespace, CreateVeth, LoadRuleset, Plan, RunTool, SetLink,
+from linerate.lab.routing import routing_drift
+from linerate.lab.sysctls import sysctl_drift
+from linerate.topology.plan import (CLIENT_IF, AddAddress, AddDefaultRoute, CreateNamespace, CreateVeth, LoadRuleset, Plan, RunTool, SetLink,
                                     SetSysctls, WriteSysfs)
 
 RATE_TOLERANCE = 1e-3  # tc keeps a rate in bytes/s: a rate in bit/s comes back rounded to 8 bit/s
@@ -149,14 +152,17 @@ def foreign_filters(tables: dict[str, dict[str, tuple[int, int]]], own: bool = T
 def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: Reader,
                sysctl: SysctlReader, present: Callable[[], list[str]] = list,
                veth_defaults: Callable[[], dict[str, str]] = dict,
-               canonical: Callable[[str], str | None] = lambda ruleset: None) -> list[str]:
+               canonical: Callable[[str], str | None] = lambda ruleset: None,
+               new_sysctls: Callable[[tuple[tuple[str, str], ...]], str | None] = lambda values: None) -> list[str]:
     """What of the plan the lab does not hold, one phrase each ([]: it holds all of it), and what it holds
     beyond the plan: `present()` gives the lab's namespaces as they are (one the plan has not is named);
     every veth end the plan makes has each offload feature linerate sets (OFFLOAD_FEATURES) as a plan step
     sets it or, where none does, as a new veth has it (`veth_defaults()`: ethtool -k's long name -> state);
     a table of another's that acts on packets, in any of the lab's namespaces, is named; linerate's own table on
     the DUT is compared by its shape and, where `canonical(ruleset)` gives how this nft prints the planned
-    ruleset back (lab/netns.py canonical_ruleset), by its whole text."""
+    ruleset back (lab/netns.py canonical_ruleset), by its whole text; every net.* sysctl of each namespace
+    against `new_sysctls(values)`, a new namespace's `sysctl -a` with the plan's values for it set
+    (lab/sysctls.py); its addresses, routes, rules and permanent neighbours (lab/routing.py)."""
     namespaces = [step.netns for step in plan.steps if isinstance(step, CreateNamespace)]
     missing = [ns for ns in namespaces if not exists(ns)]
     if missing:
@@ -213,6 +219,17 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
         if ns != dut_netns:
             problems += [f"{ns} filters with {table}, which the file's lab has not"
                          for table in foreign_filters(ruleset_tables(read(ns, ["nft", "list", "ruleset"])), own=False)]
+    addresses = [step for step in plan.steps if isinstance(step, AddAddress)]
+    defaults = [step for step in plan.steps if isinstance(step, AddDefaultRoute)]
+    for ns in namespaces or [dut_netns]:  # a guest's plan makes no namespace: only its lab ports are compared
+        problems += routing_drift(ns, addresses, defaults, read, whole=bool(namespaces))
+    for ns in namespaces:
+        values = tuple(pair for step in plan.steps if isinstance(step, SetSysctls) and step.netns == ns
+                       for pair in step.values)
+        reference = new_sysctls(values)
+        if reference is not None:
+            problems += sysctl_drift(ns, read(ns, ["sysctl", "-a", "-r", "^net[.]"]), reference,
+                                     {key for key, _ in values})
     return problems
 
 

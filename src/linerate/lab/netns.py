@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import shlex
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -161,3 +162,17 @@ def canonical_ruleset(ruleset: str) -> str | None:
     if ruleset not in _CANONICAL:
         _CANONICAL[ruleset] = _in_throwaway_netns("nft -f - && nft list ruleset", stdin=ruleset)
     return _CANONICAL[ruleset]
+
+
+_NEW_SYSCTLS: dict[tuple[tuple[str, str], ...], str | None] = {}
+
+
+def new_namespace_sysctls(values: tuple[tuple[str, str], ...]) -> str | None:
+    """`sysctl -a` of the net.* keys of a namespace made just now with `values` set in it (as a lab plan's
+    SetSysctls step sets them): what a kept lab's namespace holds where no step of its plan changed a key
+    (lab/sysctls.py). None when it cannot be made. Asked once per process for each set of values."""
+    if values not in _NEW_SYSCTLS:
+        writes = "".join(f" {shlex.quote(f'{key}={value}')}" for key, value in values)
+        script = (f"sysctl -q -w{writes} >/dev/null && " if values else "") + "sysctl -a -r '^net[.]' 2>/dev/null"
+        _NEW_SYSCTLS[values] = _in_throwaway_netns(script)
+    return _NEW_SYSCTLS[values]

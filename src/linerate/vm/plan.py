@@ -16,11 +16,12 @@ passes them on to the taps with TUNSETOFFLOAD).
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, replace
 
 from linerate.topology.firewall import render_ruleset
 from linerate.topology.link import OFFLOAD_FEATURES
-from linerate.topology.plan import (ADDR, CLIENT_IF, CLIENT_PORTS, DUT_LAN_IF, DUT_WAN_IF, IFINDEX, SERVER_IF,
+from linerate.topology.plan import (ADDR, CLIENT_IF, CLIENT_PORTS, DUT_LAN_IF, DUT_WAN_IF, IFINDEX, SERVER_IF, AddAddress,
                                     CreateNamespace, CreateTap, CreateVeth, LabSpec, LoadRuleset, Plan, RunTool, SetLink,
                                     SetSysctls, Step, WriteSysfs, address_steps, knob_steps)
 from linerate.vm.qemu import parse_virtio_offloads
@@ -131,12 +132,15 @@ GUEST = "guest"  # where guest_plan's steps run: the guest, read through its own
 def guest_plan(spec: LabSpec, lan: str = DUT_LAN_IF, wan: str = DUT_WAN_IF,
                dut_offloads: tuple[tuple[str, str, str], ...] = (), rx_queues: int = 1) -> Plan:
     """guest_commands as the plan steps they leave a trace of, for a kept lab's read-back (lab/conform.py):
-    every sysctl, each NIC's MTU and queue length, the ruleset, the offloads set with ethtool and the
-    RPS mask of each of its `rx_queues` receive queues. Its addresses are the path's, checked by every trial."""
+    every sysctl, each NIC's addresses (and so the routes through it: lab/routing.py), MTU and queue length,
+    the ruleset, the offloads set with ethtool and the RPS mask of each of its `rx_queues` receive queues."""
     steps: list[Step] = []
     for argv, stdin in guest_commands(spec, lan, wan, dut_offloads):
         if argv[:3] == ["sysctl", "-q", "-w"]:
             steps.append(SetSysctls(GUEST, tuple(tuple(pair.split("=", 1)) for pair in argv[3:])))
+        elif argv[:3] == ["ip", "addr", "add"]:
+            interface = ipaddress.ip_interface(argv[3])
+            steps.append(AddAddress(GUEST, argv[5], str(interface.ip), interface.network.prefixlen))
         elif argv[:3] == ["ip", "link", "set"]:
             txqlen = int(argv[argv.index("txqueuelen") + 1]) if "txqueuelen" in argv else None
             steps.append(SetLink(GUEST, argv[3], int(argv[argv.index("mtu") + 1]), txqlen))

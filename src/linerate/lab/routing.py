@@ -1,0 +1,193 @@
+"""A kept lab's routing, read back against its plan (lab/conform.py): the addresses, routes (of every table),
+policy rules and permanent neighbour entries of each namespace, or of a guest's lab ports. One route
+someone added (`ip route add 198.19.0.2/32 dev wan0 mtu lock 576`) clamps every TCP segment of a trial to
+536 bytes, as surely as a qdisc or a sysctl changes what a trial measures.
+
+What the kernel adds by itself for each address and link (protocol "kernel" in `ip route show table all`):
+an IPv4 address's prefix route (table main), its local and broadcast entries (table local); an IPv6
+address's prefix route, its local entry and, with forwarding on, its subnet-router anycast entry; each
+IPv6 link's fe80::/64 and ff00::/8. Such a route is accepted only in that exact form, derived from the
+addresses held, through the device that holds them, with no gateway and no metrics (net/ipv4/fib_frontend.c
+fib_add_ifaddr; net/ipv6/addrconf.c addrconf_prefix_route, addrconf_add_mroute, ipv6_dev_ac_inc).
+Every other route must be one of the plan's default routes. Addresses are compared both ways: one the
+plan has not is named (its prefix route would be the kernel's too).
+
+A namespace is the lab's own, so all of it is compared (`whole`). A guest has a life of its own (a
+management NIC, its own default route, policy routing): only what can touch the lab's traffic is
+compared there: what lies on a lab port, or routes to the lab's own ranges (198.18.0.0/15 and
+2001:2::/48, RFC 2544's and RFC 5180's benchmarking ranges), from whichever table."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Callable, Iterable
+
+from linerate.topology.plan import AddAddress, AddDefaultRoute
+
+Reader = Callable[[str, list[str]], str]  # (namespace, argv) -> the command's stdout
+
+READS = {
+    "route4": ["ip", "-j", "-4", "route", "show", "table", "all"],
+    "route6": ["ip", "-j", "-6", "route", "show", "table", "all"],
+    "addr": ["ip", "-j", "address", "show"],
+    "rule4": ["ip", "-j", "-4", "rule", "show"],
+    "rule6": ["ip", "-j", "-6", "rule", "show"],
+    "neigh": ["ip", "-j", "neigh", "show", "nud", "permanent"],
+}
+LAB_RANGES = (ipaddress.ip_network("198.18.0.0/15"), ipaddress.ip_network("2001:2::/48"))
+DEFAULT_RULES = {4: {(0, "local"), (32766, "main"), (32767, "default")}, 6: {(0, "local"), (32766, "main")}}
+LINK_LOCAL, MULTICAST = ipaddress.ip_network("fe80::/64"), ipaddress.ip_network("ff00::/8")
+
+
+def routing_drift(ns: str, addresses: Iterable[AddAddress], defaults: Iterable[AddDefaultRoute], read: Reader,
+                  whole: bool = True) -> list[str]:
+    """What of `ns`'s routing differs from the plan's addresses and default routes, one phrase each."""
+    addresses = [a for a in addresses if a.netns == ns]
+    ports = {a.ifname for a in addresses}
+    held = _addresses(read(ns, READS["addr"]))
+    if held is None:
+        return [f"the addresses in {ns} could not be read (ip -j address show)"]
+
+    def counts(dev: object, dst: object) -> bool:
+        return whole or dev in ports or _in_lab_ranges(dst)
+
+    planned = {(a.ifname, str(ipaddress.ip_interface(f"{a.address}/{a.prefixlen}"))) for a in addresses}
+    got = {(dev, str(iface)) for dev, iface, scope in held if scope == "global" and counts(dev, iface.ip)}
+    problems = [f"{dev} in {ns} also has the address {iface}, which the file's lab has not"
+                for dev, iface in sorted(got - planned)]
+    problems += [f"{dev} in {ns} lacks the file's address {iface}" for dev, iface in sorted(planned - got)]
+    derived = _kernel_routes(held)
+    wanted = {(d.family, ipaddress.ip_address(d.gateway)) for d in defaults if d.netns == ns}
+    found = set()
+    for family in (4, 6):
+        routes = _json_list(read(ns, READS[f"route{family}"]))
+        if routes is None:
+            problems.append(f"the IPv{family} routes in {ns} could not be read (ip -j -{family} route show table all)")
+            continue
+        for route in routes:
+            dst = _network(route.get("dst"), family)
+            if not counts(route.get("dev"), dst):
+                continue
+            if _is_kernel_route(route, dst, derived):
+                continue
+            plain = set(route) <= {"dst", "gateway", "dev", "protocol", "metric", "flags", "pref", "scope"}
+            gateway = _address(route.get("gateway"))
+            if plain and dst is not None and dst.prefixlen == 0 and (family, gateway) in wanted \
+                    and route.get("flags") in ([], None):
+                found.add((family, gateway))
+                continue
+            problems.append(f"{ns} has a route the file's lab has not: {_route_text(route)}")
+        for rule in _json_list(read(ns, READS[f"rule{family}"])) or []:
+            if (rule.get("priority"), rule.get("table")) in DEFAULT_RULES[family] and set(rule) == {"priority", "src", "table"} \
+                    and rule.get("src") == "all":
+                continue
+            if whole or ("action" in rule and _rule_can_match(rule, ports)):
+                problems.append(f"{ns} has a routing rule the file's lab has not: {_rule_text(rule)}")
+    problems += [f"{ns} lacks the file's default route via {gateway}" for _, gateway in sorted(wanted - found, key=str)]
+    for entry in _json_list(read(ns, READS["neigh"])) or []:
+        if counts(entry.get("dev"), _address(entry.get("dst"))):
+            problems.append(f"{ns} has a permanent neighbour entry the file's lab has not: "
+                            f"{entry.get('dst')} lladdr {entry.get('lladdr')} dev {entry.get('dev')}"[:200])
+    return problems
+
+
+def _addresses(text: str) -> list[tuple[str, ipaddress.IPv4Interface | ipaddress.IPv6Interface, str]] | None:
+    """`ip -j address show` -> (device, address/prefix, scope) of every address."""
+    links = _json_list(text)
+    if links is None:
+        return None
+    held = []
+    for link in links:
+        for info in link.get("addr_info", []) if isinstance(link.get("addr_info"), list) else []:
+            try:
+                iface = ipaddress.ip_interface(f"{info['local']}/{int(info['prefixlen'])}")
+            except (KeyError, TypeError, ValueError):
+                continue
+            held.append((str(link.get("ifname")), iface, str(info.get("scope"))))
+    return held
+
+
+def _kernel_routes(held) -> set[tuple[str, str, str, str]]:
+    """(type, table, dst network, device) of every route the kernel adds for these addresses and links."""
+    routes = set()
+    for dev, iface, _ in held:
+        net, ip = iface.network, iface.ip
+        host = ipaddress.ip_network(ip)
+        if ip.version == 4:
+            routes.add(("local", "local", str(host), dev))
+            # the prefix: a route out of the device, or on the loopback the whole prefix is local (127.0.0.0/8)
+            routes.add(("local", "local", str(net), dev) if dev == "lo" else ("unicast", "main", str(net), dev))
+            if net.prefixlen < 31:
+                routes |= {("broadcast", "local", f"{net.broadcast_address}/32", dev),
+                           ("broadcast", "local", f"{net.network_address}/32", dev)}  # kernels before 5.x
+        else:
+            routes |= {("local", "local", str(host), dev), ("unicast", "main", str(net), dev),
+                       ("anycast", "local", f"{net.network_address}/128", dev),
+                       ("multicast", "local", str(MULTICAST), dev)}
+            if ip.is_link_local:
+                routes.add(("unicast", "main", str(LINK_LOCAL), dev))
+    return routes
+
+
+def _is_kernel_route(route: dict, dst, derived: set) -> bool:
+    if route.get("protocol") != "kernel" or dst is None or {"gateway", "via", "nexthops", "nhid", "metrics"} & set(route):
+        return False
+    return (route.get("type", "unicast"), route.get("table", "main"), str(dst), route.get("dev")) in derived
+
+
+def _rule_can_match(rule: dict, ports: set[str]) -> bool:
+    """A rule whose selector can take the lab's packets (its addresses within the lab's ranges, its devices
+    lab ports, or none given)."""
+    for key, length in (("src", "srclen"), ("dst", "dstlen")):
+        if rule.get(key, "all") != "all":
+            net = _network(f"{rule[key]}/{rule[length]}" if length in rule else rule[key], 0)
+            if net is None or not any(net.version == r.version and net.overlaps(r) for r in LAB_RANGES):
+                return False
+    return all(rule.get(key) in (None, *ports) for key in ("iif", "oif"))
+
+
+def _in_lab_ranges(dst) -> bool:
+    if isinstance(dst, str):
+        dst = _network(dst, 0)
+    if isinstance(dst, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
+        dst = ipaddress.ip_network(dst)
+    return dst is not None and dst.prefixlen > 0 and any(
+        dst.version == r.version and dst.subnet_of(r) for r in LAB_RANGES)
+
+
+def _network(text: object, family: int):
+    if text == "default":
+        return ipaddress.ip_network("0.0.0.0/0" if family == 4 else "::/0")
+    try:
+        return ipaddress.ip_network(str(text), strict=False) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def _address(text: object):
+    try:
+        return ipaddress.ip_address(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def _json_list(text: str) -> list[dict] | None:
+    try:
+        doc = json.loads(text or "[]")
+    except ValueError:
+        return None
+    return [item for item in doc if isinstance(item, dict)] if isinstance(doc, list) else None
+
+
+def _route_text(route: dict) -> str:
+    words = [str(route.get("type", "")), str(route.get("dst", ""))]
+    words += [f"{key} {route[key]}" for key in ("gateway", "dev", "table", "protocol") if key in route]
+    metrics = route.get("metrics")
+    if isinstance(metrics, list):
+        words += [f"{k} {v}" for item in metrics if isinstance(item, dict) for k, v in item.items()]
+    return " ".join(word for word in words if word)[:200]
+
+
+def _rule_text(rule: dict) -> str:
+    return " ".join(f"{key} {value}" for key, value in rule.items())[:200]

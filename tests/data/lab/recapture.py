@@ -1,0 +1,164 @@
+"""Recapture the two kept-lab fixtures of this folder from real labs (root; run from the repository root:
+`.venv/bin/python tests/data/lab/recapture.py`). It makes each lab with the CLI, records every read a kept
+lab's read-back makes (lab/conform.py) with its real answer, writes the fixture and removes the lab."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).parent
+LINERATE = [sys.executable, "-m", "linerate"]
+TOOLS = ("Debian 12: iproute2 6.1.0, ethtool 6.1, nftables 1.0.6, procps 4.0.2")
+
+
+# (namespace role, a change an operator makes, its undo): each must be named by a kept lab's read-back
+NAMESPACE_CHANGES = [
+    ("dut", ["ip", "route", "add", "198.19.0.2/32", "dev", "wan0", "mtu", "lock", "576"],
+     ["ip", "route", "del", "198.19.0.2/32", "dev", "wan0"]),
+    ("dut", ["ip", "route", "add", "local", "198.19.0.9", "dev", "wan0", "proto", "kernel", "table", "local"],
+     ["ip", "route", "del", "local", "198.19.0.9", "dev", "wan0", "table", "local"]),
+    ("client", ["ip", "-6", "route", "change", "default", "via", "2001:2:0:1::1", "mtu", "1280"],
+     ["ip", "-6", "route", "change", "default", "via", "2001:2:0:1::1", "proto", "static"]),
+    ("server", ["ip", "addr", "add", "198.19.0.3/24", "dev", "eth0"], ["ip", "addr", "del", "198.19.0.3/24", "dev", "eth0"]),
+    ("dut", ["ip", "rule", "add", "to", "198.19.0.2", "prohibit"], ["ip", "rule", "del", "to", "198.19.0.2", "prohibit"]),
+    ("dut", ["ip", "neigh", "replace", "198.19.0.2", "lladdr", "02:00:00:00:00:01", "nud", "permanent", "dev", "wan0"],
+     ["ip", "neigh", "del", "198.19.0.2", "dev", "wan0"]),
+    ("client", ["sysctl", "-q", "-w", "net.ipv4.tcp_congestion_control=reno"], None),  # None: write back the value read
+    ("dut", ["sysctl", "-q", "-w", "net.ipv4.conf.wan0.rp_filter=1"], None),
+    ("server", ["sysctl", "-q", "-w", "net.ipv4.tcp_rmem=4096 8192 16384"], None),
+]
+GUEST_CHANGES = [
+    (["ip", "route", "add", "198.19.0.2/32", "dev", "wan0", "mtu", "lock", "576"], ["ip", "route", "del", "198.19.0.2/32"]),
+    (["ip", "addr", "add", "198.18.0.77/24", "dev", "lan0"], ["ip", "addr", "del", "198.18.0.77/24", "dev", "lan0"]),
+]
+
+
+def lab(*argv: str) -> None:
+    subprocess.run([*LINERATE, "lab", *argv], check=True, stdout=subprocess.DEVNULL)
+
+
+def namespace_lab() -> None:
+    from linerate.axes import lab_spec
+    from linerate.exec.local import NetnsExecutor
+    from linerate.lab.conform import plan_drift
+    from linerate.lab.netns import NETNS_DIR, canonical_ruleset, new_namespace_sysctls, new_veth_features
+    from linerate.topology import lab_plan
+
+    made_with = {"firewall": "stateful", "link_rate": "100m", "mtu": 1500, "offloads": "dut:tso=off"}
+    lab("up", "--name", "k3", "--firewall", "stateful", "--link", "100m", "--offloads", "dut:tso=off")
+    try:
+        outputs, sysctls, references = {}, {}, {}
+
+        def read(ns, argv):
+            outputs[f"{ns} {' '.join(argv)}"] = out = NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout
+            return out
+
+        def sysctl(ns, key):
+            sysctls[f"{ns} {key}"] = out = NetnsExecutor(ns).run(["sysctl", "-n", key], timeout_s=15).stdout.strip()
+            return out
+
+        def reference(values):
+            references[json.dumps(values)] = out = new_namespace_sysctls(values)
+            return out
+
+        spec = lab_spec("k3", made_with)
+        namespaces = sorted(ns for ns in os.listdir(NETNS_DIR) if ns.startswith("lr-k3-"))
+        def drift():
+            return plan_drift(lab_plan(spec), spec.netns("dut"), lambda ns: True, read, sysctl, lambda: namespaces,
+                              new_veth_features, canonical_ruleset, reference)
+
+        problems = drift()
+        assert problems == [], problems
+        clean = dict(outputs)
+        changed = []
+        for ns, argv, undo in NAMESPACE_CHANGES:
+            if undo is None:
+                key = argv[-1].split("=")[0]
+                undo = ["sysctl", "-q", "-w", f"{key}={NetnsExecutor(f'lr-k3-{ns}').run(['sysctl', '-n', key]).stdout.strip()}"]
+            subprocess.run(["ip", "netns", "exec", f"lr-k3-{ns}", *argv], check=True)
+            try:
+                outputs.clear()
+                problems = drift()
+                changed.append({"change": f"ip netns exec lr-k3-{ns} {' '.join(argv)}", "problems": problems,
+                                "outputs": {key: out for key, out in outputs.items() if clean.get(key) != out}})
+            finally:
+                subprocess.run(["ip", "netns", "exec", f"lr-k3-{ns}", *undo], check=True)
+        outputs.clear()
+        assert drift() == []
+        doc = {"source": f"captured on this project's CI-kind machine ({TOOLS}) from a lab made by `linerate lab up "
+                         "--name k3 --firewall stateful --link 100m --offloads dut:tso=off`: the stdout of each command "
+                         "lab/conform.py runs, keyed by namespace and argv, and each sysctl it reads; new_veth: `ethtool "
+                         "-k` of a veth made in a namespace of its own (lab/netns.py new_veth_features); new_sysctls: a "
+                         "new namespace's `sysctl -a` with the plan's values set, keyed by those values "
+                         "(new_namespace_sysctls); namespaces: the lab's namespaces as listed; changes: an operator's "
+                         "command run on the lab, the reads that then answered otherwise and what plan_drift said "
+                         "(undone after each). Recaptured "
+                         f"{datetime.date.today()} by tests/data/lab/recapture.py",
+               "outputs": outputs, "sysctls": sysctls, "new_veth": new_veth_features(), "new_sysctls": references,
+               "namespaces": namespaces, "changes": changed}
+        (HERE / "kept_lab_stateful_100m.json").write_text(json.dumps(doc, indent=1) + "\n")
+    finally:
+        lab("down", "k3")
+
+
+def vm_lab() -> None:
+    from linerate.lab.registry import Registry
+    from linerate.testbed.base import lab_from_record
+    from linerate.vm.plan import GUEST, guest_plan
+    from linerate.lab.conform import prefetched_drift
+
+    lab("up", "--name", "k4", "--dut", "vm", "--accel", "tcg", "--firewall", "stateful", "--offloads", "dut:tso=off")
+    try:
+        registry = Registry()
+        record = registry.load("k4")
+        testbed = lab_from_record(record, registry)
+        answers = []
+
+        def run_many(argvs):
+            results = testbed.executor("dut").run_many(argvs, timeout_s=30)
+            answers.extend({"argv": list(argv), "returncode": r.returncode, "stdout": r.stdout}
+                           for argv, r in zip(argvs, results))
+            return results
+
+        problems = prefetched_drift(guest_plan(testbed.spec, rx_queues=1), GUEST, run_many)
+        assert problems == [], problems
+        clean = {tuple(a["argv"]): a["stdout"] for a in answers}
+        changed = []
+        for argv, undo in GUEST_CHANGES:
+            testbed.executor("dut").run(argv, timeout_s=30)
+            try:
+                before = len(answers)
+                problems = prefetched_drift(guest_plan(testbed.spec, rx_queues=1), GUEST, run_many)
+                changed.append({"change": " ".join(argv), "problems": problems,
+                                "outputs": [a for a in answers[before:] if clean.get(tuple(a["argv"])) != a["stdout"]]})
+                del answers[before:]
+            finally:
+                testbed.executor("dut").run(undo, timeout_s=30)
+        doc = {"source": "the built-in VM guest (Debian 12 cloud kernel, busybox userland, the host's iproute2/ethtool/"
+                         "nftables) of `linerate lab up --dut vm --accel tcg --firewall stateful --offloads dut:tso=off`: "
+                         "each read a kept lab's guest read-back makes, run through its agent on "
+                         f"{datetime.date.today()} (tests/data/lab/recapture.py); the guest holds every knob of that plan",
+               "params": record.params, "outputs": answers, "changes": changed}
+        (HERE / "kept_vm_guest_stateful.json").write_text(json.dumps(doc, indent=1) + "\n")
+    finally:
+        lab("down", "k4")
+
+
+if __name__ == "__main__":
+    scratch = tempfile.mkdtemp(prefix="linerate-recapture-")
+    os.environ.setdefault("LINERATE_STATE_DIR", scratch + "/state")
+    which = sys.argv[1:] or ["namespace", "vm"]
+    try:
+        if "namespace" in which:
+            namespace_lab()
+        if "vm" in which:
+            vm_lab()
+    finally:
+        shutil.rmtree(scratch)
