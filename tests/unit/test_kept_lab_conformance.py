@@ -24,7 +24,8 @@ def drift(changed: dict[str, str] | None = None, **said) -> list[str]:
                       lambda ns, argv: outputs.get(f"{ns} {' '.join(argv)}", ""),
                       lambda ns, key: CAPTURE["sysctls"].get(f"{ns} {key}", "(none)"),
                       lambda: CAPTURE["namespaces"], lambda: CAPTURE["new_veth"],
-                      new_sysctls=lambda values: CAPTURE["new_sysctls"].get(json.dumps(values)))
+                      new_sysctls=lambda values: CAPTURE["new_sysctls"].get(json.dumps(values)),
+                      new_links=lambda: CAPTURE["new_links"])
 
 
 def test_the_record_that_made_the_lab_conforms():
@@ -190,6 +191,19 @@ NAMED = {
         ["lr-k3-dut has a routing rule the file's lab has not: priority 32765 src all dst 198.19.0.2 action prohibit"],
     "ip netns exec lr-k3-dut ip neigh replace 198.19.0.2 lladdr 02:00:00:00:00:01 nud permanent dev wan0":
         ["lr-k3-dut has a permanent neighbour entry the file's lab has not: 198.19.0.2 lladdr 02:00:00:00:00:01 dev wan0"],
+    "ip netns exec lr-k3-client ip addr add 198.19.0.2/32 dev lo scope host":  # the client would answer itself
+        ["lo in lr-k3-client also has the address 198.19.0.2/32, which the file's lab has not"],
+    "ip netns exec lr-k3-client tc qdisc replace dev eth0 root tbf rate 50mbit burst 32k latency 50ms":
+        ["eth0 in lr-k3-client is shaped at 50 Mbit/s, the file says not shaped"],
+    "ip netns exec lr-k3-client ip link set eth0 gso_max_size 3000 gso_max_segs 2":
+        ["gso_max_size of eth0 in lr-k3-client is 3000, a new veth's is 65536",
+         "gso_max_segs of eth0 in lr-k3-client is 2, a new veth's is 65535"],
+    "ip netns exec lr-k3-client sysctl -q -w net.ipv6.conf.eth0.mtu=1280":
+        ["net.ipv6.conf.eth0.mtu in lr-k3-client is '1280', its link's MTU is 1500"],
+    "ip netns exec lr-k3-dut sh -c echo 20000 > /sys/class/net/lan0/gro_flush_timeout":
+        ["gro_flush_timeout of lan0 in lr-k3-dut is 20000, the kernel's default is 0"],
+    "ip netns exec lr-k3-dut ip neigh replace 198.19.0.2 lladdr 02:00:00:00:00:99 dev wan0 nud noarp":
+        ["lr-k3-dut has a noarp neighbour entry the file's lab has not: 198.19.0.2 lladdr 02:00:00:00:00:99 dev wan0"],
     "ip netns exec lr-k3-client sysctl -q -w net.ipv4.tcp_congestion_control=reno":
         ["net.ipv4.tcp_congestion_control in lr-k3-client is 'reno', a new namespace's is 'bbr' (the file sets no value for it)"],
     "ip netns exec lr-k3-dut sysctl -q -w net.ipv4.conf.wan0.rp_filter=1":
@@ -209,12 +223,19 @@ def test_an_operators_route_address_rule_neighbour_or_sysctl_is_named():
         assert change["problems"] == NAMED[change["change"]]  # what the live lab gave when it was captured
 
 
-def test_a_guests_route_or_address_on_a_lab_port_is_named():
+def test_a_guests_route_rule_address_or_port_size_touching_the_lab_is_named():
     from linerate.exec.base import CommandResult
     from linerate.lab.conform import prefetched_drift
     from linerate.vm.plan import GUEST, guest_plan
 
-    named = {"ip route add 198.19.0.2/32 dev wan0 mtu lock 576":
+    named = {"ip link set lan0 gso_max_size 3000": ["gso_max_size of lan0 in guest is 3000, the kernel's default is 65536"],
+             # a lookup rule into a table of blackholes wider than the lab's ranges: both named
+             "sh -c ip route add blackhole 198.0.0.0/8 table 100 && ip rule add from all lookup 100 pref 100":
+             ["guest has a route the file's lab has not: blackhole 198.0.0.0/8 table 100",
+              "guest has a routing rule the file's lab has not: priority 100 src all table 100"],
+             "ip addr add 198.19.0.2/32 dev lo scope host":
+             ["lo in guest also has the address 198.19.0.2/32, which the file's lab has not"],
+             "ip route add 198.19.0.2/32 dev wan0 mtu lock 576":
              ["guest has a route the file's lab has not: 198.19.0.2 dev wan0 mtu 576"],
              "ip addr add 198.18.0.77/24 dev lan0":
              ["lan0 in guest also has the address 198.18.0.77/24, which the file's lab has not"]}
@@ -228,3 +249,49 @@ def test_a_guests_route_or_address_on_a_lab_port_is_named():
 
         plan = guest_plan(lab_spec("k4", GUEST_CAPTURE["params"]), rx_queues=1)
         assert prefetched_drift(plan, GUEST, run_many) == named[change["change"]] == change["problems"]
+
+
+POOL_CAPTURE = json.loads((Path(__file__).parent.parent / "data" / "lab" / "kept_lab_pool2.json").read_text())
+
+# labelled from ip-link(8) (gso_max_size), bridge(8) (learning, fdb static), ip-link(8) bridge ageing_time and
+# ip-xfrm(8): what each change to a pooled lab's links must be named as
+POOL_NAMED = {
+    "ip netns exec lr-k5-dut ip link set wan0 gso_max_size 1500":
+        ["gso_max_size of wan0 in lr-k5-dut is 1500, a new veth's is 65536"],
+    "ip netns exec lr-k5-lansw bridge link set dev p2 learning off":
+        ["learning of bridge port p2 in lr-k5-lansw is False, a new bridge port's is True"],
+    "ip netns exec lr-k5-wansw ip link set br0 type bridge ageing_time 0":
+        ["ageing_time of bridge br0 in lr-k5-wansw is 0, the file's is 8640000"],
+    "ip netns exec lr-k5-lansw bridge fdb add 02:00:00:00:00:09 dev p1 master static":
+        ["bridge br0 in lr-k5-lansw has a static entry 02:00:00:00:00:09 on p1, which the file's lab has not"],
+    "ip netns exec lr-k5-dut ip link add lrx0 type veth peer name lrx1":
+        ["a link lrx0 (veth) is in lr-k5-dut, and the file's lab has none such",
+         "a link lrx1 (veth) is in lr-k5-dut, and the file's lab has none such"],
+    "ip netns exec lr-k5-lansw bridge fdb del 02:00:00:00:00:01 dev uplink master":
+        ["uplink in lr-k5-lansw lacks the file's static forwarding entry 02:00:00:00:00:01"],
+    "ip netns exec lr-k5-dut ip xfrm policy add dir fwd src 198.18.0.0/24 dst 198.19.0.0/24 action block":
+        ["lr-k5-dut has IPsec policy entries (`ip xfrm policy list`), which the file's lab has not"],
+}
+
+
+def pool_drift(changed: dict[str, str] | None = None, new_links=None) -> list[str]:
+    spec = lab_spec("k5", POOL_CAPTURE["made_with"])
+    outputs = {**POOL_CAPTURE["outputs"], **(changed or {})}
+    return plan_drift(lab_plan(spec), spec.netns("dut"), lambda ns: True,
+                      lambda ns, argv: outputs.get(f"{ns} {' '.join(argv)}", ""),
+                      lambda ns, key: POOL_CAPTURE["sysctls"].get(f"{ns} {key}", "(none)"),
+                      lambda: POOL_CAPTURE["namespaces"], lambda: POOL_CAPTURE["new_veth"],
+                      new_sysctls=lambda values: POOL_CAPTURE["new_sysctls"].get(json.dumps(values)),
+                      new_links=lambda: POOL_CAPTURE["new_links"] if new_links is None else new_links)
+
+
+def test_a_pooled_labs_links_bridges_and_ipsec_are_read_back():
+    """A pooled lab (two switches) conforms to the record that made it; each change to its links, a switch's
+    settings or forwarding entries, or an IPsec policy on the DUT is named, and only that."""
+    assert pool_drift() == []
+    assert sorted(change["change"] for change in POOL_CAPTURE["changes"]) == sorted(POOL_NAMED)
+    for change in POOL_CAPTURE["changes"]:
+        assert pool_drift(change["outputs"]) == POOL_NAMED[change["change"]] == change["problems"], change["change"]
+    # without a fresh veth and bridge to compare with, the defaults are not compared (the links and entries are)
+    learning = next(c for c in POOL_CAPTURE["changes"] if "learning off" in c["change"])
+    assert pool_drift(learning["outputs"], new_links={}) == []

@@ -2,8 +2,8 @@
 firewall, MTU, link and pair-link rates, pairs, knobs) is what every command's results are stored under,
 and a state file is input like any other: before a command measures on a kept lab, the lab is read back
 and compared with every step of the plan its record gives (topology/plan.py, vm/plan.py) that leaves a
-trace to read: the namespaces; each link's MTU and queue length; each namespace's addresses, routes,
-policy rules and permanent neighbours (lab/routing.py); each port's qdiscs (their kinds, and
+trace to read: the namespaces; each link's MTU and queue length; each namespace's links as a whole
+(lab/links.py), addresses, routes, policy rules and permanent neighbours (lab/routing.py); each port's qdiscs (their kinds, and
 every tbf's rate); each offload set with ethtool; each sysctl; each sysfs value (RPS masks); and the
 shape of linerate's nftables table on the DUT (its chains and rules). Anything that differs refuses the
 command before it changes anything.
@@ -11,8 +11,9 @@ command before it changes anything.
 A VM DUT's guest is compared the same way, through its own executor (a guest's plan: vm/plan.py guest_plan),
 its reads asked first and answered in one round trip (prefetched_drift).
 
-Not compared: a generator port's own qdisc (a killed rfc2544's pacing bucket may stand in for it, and
-the command puts the pair link back: the same pair link is compared at the switch end of that link); a
+Not compared: a pool's generator port's own qdisc where the pool has a pair link (a killed rfc2544's
+pacing bucket may stand in for it, and the command puts the pair link back: the same pair link is compared
+at the switch end of that link; a one-pair lab's client port is compared like any other); a
 netem's own delay and loss figures (this kernel has no netem to read them back from: its presence is
 compared)."""
 
@@ -24,6 +25,7 @@ from collections.abc import Callable
 
 from linerate.topology.firewall import TABLE
 from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
+from linerate.lab.links import guest_port_drift, link_drift, link_mtus, napi_drift, planned_links, xfrm_drift
 from linerate.lab.routing import routing_drift
 from linerate.lab.sysctls import sysctl_drift
 from linerate.topology.plan import (CLIENT_IF, AddAddress, AddDefaultRoute, CreateNamespace, CreateVeth, LoadRuleset, Plan, RunTool, SetLink,
@@ -153,7 +155,8 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
                sysctl: SysctlReader, present: Callable[[], list[str]] = list,
                veth_defaults: Callable[[], dict[str, str]] = dict,
                canonical: Callable[[str], str | None] = lambda ruleset: None,
-               new_sysctls: Callable[[tuple[tuple[str, str], ...]], str | None] = lambda values: None) -> list[str]:
+               new_sysctls: Callable[[tuple[tuple[str, str], ...]], str | None] = lambda values: None,
+               new_links: Callable[[], dict[str, dict]] = dict) -> list[str]:
     """What of the plan the lab does not hold, one phrase each ([]: it holds all of it), and what it holds
     beyond the plan: `present()` gives the lab's namespaces as they are (one the plan has not is named);
     every veth end the plan makes has each offload feature linerate sets (OFFLOAD_FEATURES) as a plan step
@@ -162,7 +165,10 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
     the DUT is compared by its shape and, where `canonical(ruleset)` gives how this nft prints the planned
     ruleset back (lab/netns.py canonical_ruleset), by its whole text; every net.* sysctl of each namespace
     against `new_sysctls(values)`, a new namespace's `sysctl -a` with the plan's values for it set
-    (lab/sysctls.py); its addresses, routes, rules and permanent neighbours (lab/routing.py)."""
+    (lab/sysctls.py); its addresses, routes, rules and permanent neighbours (lab/routing.py); its links, their
+    GSO/GRO sizes and bridge settings against `new_links()`'s, XDP, a switch's static entries and IPsec
+    (lab/links.py)."""
+    read = _once(read)
     namespaces = [step.netns for step in plan.steps if isinstance(step, CreateNamespace)]
     missing = [ns for ns in namespaces if not exists(ns)]
     if missing:
@@ -190,8 +196,8 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
     planned = planned_qdiscs(plan)
     ports = {(step.netns, step.ifname) for step in plan.steps if isinstance(step, SetLink)} | planned.keys()
     for ns, dev in sorted(ports):
-        if dev == CLIENT_IF and re.search(r"-client[0-9]*$", ns):
-            continue  # a generator's port: the command puts its pair link back (see above)
+        if plan.spec.pair_link is not None and dev == CLIENT_IF and re.search(r"-client[0-9]*$", ns):
+            continue  # a pool's generator port: the command puts its pair link back (see above)
         shown = read(ns, ["tc", "-j", "qdisc", "show", "dev", dev])
         wanted = planned.get((ns, dev), {})
         rates = {parent: rate for parent, (kind, rate) in wanted.items() if kind == "tbf"}
@@ -223,14 +229,32 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
     defaults = [step for step in plan.steps if isinstance(step, AddDefaultRoute)]
     for ns in namespaces or [dut_netns]:  # a guest's plan makes no namespace: only its lab ports are compared
         problems += routing_drift(ns, addresses, defaults, read, whole=bool(namespaces))
+    links, fresh = planned_links(plan), new_links()
+    for ns in namespaces:
+        problems += link_drift(ns, links.get(ns, {}), read, fresh) + xfrm_drift(ns, read) + napi_drift(ns, None, read)
+    if not namespaces:
+        ports = {step.ifname for step in addresses}
+        problems += guest_port_drift(dut_netns, ports, read) + napi_drift(dut_netns, ports, read)
     for ns in namespaces:
         values = tuple(pair for step in plan.steps if isinstance(step, SetSysctls) and step.netns == ns
                        for pair in step.values)
         reference = new_sysctls(values)
         if reference is not None:
             problems += sysctl_drift(ns, read(ns, ["sysctl", "-a", "-r", "^net[.]"]), reference,
-                                     {key for key, _ in values})
+                                     {key for key, _ in values}, link_mtus(ns, read))
     return problems
+
+
+def _once(read: Reader) -> Reader:
+    """`read`, each (namespace, argv) asked of it once (several comparisons read the same `ip -d -j link show`)."""
+    answers: dict[tuple[str, tuple[str, ...]], str] = {}
+
+    def cached(ns: str, argv: list[str]) -> str:
+        key = (ns, tuple(argv))
+        if key not in answers:
+            answers[key] = read(ns, argv)
+        return answers[key]
+    return cached
 
 
 def _table_text(listed: str, name: str) -> list[str]:

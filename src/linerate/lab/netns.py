@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from linerate.exec import LocalExecutor
+from linerate.lab.links import fresh_links
 from linerate.topology.link import parse_ethtool_features
 
 CLONE_NEWNET, CLONE_NEWNS = 0x40000000, 0x00020000
@@ -176,3 +177,17 @@ def new_namespace_sysctls(values: tuple[tuple[str, str], ...]) -> str | None:
         script = (f"sysctl -q -w{writes} >/dev/null && " if values else "") + "sysctl -a -r '^net[.]' 2>/dev/null"
         _NEW_SYSCTLS[values] = _in_throwaway_netns(script)
     return _NEW_SYSCTLS[values]
+
+
+_NEW_LINKS: dict[str, dict] = {}
+
+
+def new_links() -> dict[str, dict]:
+    """A new veth's GSO/GRO sizes, a new bridge's settings and a new bridge port's ({"veth", "bridge",
+    "bridge_slave"}: lab/links.py fresh_links), made in a namespace of their own: what a kept lab's links are
+    compared with where its plan sets nothing. Asked once per process; {} when they cannot be made."""
+    if not _NEW_LINKS:
+        _NEW_LINKS.update(fresh_links(_in_throwaway_netns(
+            "ip link add lrprobe0 type veth peer name lrprobe1 && ip link add lrprobe2 type bridge && "
+            "ip link set lrprobe1 master lrprobe2 && ip -d -j link show")))
+    return dict(_NEW_LINKS)

@@ -1,5 +1,5 @@
 """A kept lab's routing, read back against its plan (lab/conform.py): the addresses, routes (of every table),
-policy rules and permanent neighbour entries of each namespace, or of a guest's lab ports. One route
+policy rules and fixed (permanent or noarp) neighbour entries of each namespace, or of a guest's lab ports. One route
 someone added (`ip route add 198.19.0.2/32 dev wan0 mtu lock 576`) clamps every TCP segment of a trial to
 536 bytes, as surely as a qdisc or a sysctl changes what a trial measures.
 
@@ -14,8 +14,10 @@ plan has not is named (its prefix route would be the kernel's too).
 
 A namespace is the lab's own, so all of it is compared (`whole`). A guest has a life of its own (a
 management NIC, its own default route, policy routing): only what can touch the lab's traffic is
-compared there: what lies on a lab port, or routes to the lab's own ranges (198.18.0.0/15 and
-2001:2::/48, RFC 2544's and RFC 5180's benchmarking ranges), from whichever table."""
+compared there: what lies on a lab port or in the lab's own ranges (198.18.0.0/15 and 2001:2::/48,
+RFC 2544's and RFC 5180's benchmarking ranges), a route that overlaps them (from whichever table, but
+the guest's own default route in its main table), and a policy rule that can select the lab's packets.
+Kernel-made noarp entries (the loopback's, multicast and broadcast ones) are not an operator's."""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ READS = {
     "addr": ["ip", "-j", "address", "show"],
     "rule4": ["ip", "-j", "-4", "rule", "show"],
     "rule6": ["ip", "-j", "-6", "rule", "show"],
-    "neigh": ["ip", "-j", "neigh", "show", "nud", "permanent"],
+    "neigh": ["ip", "-j", "neigh", "show", "nud", "all"],
 }
 LAB_RANGES = (ipaddress.ip_network("198.18.0.0/15"), ipaddress.ip_network("2001:2::/48"))
 DEFAULT_RULES = {4: {(0, "local"), (32766, "main"), (32767, "default")}, 6: {(0, "local"), (32766, "main")}}
@@ -53,7 +55,7 @@ def routing_drift(ns: str, addresses: Iterable[AddAddress], defaults: Iterable[A
         return whole or dev in ports or _in_lab_ranges(dst)
 
     planned = {(a.ifname, str(ipaddress.ip_interface(f"{a.address}/{a.prefixlen}"))) for a in addresses}
-    got = {(dev, str(iface)) for dev, iface, scope in held if scope == "global" and counts(dev, iface.ip)}
+    got = {(dev, str(iface)) for dev, iface, _ in held if not _kernels_own(dev, iface) and counts(dev, iface.ip)}
     problems = [f"{dev} in {ns} also has the address {iface}, which the file's lab has not"
                 for dev, iface in sorted(got - planned)]
     problems += [f"{dev} in {ns} lacks the file's address {iface}" for dev, iface in sorted(planned - got)]
@@ -67,7 +69,7 @@ def routing_drift(ns: str, addresses: Iterable[AddAddress], defaults: Iterable[A
             continue
         for route in routes:
             dst = _network(route.get("dst"), family)
-            if not counts(route.get("dev"), dst):
+            if not (counts(route.get("dev"), dst) or _may_take_lab_traffic(route, dst)):
                 continue
             if _is_kernel_route(route, dst, derived):
                 continue
@@ -82,14 +84,33 @@ def routing_drift(ns: str, addresses: Iterable[AddAddress], defaults: Iterable[A
             if (rule.get("priority"), rule.get("table")) in DEFAULT_RULES[family] and set(rule) == {"priority", "src", "table"} \
                     and rule.get("src") == "all":
                 continue
-            if whole or ("action" in rule and _rule_can_match(rule, ports)):
+            if whole or _rule_can_match(rule, ports):
                 problems.append(f"{ns} has a routing rule the file's lab has not: {_rule_text(rule)}")
     problems += [f"{ns} lacks the file's default route via {gateway}" for _, gateway in sorted(wanted - found, key=str)]
     for entry in _json_list(read(ns, READS["neigh"])) or []:
-        if counts(entry.get("dev"), _address(entry.get("dst"))):
-            problems.append(f"{ns} has a permanent neighbour entry the file's lab has not: "
+        state = entry.get("state") if isinstance(entry.get("state"), list) else []
+        dst = _address(entry.get("dst"))
+        fixed = "PERMANENT" in state or ("NOARP" in state and _operators_noarp(entry, dst))
+        if fixed and counts(entry.get("dev"), dst):
+            problems.append(f"{ns} has a {'/'.join(state).lower()} neighbour entry the file's lab has not: "
                             f"{entry.get('dst')} lladdr {entry.get('lladdr')} dev {entry.get('dev')}"[:200])
     return problems
+
+
+def _operators_noarp(entry: dict, dst) -> bool:
+    """A noarp neighbour entry the kernel does not make by itself: those are the loopback's (any traffic over
+    it, as an SSH to a guest's forwarded port, makes one for 0.0.0.0), multicast and broadcast ones."""
+    return entry.get("dev") != "lo" and dst is not None and not (dst.is_multicast or dst.is_unspecified) \
+        and entry.get("lladdr") != "ff:ff:ff:ff:ff:ff"
+
+
+def _kernels_own(dev: str, iface) -> bool:
+    """An address the kernel gives by itself: a link's IPv6 link-local one, the loopback's 127.0.0.1/8 and ::1.
+    Any other, of any scope (`ip addr add 198.19.0.2/32 dev lo scope host` in a client namespace would
+    answer the client's trials itself), is compared."""
+    if iface.version == 6 and iface.network.prefixlen == 64 and iface.network.subnet_of(LINK_LOCAL):
+        return True
+    return dev == "lo" and str(iface) in ("127.0.0.1/8", "::1/128")
 
 
 def _addresses(text: str) -> list[tuple[str, ipaddress.IPv4Interface | ipaddress.IPv6Interface, str]] | None:
@@ -137,14 +158,30 @@ def _is_kernel_route(route: dict, dst, derived: set) -> bool:
 
 
 def _rule_can_match(rule: dict, ports: set[str]) -> bool:
-    """A rule whose selector can take the lab's packets (its addresses within the lab's ranges, its devices
-    lab ports, or none given)."""
+    """A rule whose selector can take the lab's packets, whatever it does with them (a lookup in a table of
+    blackholes takes them as surely as `prohibit`): unless its addresses lie outside the lab's ranges (and
+    it is not inverted with `not`) or it names a device that is no lab port."""
+    if rule.get("not"):
+        return True
     for key, length in (("src", "srclen"), ("dst", "dstlen")):
         if rule.get(key, "all") != "all":
             net = _network(f"{rule[key]}/{rule[length]}" if length in rule else rule[key], 0)
-            if net is None or not any(net.version == r.version and net.overlaps(r) for r in LAB_RANGES):
+            if net is None or not _overlaps_lab(net):
                 return False
     return all(rule.get(key) in (None, *ports) for key in ("iif", "oif"))
+
+
+def _may_take_lab_traffic(route: dict, dst) -> bool:
+    """A guest's route that can take the lab's packets from its connected routes: one that overlaps the lab's
+    ranges and is either in another table (the local table is looked up first; another by a rule) or not a
+    default route (a guest's own default route, to its management network, is less specific than the lab's)."""
+    if dst is None or not _overlaps_lab(dst):
+        return False
+    return dst.prefixlen > 0 or route.get("table", "main") != "main"
+
+
+def _overlaps_lab(net) -> bool:
+    return any(net.version == r.version and net.overlaps(r) for r in LAB_RANGES)
 
 
 def _in_lab_ranges(dst) -> bool:

@@ -7,7 +7,7 @@ A key of a device the new namespace has not (the lab's veths) is compared with i
 template: `net.ipv4.conf.default.*`, `net.ipv6.conf.default.*` (a device takes these when it is made,
 and the plan sets its sysctls before it makes its links), and for neighbour tables the loopback's
 (`net.*.neigh.lo.*`: a namespace other than the first has no `neigh.default`). Not compared: a
-device's `mtu` (its link's MTU is: lab/conform.py), a count traffic changes by itself
+device's `mtu` against the template (a link's IPv6 MTU is compared with its link's MTU instead), a count traffic changes by itself
 (nf_conntrack_count) and the TCP Fast Open key (made at the first use, and a secret). A guest's kernel has no such reference here: its sysctls are compared where its
 plan sets them (vm/plan.py guest_plan)."""
 
@@ -28,9 +28,12 @@ def parse_sysctls(text: str | None) -> dict[str, str]:
     return values
 
 
-def sysctl_drift(ns: str, held_text: str, reference_text: str | None, planned: set[str]) -> list[str]:
+def sysctl_drift(ns: str, held_text: str, reference_text: str | None, planned: set[str],
+                 mtus: dict[str, int] | None = None) -> list[str]:
     """Keys of `ns` (its `sysctl -a`) that differ from a new namespace's (`reference_text`), except the
-    `planned` keys, which the plan's own steps are compared on. [] when there is no reference."""
+    `planned` keys, which the plan's own steps are compared on; a link's IPv6 MTU against the link's own
+    (`mtus`: name -> MTU; the kernel sets one from the other, and a smaller IPv6 MTU lowers every IPv6 MSS).
+    [] when there is no reference."""
     reference = parse_sysctls(reference_text)
     if not reference:
         return []
@@ -45,6 +48,8 @@ def sysctl_drift(ns: str, held_text: str, reference_text: str | None, planned: s
         parts = key.split(".")
         if wanted is None and len(parts) >= 5 and parts[2] in ("conf", "neigh"):
             if parts[2] == "conf" and parts[4] in DEVICE_OWN:
+                if parts[1] == "ipv6" and mtus and parts[3] in mtus and value != str(mtus[parts[3]]):
+                    problems.append(f"{key} in {ns} is '{value[:20]}', its link's MTU is {mtus[parts[3]]}")
                 continue
             template = "default" if parts[2] == "conf" else "lo"
             wanted = reference.get(".".join([*parts[:3], template, *parts[4:]]))

@@ -25,7 +25,7 @@ from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.lab.conform import held_tbf_rates, plan_drift
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
-from linerate.lab.netns import canonical_ruleset, new_namespace_sysctls, new_veth_features
+from linerate.lab.netns import canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
@@ -144,7 +144,7 @@ class NamespaceTestbed:
         return plan_drift(self.host_plan(), self.spec.netns("dut"), lambda ns: (NETNS_DIR / ns).exists(),
                           lambda ns, argv: NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout,
                           _sysctl_or_none, lambda: sorted(ours & set(os.listdir(NETNS_DIR))), new_veth_features,
-                          canonical_ruleset, new_namespace_sysctls) + self._server_drift()
+                          canonical_ruleset, new_namespace_sysctls, new_links) + self._server_drift()
 
     def _server_drift(self) -> list[str]:
         """An iperf3 server on the lab's port in a server namespace that the record did not start (a foreign

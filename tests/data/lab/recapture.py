@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
+from linerate.traffic.trafgen import NOBODY_MAC  # noqa: E402  (the pooled lab's one static entry)
 LINERATE = [sys.executable, "-m", "linerate"]
 TOOLS = ("Debian 12: iproute2 6.1.0, ethtool 6.1, nftables 1.0.6, procps 4.0.2")
 
@@ -30,11 +31,39 @@ NAMESPACE_CHANGES = [
     ("dut", ["ip", "rule", "add", "to", "198.19.0.2", "prohibit"], ["ip", "rule", "del", "to", "198.19.0.2", "prohibit"]),
     ("dut", ["ip", "neigh", "replace", "198.19.0.2", "lladdr", "02:00:00:00:00:01", "nud", "permanent", "dev", "wan0"],
      ["ip", "neigh", "del", "198.19.0.2", "dev", "wan0"]),
+    ("client", ["ip", "addr", "add", "198.19.0.2/32", "dev", "lo", "scope", "host"],
+     ["ip", "addr", "del", "198.19.0.2/32", "dev", "lo"]),
+    ("client", ["tc", "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", "50mbit", "burst", "32k", "latency", "50ms"],
+     ["tc", "qdisc", "del", "dev", "eth0", "root"]),
+    ("client", ["ip", "link", "set", "eth0", "gso_max_size", "3000", "gso_max_segs", "2"],
+     ["ip", "link", "set", "eth0", "gso_max_size", "65536", "gso_max_segs", "65535"]),
+    ("client", ["sysctl", "-q", "-w", "net.ipv6.conf.eth0.mtu=1280"], None),
+    ("dut", ["sh", "-c", "echo 20000 > /sys/class/net/lan0/gro_flush_timeout"],
+     ["sh", "-c", "echo 0 > /sys/class/net/lan0/gro_flush_timeout"]),
+    ("dut", ["ip", "neigh", "replace", "198.19.0.2", "lladdr", "02:00:00:00:00:99", "dev", "wan0", "nud", "noarp"],
+     ["ip", "neigh", "del", "198.19.0.2", "dev", "wan0"]),
     ("client", ["sysctl", "-q", "-w", "net.ipv4.tcp_congestion_control=reno"], None),  # None: write back the value read
     ("dut", ["sysctl", "-q", "-w", "net.ipv4.conf.wan0.rp_filter=1"], None),
     ("server", ["sysctl", "-q", "-w", "net.ipv4.tcp_rmem=4096 8192 16384"], None),
 ]
+POOL_CHANGES = [
+    ("dut", ["ip", "link", "set", "wan0", "gso_max_size", "1500"], ["ip", "link", "set", "wan0", "gso_max_size", "65536"]),
+    ("lansw", ["bridge", "link", "set", "dev", "p2", "learning", "off"], ["bridge", "link", "set", "dev", "p2", "learning", "on"]),
+    ("wansw", ["ip", "link", "set", "br0", "type", "bridge", "ageing_time", "0"],
+     ["ip", "link", "set", "br0", "type", "bridge", "ageing_time", "8640000"]),
+    ("lansw", ["bridge", "fdb", "add", "02:00:00:00:00:09", "dev", "p1", "master", "static"],
+     ["bridge", "fdb", "del", "02:00:00:00:00:09", "dev", "p1", "master"]),
+    ("dut", ["ip", "link", "add", "lrx0", "type", "veth", "peer", "name", "lrx1"], ["ip", "link", "del", "lrx0"]),
+    ("lansw", ["bridge", "fdb", "del", NOBODY_MAC, "dev", "uplink", "master"],
+     ["bridge", "fdb", "add", NOBODY_MAC, "dev", "uplink", "master", "static"]),
+    ("dut", ["ip", "xfrm", "policy", "add", "dir", "fwd", "src", "198.18.0.0/24", "dst", "198.19.0.0/24", "action",
+             "block"], ["ip", "xfrm", "policy", "flush"]),
+]
 GUEST_CHANGES = [
+    (["ip", "link", "set", "lan0", "gso_max_size", "3000"], ["ip", "link", "set", "lan0", "gso_max_size", "65536"]),
+    (["sh", "-c", "ip route add blackhole 198.0.0.0/8 table 100 && ip rule add from all lookup 100 pref 100"],
+     ["sh", "-c", "ip rule del pref 100; ip route del blackhole 198.0.0.0/8 table 100"]),
+    (["ip", "addr", "add", "198.19.0.2/32", "dev", "lo", "scope", "host"], ["ip", "addr", "del", "198.19.0.2/32", "dev", "lo"]),
     (["ip", "route", "add", "198.19.0.2/32", "dev", "wan0", "mtu", "lock", "576"], ["ip", "route", "del", "198.19.0.2/32"]),
     (["ip", "addr", "add", "198.18.0.77/24", "dev", "lan0"], ["ip", "addr", "del", "198.18.0.77/24", "dev", "lan0"]),
 ]
@@ -44,15 +73,16 @@ def lab(*argv: str) -> None:
     subprocess.run([*LINERATE, "lab", *argv], check=True, stdout=subprocess.DEVNULL)
 
 
-def namespace_lab() -> None:
+def namespace_lab(name: str, made_with: dict, up: list[str], changes: list, fixture: str) -> None:
+    """Make lab `name` with `lab up --name NAME *up` (its record: `made_with`), capture its read-back and each of
+    `changes` (namespace role, argv, undo or None to write back a sysctl's value) into `fixture`."""
     from linerate.axes import lab_spec
     from linerate.exec.local import NetnsExecutor
     from linerate.lab.conform import plan_drift
-    from linerate.lab.netns import NETNS_DIR, canonical_ruleset, new_namespace_sysctls, new_veth_features
+    from linerate.lab.netns import NETNS_DIR, canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features
     from linerate.topology import lab_plan
 
-    made_with = {"firewall": "stateful", "link_rate": "100m", "mtu": 1500, "offloads": "dut:tso=off"}
-    lab("up", "--name", "k3", "--firewall", "stateful", "--link", "100m", "--offloads", "dut:tso=off")
+    lab("up", "--name", name, *up)
     try:
         outputs, sysctls, references = {}, {}, {}
 
@@ -68,44 +98,47 @@ def namespace_lab() -> None:
             references[json.dumps(values)] = out = new_namespace_sysctls(values)
             return out
 
-        spec = lab_spec("k3", made_with)
-        namespaces = sorted(ns for ns in os.listdir(NETNS_DIR) if ns.startswith("lr-k3-"))
+        spec = lab_spec(name, made_with)
+        namespaces = sorted(ns for ns in os.listdir(NETNS_DIR) if ns.startswith(f"lr-{name}-"))
+
         def drift():
             return plan_drift(lab_plan(spec), spec.netns("dut"), lambda ns: True, read, sysctl, lambda: namespaces,
-                              new_veth_features, canonical_ruleset, reference)
+                              new_veth_features, canonical_ruleset, reference, new_links)
 
         problems = drift()
         assert problems == [], problems
         clean = dict(outputs)
         changed = []
-        for ns, argv, undo in NAMESPACE_CHANGES:
+        for role, argv, undo in changes:
+            ns = f"lr-{name}-{role}"
             if undo is None:
                 key = argv[-1].split("=")[0]
-                undo = ["sysctl", "-q", "-w", f"{key}={NetnsExecutor(f'lr-k3-{ns}').run(['sysctl', '-n', key]).stdout.strip()}"]
-            subprocess.run(["ip", "netns", "exec", f"lr-k3-{ns}", *argv], check=True)
+                undo = ["sysctl", "-q", "-w", f"{key}={NetnsExecutor(ns).run(['sysctl', '-n', key]).stdout.strip()}"]
+            subprocess.run(["ip", "netns", "exec", ns, *argv], check=True)
             try:
                 outputs.clear()
                 problems = drift()
-                changed.append({"change": f"ip netns exec lr-k3-{ns} {' '.join(argv)}", "problems": problems,
+                changed.append({"change": f"ip netns exec {ns} {' '.join(argv)}", "problems": problems,
                                 "outputs": {key: out for key, out in outputs.items() if clean.get(key) != out}})
             finally:
-                subprocess.run(["ip", "netns", "exec", f"lr-k3-{ns}", *undo], check=True)
+                subprocess.run(["ip", "netns", "exec", ns, *undo], check=True)
         outputs.clear()
         assert drift() == []
         doc = {"source": f"captured on this project's CI-kind machine ({TOOLS}) from a lab made by `linerate lab up "
-                         "--name k3 --firewall stateful --link 100m --offloads dut:tso=off`: the stdout of each command "
+                         f"--name {name} {' '.join(up)}`: the stdout of each command "
                          "lab/conform.py runs, keyed by namespace and argv, and each sysctl it reads; new_veth: `ethtool "
                          "-k` of a veth made in a namespace of its own (lab/netns.py new_veth_features); new_sysctls: a "
                          "new namespace's `sysctl -a` with the plan's values set, keyed by those values "
-                         "(new_namespace_sysctls); namespaces: the lab's namespaces as listed; changes: an operator's "
+                         "(new_namespace_sysctls); new_links: a new veth's, bridge's and bridge port's settings "
+                         "(new_links); namespaces: the lab's namespaces as listed; changes: an operator's "
                          "command run on the lab, the reads that then answered otherwise and what plan_drift said "
                          "(undone after each). Recaptured "
                          f"{datetime.date.today()} by tests/data/lab/recapture.py",
-               "outputs": outputs, "sysctls": sysctls, "new_veth": new_veth_features(), "new_sysctls": references,
-               "namespaces": namespaces, "changes": changed}
-        (HERE / "kept_lab_stateful_100m.json").write_text(json.dumps(doc, indent=1) + "\n")
+               "made_with": made_with, "outputs": outputs, "sysctls": sysctls, "new_veth": new_veth_features(),
+               "new_sysctls": references, "new_links": new_links(), "namespaces": namespaces, "changes": changed}
+        (HERE / fixture).write_text(json.dumps(doc, indent=1) + "\n")
     finally:
-        lab("down", "k3")
+        lab("down", name)
 
 
 def vm_lab() -> None:
@@ -154,10 +187,14 @@ def vm_lab() -> None:
 if __name__ == "__main__":
     scratch = tempfile.mkdtemp(prefix="linerate-recapture-")
     os.environ.setdefault("LINERATE_STATE_DIR", scratch + "/state")
-    which = sys.argv[1:] or ["namespace", "vm"]
+    which = sys.argv[1:] or ["namespace", "pool", "vm"]
     try:
         if "namespace" in which:
-            namespace_lab()
+            namespace_lab("k3", {"firewall": "stateful", "link_rate": "100m", "mtu": 1500, "offloads": "dut:tso=off"},
+                          ["--firewall", "stateful", "--link", "100m", "--offloads", "dut:tso=off"], NAMESPACE_CHANGES,
+                          "kept_lab_stateful_100m.json")
+        if "pool" in which:
+            namespace_lab("k5", {"firewall": "none", "pairs": 2}, ["--pairs", "2"], POOL_CHANGES, "kept_lab_pool2.json")
         if "vm" in which:
             vm_lab()
     finally:
