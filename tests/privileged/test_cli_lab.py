@@ -55,6 +55,16 @@ def test_trial_json_and_failed_trial_on_stopped_server():
             foreign.wait(timeout=10)
         assert refused.returncode == 2 and "on the lab's port 5201 in lr-clij-server is not the lab's own" in \
             refused.stderr, refused.stderr
+        # any other process the lab did not start, in any of its namespaces (a packet socket takes the DUT's CPU)
+        stranger = subprocess.Popen(["ip", "netns", "exec", "lr-clij-dut", "sleep", "60"])
+        try:
+            time.sleep(0.3)
+            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        finally:
+            stranger.kill()
+            stranger.wait(timeout=10)
+        assert refused.returncode == 2 and f"a process the lab did not start runs in lr-clij-dut: pid {stranger.pid} " \
+            "('sleep')" in refused.stderr, refused.stderr
     finally:
         run("lab", "down", "clij")
     assert "lr-clij-dut" not in netns_names()

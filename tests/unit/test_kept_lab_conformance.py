@@ -25,7 +25,8 @@ def drift(changed: dict[str, str] | None = None, **said) -> list[str]:
                       lambda ns, key: CAPTURE["sysctls"].get(f"{ns} {key}", "(none)"),
                       lambda: CAPTURE["namespaces"], lambda: CAPTURE["new_veth"],
                       new_sysctls=lambda values: CAPTURE["new_sysctls"].get(json.dumps(values)),
-                      new_links=lambda: CAPTURE["new_links"])
+                      new_links=lambda: CAPTURE["new_links"],
+                      qdiscs=lambda mtu, argvs: CAPTURE["qdiscs"].get(json.dumps([mtu, argvs])))
 
 
 def test_the_record_that_made_the_lab_conforms():
@@ -84,7 +85,7 @@ def test_a_pair_the_lab_does_not_have_is_missing():
 
 def test_planned_rates_are_what_tc_reports_back():
     spec = lab_spec("k3", MADE_WITH)
-    tc = CAPTURE["outputs"]["lr-k3-dut tc -j qdisc show dev lan0"]
+    tc = CAPTURE["outputs"]["lr-k3-dut tc -j -d qdisc show dev lan0"]
     assert planned_rates(lab_plan(spec))[("lr-k3-dut", "lan0")] == held_tbf_rates(tc) == {"root": 10_000_000_000,
                                                                                           "1:1": 100_000_000}
 
@@ -204,6 +205,16 @@ NAMED = {
         ["gro_flush_timeout of lan0 in lr-k3-dut is 20000, the kernel's default is 0"],
     "ip netns exec lr-k3-dut ip neigh replace 198.19.0.2 lladdr 02:00:00:00:00:99 dev wan0 nud noarp":
         ["lr-k3-dut has a noarp neighbour entry the file's lab has not: 198.19.0.2 lladdr 02:00:00:00:00:99 dev wan0"],
+    "ip netns exec lr-k3-client sh -c ip -n lr-k3-dut link set wan0 mtu 1300 && ping -c1 -W1 -M do -s 1472 198.19.0.2; "
+    "ip -n lr-k3-dut link set wan0 mtu 1500":  # the MTU is put back, the path MTU learnt stays (ip-route(8) get)
+        ["lr-k3-client has a cached route the file's lab has not (a learnt path MTU or redirect, for ten minutes): "
+         "198.19.0.2 gateway 198.18.0.1 dev eth0 mtu 1300"],
+    "ip netns exec lr-k3-dut tc qdisc change dev wan0 parent 1:1 handle 2: tbf rate 100000000bit burst 50000 "
+    "latency 200ms overhead 0 mpu 84":  # the shaper without its per-frame overhead (tc-tbf(8) overhead)
+        ["wan0 in lr-k3-dut has its qdiscs with other options than the file's (tbf 2: {\"burst\": \"50000b/1\", "
+         "\"lat\": 200000, \"linklayer\": \"ethernet\", \"mpu\": 84, \"rate\": 12500000})"],
+    "ip netns exec lr-k3-dut sh -c ethtool -L lan0 rx 2 tx 2 && echo 1 > /sys/class/net/lan0/queues/rx-1/rps_cpus":
+        ["rx-1/rps_cpus of lan0 in lr-k3-dut is 1, the kernel's default is 0"],
     "ip netns exec lr-k3-client sysctl -q -w net.ipv4.tcp_congestion_control=reno":
         ["net.ipv4.tcp_congestion_control in lr-k3-client is 'reno', a new namespace's is 'bbr' (the file sets no value for it)"],
     "ip netns exec lr-k3-dut sysctl -q -w net.ipv4.conf.wan0.rp_filter=1":
@@ -282,7 +293,8 @@ def pool_drift(changed: dict[str, str] | None = None, new_links=None) -> list[st
                       lambda ns, key: POOL_CAPTURE["sysctls"].get(f"{ns} {key}", "(none)"),
                       lambda: POOL_CAPTURE["namespaces"], lambda: POOL_CAPTURE["new_veth"],
                       new_sysctls=lambda values: POOL_CAPTURE["new_sysctls"].get(json.dumps(values)),
-                      new_links=lambda: POOL_CAPTURE["new_links"] if new_links is None else new_links)
+                      new_links=lambda: POOL_CAPTURE["new_links"] if new_links is None else new_links,
+                      qdiscs=lambda mtu, argvs: POOL_CAPTURE["qdiscs"].get(json.dumps([mtu, argvs])))
 
 
 def test_a_pooled_labs_links_bridges_and_ipsec_are_read_back():

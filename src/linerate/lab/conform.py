@@ -5,7 +5,9 @@ and compared with every step of the plan its record gives (topology/plan.py, vm/
 trace to read: the namespaces; each link's MTU and queue length; each namespace's links as a whole
 (lab/links.py), addresses, routes, policy rules and permanent neighbours (lab/routing.py); each port's qdiscs (their kinds, and
 every tbf's rate); each offload set with ethtool; each sysctl; each sysfs value (RPS masks); and the
-shape of linerate's nftables table on the DUT (its chains and rules). Anything that differs refuses the
+shape of linerate's nftables table on the DUT (its chains and rules); a port's qdiscs with every option
+(a tbf's burst, latency, overhead, mpu) against the same tc commands run on a new veth (lab/netns.py
+canonical_qdiscs). Anything that differs refuses the
 command before it changes anything.
 
 A VM DUT's guest is compared the same way, through its own executor (a guest's plan: vm/plan.py guest_plan),
@@ -15,7 +17,7 @@ Not compared: a pool's generator port's own qdisc where the pool has a pair link
 pacing bucket may stand in for it, and the command puts the pair link back: the same pair link is compared
 at the switch end of that link; a one-pair lab's client port is compared like any other); a
 netem's own delay and loss figures (this kernel has no netem to read them back from: its presence is
-compared)."""
+compared); the other known gaps are listed in docs/files-and-state.md."""
 
 from __future__ import annotations
 
@@ -25,10 +27,10 @@ from collections.abc import Callable
 
 from linerate.topology.firewall import TABLE
 from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
-from linerate.lab.links import guest_port_drift, link_drift, link_mtus, napi_drift, planned_links, xfrm_drift
+from linerate.lab.links import guest_port_drift, link_drift, link_mtus, planned_links, sysfs_drift, xfrm_drift
 from linerate.lab.routing import routing_drift
 from linerate.lab.sysctls import sysctl_drift
-from linerate.topology.plan import (CLIENT_IF, AddAddress, AddDefaultRoute, CreateNamespace, CreateVeth, LoadRuleset, Plan, RunTool, SetLink,
+from linerate.topology.plan import (ADDR, CLIENT_IF, AddAddress, AddDefaultRoute, CreateNamespace, CreateVeth, LoadRuleset, Plan, RunTool, SetLink,
                                     SetSysctls, WriteSysfs)
 
 RATE_TOLERANCE = 1e-3  # tc keeps a rate in bytes/s: a rate in bit/s comes back rounded to 8 bit/s
@@ -156,7 +158,8 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
                veth_defaults: Callable[[], dict[str, str]] = dict,
                canonical: Callable[[str], str | None] = lambda ruleset: None,
                new_sysctls: Callable[[tuple[tuple[str, str], ...]], str | None] = lambda values: None,
-               new_links: Callable[[], dict[str, dict]] = dict) -> list[str]:
+               new_links: Callable[[], dict[str, dict]] = dict,
+               qdiscs: Callable[[int, tuple[tuple[str, ...], ...]], str | None] = lambda mtu, argvs: None) -> list[str]:
     """What of the plan the lab does not hold, one phrase each ([]: it holds all of it), and what it holds
     beyond the plan: `present()` gives the lab's namespaces as they are (one the plan has not is named);
     every veth end the plan makes has each offload feature linerate sets (OFFLOAD_FEATURES) as a plan step
@@ -194,11 +197,16 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
             if _mask(got) != _mask(step.value):
                 problems.append(f"{step.path} in {step.netns} is '{got}', the file says '{step.value}'")
     planned = planned_qdiscs(plan)
+    argvs: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {}
+    for step in plan.steps:
+        if isinstance(step, RunTool) and step.argv[:2] == ("tc", "qdisc"):
+            port = (step.netns, step.argv[step.argv.index("dev") + 1])
+            argvs[port] = (*argvs.get(port, ()), tuple(step.argv))
     ports = {(step.netns, step.ifname) for step in plan.steps if isinstance(step, SetLink)} | planned.keys()
     for ns, dev in sorted(ports):
         if plan.spec.pair_link is not None and dev == CLIENT_IF and re.search(r"-client[0-9]*$", ns):
             continue  # a pool's generator port: the command puts its pair link back (see above)
-        shown = read(ns, ["tc", "-j", "qdisc", "show", "dev", dev])
+        shown = read(ns, ["tc", "-j", "-d", "qdisc", "show", "dev", dev])
         wanted = planned.get((ns, dev), {})
         rates = {parent: rate for parent, (kind, rate) in wanted.items() if kind == "tbf"}
         held = held_tbf_rates(shown)
@@ -207,6 +215,11 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
         elif held_qdisc_kinds(shown) != {parent: kind for parent, (kind, _) in wanted.items()}:
             problems.append(f"{dev} in {ns} has {_kinds_text(held_qdisc_kinds(shown))}, the file says "
                             f"{_kinds_text({parent: kind for parent, (kind, _) in wanted.items()})}")
+        elif argvs.get((ns, dev)) and "netem" not in wanted_kinds(wanted) and \
+                (reference := qdiscs(plan.spec.mtu, argvs[(ns, dev)])) is not None and \
+                _qdisc_options(shown) != _qdisc_options(reference):
+            problems.append(f"{dev} in {ns} has its qdiscs with other options than the file's "
+                            f"({_options_text(shown, reference)})")
     planned = "".join(step.ruleset for step in plan.steps if isinstance(step, LoadRuleset))
     planned_rules = ruleset_shape(planned)
     listed = read(dut_netns, ["nft", "list", "ruleset"])
@@ -227,14 +240,19 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
                          for table in foreign_filters(ruleset_tables(read(ns, ["nft", "list", "ruleset"])), own=False)]
     addresses = [step for step in plan.steps if isinstance(step, AddAddress)]
     defaults = [step for step in plan.steps if isinstance(step, AddDefaultRoute)]
+    peers = [step.address for step in addresses] if namespaces else \
+        [ADDR[(role, family)][0] for role in ("client", "server") for family in (4, 6)]  # a guest's plan: its own
     for ns in namespaces or [dut_netns]:  # a guest's plan makes no namespace: only its lab ports are compared
-        problems += routing_drift(ns, addresses, defaults, read, whole=bool(namespaces))
+        problems += routing_drift(ns, [a for a in addresses if a.netns == ns], defaults, read, whole=bool(namespaces),
+                                  peers=peers)
     links, fresh = planned_links(plan), new_links()
+    written = {step.path for step in plan.steps if isinstance(step, WriteSysfs)}
     for ns in namespaces:
-        problems += link_drift(ns, links.get(ns, {}), read, fresh) + xfrm_drift(ns, read) + napi_drift(ns, None, read)
+        problems += link_drift(ns, links.get(ns, {}), read, fresh) + xfrm_drift(ns, read)
+        problems += sysfs_drift(ns, None, written, read)
     if not namespaces:
         ports = {step.ifname for step in addresses}
-        problems += guest_port_drift(dut_netns, ports, read) + napi_drift(dut_netns, ports, read)
+        problems += guest_port_drift(dut_netns, ports, read) + sysfs_drift(dut_netns, ports, written, read)
     for ns in namespaces:
         values = tuple(pair for step in plan.steps if isinstance(step, SetSysctls) and step.netns == ns
                        for pair in step.values)
@@ -243,6 +261,28 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
             problems += sysctl_drift(ns, read(ns, ["sysctl", "-a", "-r", "^net[.]"]), reference,
                                      {key for key, _ in values}, link_mtus(ns, read))
     return problems
+
+
+def wanted_kinds(wanted: dict[str, tuple[str, int | None]]) -> set[str]:
+    return {kind for kind, _ in wanted.values()}
+
+
+def _qdisc_options(tc_json: str | None) -> list[tuple[str, str, str, str]] | None:
+    """`tc -j -d qdisc show dev IF` -> (parent, handle, kind, options as JSON) of each qdisc the kernel does not
+    attach by itself, sorted; None if it is not tc's JSON."""
+    try:
+        return sorted(("root" if q.get("root") else str(q.get("parent")), str(q.get("handle")), str(q.get("kind")),
+                       json.dumps(q.get("options"), sort_keys=True))
+                      for q in json.loads(tc_json or "[]") if q.get("kind") not in DEFAULT_QDISCS)
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def _options_text(shown: str, reference: str) -> str:
+    held, wanted = _qdisc_options(shown) or [], _qdisc_options(reference) or []
+    differ = [f"{kind} {handle} {options}" for (parent, handle, kind, options) in held if
+              (parent, handle, kind, options) not in wanted]
+    return "; ".join(differ)[:200] or "another set"
 
 
 def _once(read: Reader) -> Reader:

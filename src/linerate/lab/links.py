@@ -1,9 +1,9 @@
 """Every link of a kept lab's namespace, read back against its plan (lab/conform.py): the links themselves
 (one added, one gone, another kind, another bridge), what the plan leaves at the kernel's defaults (GSO/GRO
 sizes, a bridge's and a bridge port's settings, compared with a veth and a bridge made just now: lab/netns.py
-new_links), an XDP program on a link, a link's NAPI deferral, a switch's static forwarding entries, and
+new_links), an XDP program on a link, a link's NAPI deferral and each queue's RPS/XPS masks, a switch's static forwarding entries, and
 IPsec (xfrm) policies and states, which the lab has none of. A guest's lab ports: their GSO/GRO sizes against
-the kernel's defaults, XDP and NAPI deferral. `ip link set wan0 gso_max_size 1500` makes every segment leave the DUT
+the kernel's defaults, XDP, NAPI deferral and RPS. `ip link set wan0 gso_max_size 1500` makes every segment leave the DUT
 unsegmented by GSO, `bridge link set dev p1 learning off` makes a switch copy every frame to every pair:
 each changes what a trial measures, as a qdisc does.
 
@@ -21,8 +21,11 @@ from linerate.topology.plan import CreateNamespace, CreateTap, CreateVeth, Plan,
 Reader = Callable[[str, list[str]], str]  # (namespace, argv) -> the command's stdout
 
 LINKS = ["ip", "-d", "-j", "link", "show"]
-# a link's NAPI deferral (Documentation/networking/napi.rst): 0 unless someone set it; a fixed script, no values
-NAPI = ["sh", "-c", "grep -H . /sys/class/net/*/gro_flush_timeout /sys/class/net/*/napi_defer_hard_irqs"]
+# a link's NAPI deferral (Documentation/networking/napi.rst) and each queue's receive/transmit steering
+# (Documentation/networking/scaling.rst): 0 unless someone (or the plan's RPS steps) set it; a fixed script, no values
+SYSFS = ["sh", "-c", "grep -H . /sys/class/net/*/gro_flush_timeout /sys/class/net/*/napi_defer_hard_irqs "
+         "/sys/class/net/*/queues/*/rps_cpus /sys/class/net/*/queues/*/rps_flow_cnt /sys/class/net/*/queues/*/xps_cpus "
+         "2>/dev/null; true"]
 # what the kernel gives every link (include/linux/netdevice.h GSO_LEGACY_MAX_SIZE, GSO_MAX_SEGS, GRO_LEGACY_MAX_SIZE):
 # a guest's NICs are compared with these (no new virtio NIC can be made there to compare with)
 KERNEL_SIZES = {"gso_max_size": 65536, "gso_max_segs": 65535, "gro_max_size": 65536}
@@ -120,14 +123,21 @@ def guest_port_drift(host: str, ports: set[str], read: Reader) -> list[str]:
     return problems
 
 
-def napi_drift(ns: str, devices: set[str] | None, read: Reader) -> list[str]:
-    """A link's gro_flush_timeout or napi_defer_hard_irqs other than 0 (devices None: every link of ns)."""
+def sysfs_drift(ns: str, devices: set[str] | None, planned: set[str], read: Reader) -> list[str]:
+    """A link's NAPI deferral, or a queue's RPS mask, flow count or XPS mask, other than 0 where the plan sets
+    none (`planned`: the sysfs paths its steps write, compared on their own). devices None: every link of ns; a
+    guest's (devices given) XPS masks are its driver's own (virtio-net sets them per queue)."""
     problems = []
-    for line in read(ns, NAPI).splitlines():
+    for line in read(ns, SYSFS).splitlines():
         path, _, value = line.partition(":")
-        parts = path.split("/")  # /sys/class/net/<link>/<key>
-        if len(parts) == 6 and (devices is None or parts[4] in devices) and value.strip() != "0":
-            problems.append(f"{parts[5]} of {parts[4]} in {ns} is {value.strip()[:20]}, the kernel's default is 0")
+        parts = path.split("/")  # /sys/class/net/<link>/<key> or /sys/class/net/<link>/queues/<queue>/<key>
+        if len(parts) not in (6, 8) or path in planned or (devices is not None and parts[4] not in devices):
+            continue
+        if devices is not None and parts[-1] == "xps_cpus":
+            continue
+        if value.replace(",", "").strip().strip("0"):
+            what = parts[-1] if len(parts) == 6 else f"{parts[6]}/{parts[7]}"
+            problems.append(f"{what} of {parts[4]} in {ns} is {value.strip()[:40]}, the kernel's default is 0")
     return problems
 
 

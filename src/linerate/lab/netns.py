@@ -191,3 +191,21 @@ def new_links() -> dict[str, dict]:
             "ip link add lrprobe0 type veth peer name lrprobe1 && ip link add lrprobe2 type bridge && "
             "ip link set lrprobe1 master lrprobe2 && ip -d -j link show")))
     return dict(_NEW_LINKS)
+
+
+_QDISCS: dict[tuple[int, tuple[tuple[str, ...], ...]], str | None] = {}
+
+
+def canonical_qdiscs(mtu: int, argvs: tuple[tuple[str, ...], ...]) -> str | None:
+    """`tc -j -d qdisc show` of a new veth (MTU `mtu`) after the plan's `tc qdisc` argv for one port, each run
+    on it (its `dev` given as the probe's): how this kernel holds those qdiscs, every option included (a
+    tbf's burst, latency, overhead and mpu), against which a kept lab's port is compared (lab/conform.py).
+    None when they cannot be made here."""
+    key = (mtu, argvs)
+    if key not in _QDISCS:
+        steps = [" ".join(shlex.quote("lrprobe0" if i > 0 and argv[i - 1] == "dev" else word)
+                          for i, word in enumerate(argv)) for argv in argvs]
+        _QDISCS[key] = _in_throwaway_netns(" && ".join([
+            f"ip link add lrprobe0 mtu {int(mtu)} type veth peer name lrprobe1", *steps,
+            "tc -j -d qdisc show dev lrprobe0"]))
+    return _QDISCS[key]

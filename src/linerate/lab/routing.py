@@ -12,6 +12,11 @@ fib_add_ifaddr; net/ipv6/addrconf.c addrconf_prefix_route, addrconf_add_mroute, 
 Every other route must be one of the plan's default routes. Addresses are compared both ways: one the
 plan has not is named (its prefix route would be the kernel's too).
 
+Cached exceptions (a path MTU learnt from an ICMP message, a redirect) are routes too: one learnt while a
+link's MTU was lowered outlives the MTU put back by ten minutes. This kernel's dump does not list IPv4's
+(`ip route show cache` prints nothing), so the path to each of the lab's addresses is asked (`ip route get`
+shows the exception's `expires` and `mtu`).
+
 A namespace is the lab's own, so all of it is compared (`whole`). A guest has a life of its own (a
 management NIC, its own default route, policy routing): only what can touch the lab's traffic is
 compared there: what lies on a lab port or in the lab's own ranges (198.18.0.0/15 and 2001:2::/48,
@@ -36,15 +41,22 @@ READS = {
     "rule4": ["ip", "-j", "-4", "rule", "show"],
     "rule6": ["ip", "-j", "-6", "rule", "show"],
     "neigh": ["ip", "-j", "neigh", "show", "nud", "all"],
+
 }
 LAB_RANGES = (ipaddress.ip_network("198.18.0.0/15"), ipaddress.ip_network("2001:2::/48"))
 DEFAULT_RULES = {4: {(0, "local"), (32766, "main"), (32767, "default")}, 6: {(0, "local"), (32766, "main")}}
 LINK_LOCAL, MULTICAST = ipaddress.ip_network("fe80::/64"), ipaddress.ip_network("ff00::/8")
 
 
+def paths_argv(addresses: list[str]) -> list[str]:
+    """`ip -j route get` of each address, one JSON line each (a fixed script; the addresses are the plan's)."""
+    return ["sh", "-c", 'for a; do ip -j route get "$a"; done', "sh", *addresses]
+
+
 def routing_drift(ns: str, addresses: Iterable[AddAddress], defaults: Iterable[AddDefaultRoute], read: Reader,
-                  whole: bool = True) -> list[str]:
-    """What of `ns`'s routing differs from the plan's addresses and default routes, one phrase each."""
+                  whole: bool = True, peers: Iterable[str] = ()) -> list[str]:
+    """What of `ns`'s routing differs from the plan's addresses and default routes, one phrase each; `peers`:
+    the lab's addresses, whose paths from `ns` must hold no cached exception."""
     addresses = [a for a in addresses if a.netns == ns]
     ports = {a.ifname for a in addresses}
     held = _addresses(read(ns, READS["addr"]))
@@ -87,6 +99,13 @@ def routing_drift(ns: str, addresses: Iterable[AddAddress], defaults: Iterable[A
             if whole or _rule_can_match(rule, ports):
                 problems.append(f"{ns} has a routing rule the file's lab has not: {_rule_text(rule)}")
     problems += [f"{ns} lacks the file's default route via {gateway}" for _, gateway in sorted(wanted - found, key=str)]
+    others = sorted({str(address) for address in peers} - {a.address for a in addresses})
+    for line in read(ns, paths_argv(others)).splitlines() if others else []:
+        for route in _json_list(line) or []:  # the kernel's exception for that path: a learnt MTU, a redirect
+            cache = route.get("cache") if isinstance(route.get("cache"), list) else []
+            if "expires" in route or "redirected" in cache:  # a route's own metrics are the route's (named above)
+                problems.append(f"{ns} has a cached route the file's lab has not (a learnt path MTU or redirect, "
+                                f"for ten minutes): {_route_text(route)}")
     for entry in _json_list(read(ns, READS["neigh"])) or []:
         state = entry.get("state") if isinstance(entry.get("state"), list) else []
         dst = _address(entry.get("dst"))

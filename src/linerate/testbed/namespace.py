@@ -25,7 +25,7 @@ from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.lab.conform import held_tbf_rates, plan_drift
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
-from linerate.lab.netns import canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features
+from linerate.lab.netns import canonical_qdiscs, canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
@@ -144,17 +144,31 @@ class NamespaceTestbed:
         return plan_drift(self.host_plan(), self.spec.netns("dut"), lambda ns: (NETNS_DIR / ns).exists(),
                           lambda ns, argv: NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout,
                           _sysctl_or_none, lambda: sorted(ours & set(os.listdir(NETNS_DIR))), new_veth_features,
-                          canonical_ruleset, new_namespace_sysctls, new_links) + self._server_drift()
+                          canonical_ruleset, new_namespace_sysctls, new_links, canonical_qdiscs) + self._server_drift()
 
     def _server_drift(self) -> list[str]:
-        """An iperf3 server on the lab's port in a server namespace that the record did not start (a foreign
-        server, say one limited to another rate, would answer this lab's trials). An operator's own server
-        on another port is theirs."""
-        own = {ref.pid for ref in (self.record.servers if self.record else [])}
-        servers = [self.spec.netns(server) for _, server in self.spec.pair_roles()]
-        return [f"an iperf3 server (pid {pid}) on the lab's port {self.spec.iperf_port} in {ns} is not the lab's own"
-                for ns in servers if (NETNS_DIR / ns).exists() for pid, program in programs_in_netns(ns)
-                if program == "iperf3" and pid not in own and _iperf3_port(pid) == self.spec.iperf_port]
+        """A process the lab did not start (its record's servers): in the DUT's namespace or a switch's, any (the
+        device under test and the wires are the plan's alone: a packet socket there takes CPU from the
+        forwarding); in a client's or server's, an iperf3 server on the lab's port (it would answer this lab's
+        trials). A generator's namespace is otherwise the operator's workspace (their capture, their server on
+        another port), and a killed command's generators there are stopped before this one measures
+        (stop_leftover_programs)."""
+        own = {ref.pid for ref in (self.record.servers if self.record else []) if ref.alive()}
+        problems = []
+        for ns in self.spec.namespaces:
+            if not (NETNS_DIR / ns).exists():
+                continue
+            generator = re.search(r"-(client|server)[0-9]*$", ns) is not None
+            for pid, program in programs_in_netns(ns):
+                if pid in own:
+                    continue
+                if not generator:
+                    problems.append(f"a process the lab did not start runs in {ns}: pid {pid} ({program[:20]!r})")
+                elif program == "iperf3" and not is_leftover(pid, program, self.record.scratch if self.record else "") \
+                        and _iperf3_port(pid) == self.spec.iperf_port:
+                    problems.append(f"an iperf3 server (pid {pid}) on the lab's port {self.spec.iperf_port} in {ns} "
+                                    "is not the lab's own")
+        return problems
 
     # --- the Testbed protocol (testbed/base.py) -------------------------------------------------------
 

@@ -42,6 +42,15 @@ NAMESPACE_CHANGES = [
      ["sh", "-c", "echo 0 > /sys/class/net/lan0/gro_flush_timeout"]),
     ("dut", ["ip", "neigh", "replace", "198.19.0.2", "lladdr", "02:00:00:00:00:99", "dev", "wan0", "nud", "noarp"],
      ["ip", "neigh", "del", "198.19.0.2", "dev", "wan0"]),
+    ("client", ["sh", "-c", "ip -n lr-k3-dut link set wan0 mtu 1300 && ping -c1 -W1 -M do -s 1472 198.19.0.2; "
+                "ip -n lr-k3-dut link set wan0 mtu 1500"],  # a path MTU learnt, the MTU put back
+     ["ip", "route", "flush", "cache"]),
+    ("dut", ["tc", "qdisc", "change", "dev", "wan0", "parent", "1:1", "handle", "2:", "tbf", "rate", "100000000bit",
+             "burst", "50000", "latency", "200ms", "overhead", "0", "mpu", "84"],
+     ["tc", "qdisc", "change", "dev", "wan0", "parent", "1:1", "handle", "2:", "tbf", "rate", "100000000bit",
+      "burst", "50000", "latency", "200ms", "overhead", "24", "mpu", "84"]),
+    ("dut", ["sh", "-c", "ethtool -L lan0 rx 2 tx 2 && echo 1 > /sys/class/net/lan0/queues/rx-1/rps_cpus"],
+     ["ethtool", "-L", "lan0", "rx", "1", "tx", "1"]),
     ("client", ["sysctl", "-q", "-w", "net.ipv4.tcp_congestion_control=reno"], None),  # None: write back the value read
     ("dut", ["sysctl", "-q", "-w", "net.ipv4.conf.wan0.rp_filter=1"], None),
     ("server", ["sysctl", "-q", "-w", "net.ipv4.tcp_rmem=4096 8192 16384"], None),
@@ -79,12 +88,13 @@ def namespace_lab(name: str, made_with: dict, up: list[str], changes: list, fixt
     from linerate.axes import lab_spec
     from linerate.exec.local import NetnsExecutor
     from linerate.lab.conform import plan_drift
-    from linerate.lab.netns import NETNS_DIR, canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features
+    from linerate.lab.netns import (NETNS_DIR, canonical_qdiscs, canonical_ruleset, new_links, new_namespace_sysctls,
+                                    new_veth_features)
     from linerate.topology import lab_plan
 
     lab("up", "--name", name, *up)
     try:
-        outputs, sysctls, references = {}, {}, {}
+        outputs, sysctls, references, qdisc_references = {}, {}, {}, {}
 
         def read(ns, argv):
             outputs[f"{ns} {' '.join(argv)}"] = out = NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout
@@ -101,9 +111,13 @@ def namespace_lab(name: str, made_with: dict, up: list[str], changes: list, fixt
         spec = lab_spec(name, made_with)
         namespaces = sorted(ns for ns in os.listdir(NETNS_DIR) if ns.startswith(f"lr-{name}-"))
 
+        def qdiscs(mtu, argvs):
+            qdisc_references[json.dumps([mtu, argvs])] = out = canonical_qdiscs(mtu, argvs)
+            return out
+
         def drift():
             return plan_drift(lab_plan(spec), spec.netns("dut"), lambda ns: True, read, sysctl, lambda: namespaces,
-                              new_veth_features, canonical_ruleset, reference, new_links)
+                              new_veth_features, canonical_ruleset, reference, new_links, qdiscs)
 
         problems = drift()
         assert problems == [], problems
@@ -130,12 +144,13 @@ def namespace_lab(name: str, made_with: dict, up: list[str], changes: list, fixt
                          "-k` of a veth made in a namespace of its own (lab/netns.py new_veth_features); new_sysctls: a "
                          "new namespace's `sysctl -a` with the plan's values set, keyed by those values "
                          "(new_namespace_sysctls); new_links: a new veth's, bridge's and bridge port's settings "
-                         "(new_links); namespaces: the lab's namespaces as listed; changes: an operator's "
+                         "(new_links); qdiscs: the plan's tc commands for a port run on a new veth, keyed by [MTU, argv] (canonical_qdiscs); namespaces: the lab's namespaces as listed; changes: an operator's "
                          "command run on the lab, the reads that then answered otherwise and what plan_drift said "
                          "(undone after each). Recaptured "
                          f"{datetime.date.today()} by tests/data/lab/recapture.py",
                "made_with": made_with, "outputs": outputs, "sysctls": sysctls, "new_veth": new_veth_features(),
-               "new_sysctls": references, "new_links": new_links(), "namespaces": namespaces, "changes": changed}
+               "new_sysctls": references, "new_links": new_links(),
+               "qdiscs": qdisc_references, "namespaces": namespaces, "changes": changed}
         (HERE / fixture).write_text(json.dumps(doc, indent=1) + "\n")
     finally:
         lab("down", name)
