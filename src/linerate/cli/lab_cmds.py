@@ -129,7 +129,7 @@ def cmd_lab_status(args: argparse.Namespace) -> int:
         server_ns = [ns for ns in record.namespaces if re.search(r"-server[0-9]*$", ns)] if not problems else []
         running = programs_in_netns(*server_ns)
         programs.update(running)
-        own = {ref.pid for ref in record.servers if ref.alive()}
+        own = record.live_server_pids()
         rows.append({
             "name": record.lab_id, "kind": record.kind, "firewall": record.firewall, "mtu": record.mtu,
             "state": state, "namespaces": record.namespaces,

@@ -45,19 +45,26 @@ def planned_rates(plan: Plan) -> dict[tuple[str, str], dict[str, int]]:
             for port, qdiscs in planned_qdiscs(plan).items()}
 
 
+def planned_tc(plan: Plan) -> dict[tuple[str, str], tuple[tuple[str, ...], ...]]:
+    """(namespace, device) -> the plan's `tc qdisc` argv for that port, in order."""
+    argvs: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {}
+    for step in plan.steps:
+        if isinstance(step, RunTool) and step.argv[:2] == ("tc", "qdisc"):
+            port = (step.netns, step.argv[step.argv.index("dev") + 1])
+            argvs[port] = (*argvs.get(port, ()), tuple(step.argv))
+    return argvs
+
+
 def planned_qdiscs(plan: Plan) -> dict[tuple[str, str], dict[str, tuple[str, int | None]]]:
     """(namespace, device) -> {parent: (qdisc kind, its rate in bit/s or None)} of every qdisc the plan adds."""
     qdiscs: dict[tuple[str, str], dict[str, tuple[str, int | None]]] = {}
-    for step in plan.steps:
-        argv = list(step.argv) if isinstance(step, RunTool) else []
-        if argv[:2] != ["tc", "qdisc"]:
-            continue
-        parent = "root" if "root" in argv else argv[argv.index("parent") + 1]
-        kind = next((word for word in ("tbf", "netem") if word in argv), None)
-        if kind is None:
-            continue
-        rate = int(argv[argv.index("rate") + 1].removesuffix("bit")) if kind == "tbf" else None
-        qdiscs.setdefault((step.netns, argv[argv.index("dev") + 1]), {})[parent] = (kind, rate)
+    for port, argvs in planned_tc(plan).items():
+        for argv in argvs:
+            parent = "root" if "root" in argv else argv[argv.index("parent") + 1]
+            kind = next((word for word in ("tbf", "netem") if word in argv), None)
+            if kind is not None:
+                rate = int(argv[argv.index("rate") + 1].removesuffix("bit")) if kind == "tbf" else None
+                qdiscs.setdefault(port, {})[parent] = (kind, rate)
     return qdiscs
 
 
@@ -196,12 +203,7 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
             got = read(step.netns, ["cat", step.path]).strip()
             if _mask(got) != _mask(step.value):
                 problems.append(f"{step.path} in {step.netns} is '{got}', the file says '{step.value}'")
-    planned = planned_qdiscs(plan)
-    argvs: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {}
-    for step in plan.steps:
-        if isinstance(step, RunTool) and step.argv[:2] == ("tc", "qdisc"):
-            port = (step.netns, step.argv[step.argv.index("dev") + 1])
-            argvs[port] = (*argvs.get(port, ()), tuple(step.argv))
+    planned, argvs = planned_qdiscs(plan), planned_tc(plan)
     ports = {(step.netns, step.ifname) for step in plan.steps if isinstance(step, SetLink)} | planned.keys()
     for ns, dev in sorted(ports):
         if plan.spec.pair_link is not None and dev == CLIENT_IF and re.search(r"-client[0-9]*$", ns):
@@ -215,7 +217,7 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
         elif held_qdisc_kinds(shown) != {parent: kind for parent, (kind, _) in wanted.items()}:
             problems.append(f"{dev} in {ns} has {_kinds_text(held_qdisc_kinds(shown))}, the file says "
                             f"{_kinds_text({parent: kind for parent, (kind, _) in wanted.items()})}")
-        elif argvs.get((ns, dev)) and "netem" not in wanted_kinds(wanted) and \
+        elif argvs.get((ns, dev)) and all(kind != "netem" for kind, _ in wanted.values()) and \
                 (reference := qdiscs(plan.spec.mtu, argvs[(ns, dev)])) is not None and \
                 _qdisc_options(shown) != _qdisc_options(reference):
             problems.append(f"{dev} in {ns} has its qdiscs with other options than the file's "
@@ -243,8 +245,7 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
     peers = [step.address for step in addresses] if namespaces else \
         [ADDR[(role, family)][0] for role in ("client", "server") for family in (4, 6)]  # a guest's plan: its own
     for ns in namespaces or [dut_netns]:  # a guest's plan makes no namespace: only its lab ports are compared
-        problems += routing_drift(ns, [a for a in addresses if a.netns == ns], defaults, read, whole=bool(namespaces),
-                                  peers=peers)
+        problems += routing_drift(ns, addresses, defaults, read, whole=bool(namespaces), peers=peers)
     links, fresh = planned_links(plan), new_links()
     written = {step.path for step in plan.steps if isinstance(step, WriteSysfs)}
     for ns in namespaces:
@@ -261,10 +262,6 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
             problems += sysctl_drift(ns, read(ns, ["sysctl", "-a", "-r", "^net[.]"]), reference,
                                      {key for key, _ in values}, link_mtus(ns, read))
     return problems
-
-
-def wanted_kinds(wanted: dict[str, tuple[str, int | None]]) -> set[str]:
-    return {kind for kind, _ in wanted.values()}
 
 
 def _qdisc_options(tc_json: str | None) -> list[tuple[str, str, str, str]] | None:

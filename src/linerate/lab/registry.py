@@ -83,6 +83,10 @@ class LabRecord:
     vm: dict = field(default_factory=dict)  # a VM DUT: accel, vCPUs, memory, boot-to-ready time, kernel
     scratch: str = ""  # the lab's scratch directory (exec/scratch.py), recorded before it is made
 
+    def live_server_pids(self) -> set[int]:
+        """The pids of the servers the lab started that still run (not a reused pid: start time checked)."""
+        return {ref.pid for ref in self.servers if ref.alive()}
+
     def orphaned(self) -> bool:
         return self.owner is not None and not self.owner.alive()
 

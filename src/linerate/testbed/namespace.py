@@ -153,16 +153,15 @@ class NamespaceTestbed:
         trials). A generator's namespace is otherwise the operator's workspace (their capture, their server on
         another port), and a killed command's generators there are stopped before this one measures
         (stop_leftover_programs)."""
-        own = {ref.pid for ref in (self.record.servers if self.record else []) if ref.alive()}
+        own = self.record.live_server_pids() if self.record else set()
         problems = []
         for ns in self.spec.namespaces:
             if not (NETNS_DIR / ns).exists():
                 continue
-            generator = re.search(r"-(client|server)[0-9]*$", ns) is not None
             for pid, program in programs_in_netns(ns):
                 if pid in own:
                     continue
-                if not generator:
+                if not is_generator_namespace(ns):
                     problems.append(f"a process the lab did not start runs in {ns}: pid {pid} ({program[:20]!r})")
                 elif program == "iperf3" and not is_leftover(pid, program, self.record.scratch if self.record else "") \
                         and _iperf3_port(pid) == self.spec.iperf_port:
@@ -336,6 +335,11 @@ RUN_TABLES = (FRAME_TABLE, STATE_TABLE)  # what an rfc2544 or rfc9693 run on a k
 RUN_PROGRAMS = ("trafgen", "iperf3", "h2load", "tcpdump", "timeout")
 
 
+def is_generator_namespace(ns: str) -> bool:
+    """A client's or a server's namespace (not the DUT's, not a pool's switch)."""
+    return re.search(r"-(client|server)[0-9]*$", ns) is not None
+
+
 def is_leftover(pid: int, program: str, scratch: str) -> bool:
     """Whether a process found in the lab is one a linerate command runs there: a generator that would
     disturb a measurement (trafgen, h2load, an iperf3 *client*; an iperf3 server someone else started
@@ -373,9 +377,9 @@ def stop_leftover_programs(record: LabRecord, *, remove: bool = True) -> list[st
     on an idle lab, so whatever runs there is a killed command's — or its own, cut short by a signal.
     One line per process (with remove=False, only found)."""
     found = []
-    own_servers = {ref.pid for ref in record.servers if ref.alive()}
+    own_servers = record.live_server_pids()
     for ns in record.namespaces:
-        if not re.search(r"-(client|server)[0-9]*$", ns):
+        if not is_generator_namespace(ns):
             continue  # the DUT's namespace runs the lab itself (a VM DUT's qemu); a pool's switches run nothing
         for pid, program in programs_in_netns(ns):
             if program in RUN_PROGRAMS and pid not in own_servers and is_leftover(pid, program, record.scratch):
