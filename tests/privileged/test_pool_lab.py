@@ -119,7 +119,9 @@ def said_otherwise_changes_nothing(lab: str, shaped: list[str], tmp_path: Path) 
              f"lr-{lab}-dut has a route the file's lab has not: 198.19.0.2 dev wan0 mtu 576"),
             (["sysctl", "-q", "-w", "net.ipv4.conf.wan0.rp_filter=2"],
              ["sysctl", "-q", "-w", f"net.ipv4.conf.wan0.rp_filter={sysctl_in(f'lr-{lab}-dut', 'net.ipv4.conf.wan0.rp_filter')}"],
-             f"net.ipv4.conf.wan0.rp_filter in lr-{lab}-dut is '2', a new namespace's is")):
+             f"net.ipv4.conf.wan0.rp_filter in lr-{lab}-dut is '2', a new namespace's is"),
+            (["ip", "link", "set", "wan0", "group", "5"], ["ip", "link", "set", "wan0", "group", "default"],
+             f"lr-{lab}-dut's links changed since the lab was kept (wan0.group was default, is 5)")):
         subprocess.run([*dut, *change], check=True)
         proc = linerate("trial", "--lab", lab, "--duration", "1", check=False)
         subprocess.run([*dut, *undo], check=True)

@@ -90,6 +90,14 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing():
         proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
         assert proc.returncode != 0 and "describes an own image's" in proc.stderr, proc.stderr
         state.write_text(true)
+        # the host's side of the guest's NIC as qemu and the guest left it (a tap with tx off forwards ~5x less)
+        tap = ["ip", "netns", "exec", "lr-vm1-dut", "ethtool", "-K", "tap-lan", "tx"]
+        subprocess.run([*tap, "off"], check=True, capture_output=True)
+        proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
+        subprocess.run([*tap, "on"], check=True, capture_output=True)
+        assert proc.returncode == 2 and "lr-vm1-dut's offloads of tap-lan changed since the lab was kept (" in \
+            proc.stderr and "tx-checksumming was on, is off" in proc.stderr, proc.stderr
+        assert linerate("trial", "--lab", "vm1", "--duration", "1").returncode == 0
     finally:
         linerate("lab", "down", "vm1")
     assert_gone("vm1")

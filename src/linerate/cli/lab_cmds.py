@@ -108,7 +108,7 @@ def up_and_kept(lab) -> None:
     with terminations_raise():
         try:
             lab.up()
-            lab.registry.keep(lab.record)
+            lab.registry.keep(lab.record, lab.snapshot())
         except BaseException:
             with terminations_deferred():
                 lab.down()

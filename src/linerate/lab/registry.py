@@ -41,7 +41,7 @@ from linerate.model import LAB_NAME_RE, LAB_ROLES, lab_namespace, probe_namespac
 from linerate.process import ProcessRef, net_namespace_id, process_start_time
 
 NETNS_DIR = Path("/run/netns")
-MAX_RECORD_BYTES = 64 * 1024
+MAX_RECORD_BYTES = 1024 * 1024  # a 16-pair lab's snapshot (lab/snapshot.py) is ~0.4 MB
 RECORD_KINDS = ("lab", "probe")
 TEMP_RE = re.compile(r"^\.linerate-([a-z0-9]{1,8})\.(\d{1,10})\.[0-9a-f]{8}\.tmp$")
 
@@ -82,6 +82,7 @@ class LabRecord:
     params: dict = field(default_factory=dict)  # the lab-scoped axis values it was built with
     vm: dict = field(default_factory=dict)  # a VM DUT: accel, vCPUs, memory, boot-to-ready time, kernel
     scratch: str = ""  # the lab's scratch directory (exec/scratch.py), recorded before it is made
+    snapshot: dict = field(default_factory=dict)  # its namespaces as `lab up` kept them (lab/snapshot.py)
 
     def live_server_pids(self) -> set[int]:
         """The pids of the servers the lab started that still run (not a reused pid: start time checked)."""
@@ -138,11 +139,15 @@ class LabRecord:
         scratch = doc.get("scratch", "")
         if scratch != "" and not (is_scratch_path(scratch) and scratch.startswith(f"{SCRATCH_PARENT}/linerate-{lab_id}-")):
             raise RecordError("scratch is not a scratch directory of this lab")
+        snapshot = doc.get("snapshot", {})
+        if not isinstance(snapshot, dict) or not all(isinstance(k, str) and isinstance(v, dict)
+                                                     for k, v in snapshot.items()):
+            raise RecordError("snapshot is not a table of namespaces")
         owner = _process(doc["owner"]) if doc.get("owner") is not None else None
         return cls(lab_id=lab_id, firewall=firewall, mtu=mtu, owner=owner,
                    created=None if created is None else float(created),
                    namespaces=list(namespaces), servers=[_process(s) for s in servers], kind=kind,
-                   params=dict(params), vm=dict(vm), scratch=scratch)
+                   params=dict(params), vm=dict(vm), scratch=scratch, snapshot=dict(snapshot))
 
 
 def _nsfs_device() -> int:
@@ -250,10 +255,12 @@ class Registry:
         tmp = self._write_temp(record)
         os.replace(tmp, self.path(record.lab_id))
 
-    def keep(self, record: LabRecord) -> None:
-        """Mark a lab that `lab up` finished building as kept. Until this call it is owned by the
-        `lab up` process, so a lab up killed halfway is an orphan that `lab clean` removes."""
+    def keep(self, record: LabRecord, snapshot: dict | None = None) -> None:
+        """Mark a lab that `lab up` finished building as kept, with its namespaces as they are now
+        (lab/snapshot.py: what later commands compare with). Until this call it is owned by the `lab up`
+        process, so a lab up killed halfway is an orphan that `lab clean` removes."""
         record.owner = None
+        record.snapshot = snapshot or {}
         self.save(record)
 
     def _read(self, path: Path) -> LabRecord:

@@ -24,6 +24,8 @@ from linerate.errors import LabError
 from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.lab.conform import held_tbf_rates, plan_drift
+from linerate.lab.snapshot import drift as snapshot_drift
+from linerate.lab.snapshot import take as take_snapshot
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.netns import canonical_qdiscs, canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features
 from linerate.lab.registry import LabRecord, Registry, vet
@@ -141,10 +143,19 @@ class NamespaceTestbed:
     def drift_from_record(self) -> list[str]:
         """What of its own record this lab, already up, does not hold (lab/conform.py): [] when it holds all."""
         ours = {lab_namespace(self.spec.lab_id, role) for role in LAB_ROLES}  # planned or not (lab "a" vs "a-b")
-        return plan_drift(self.host_plan(), self.spec.netns("dut"), lambda ns: (NETNS_DIR / ns).exists(),
-                          lambda ns, argv: NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout,
-                          _sysctl_or_none, lambda: sorted(ours & set(os.listdir(NETNS_DIR))), new_veth_features,
-                          canonical_ruleset, new_namespace_sysctls, new_links, canonical_qdiscs) + self._server_drift()
+        problems = plan_drift(self.host_plan(), self.spec.netns("dut"), lambda ns: (NETNS_DIR / ns).exists(),
+                              lambda ns, argv: NetnsExecutor(ns).run(argv, timeout_s=15, check=False).stdout,
+                              _sysctl_or_none, lambda: sorted(ours & set(os.listdir(NETNS_DIR))),
+                              new_veth_features, canonical_ruleset, new_namespace_sysctls, new_links,
+                              canonical_qdiscs) + self._server_drift()
+        if problems or not self.record or not self.record.snapshot:  # a lab kept before snapshots: the plan only
+            return problems
+        return snapshot_drift(self.record.snapshot, self.snapshot())
+
+    def snapshot(self) -> dict:
+        """Its namespaces as they are now, every setting a read shows (lab/snapshot.py): what `lab up` keeps in
+        the record and what each later command on the lab compares with it."""
+        return take_snapshot(sorted(self.record.namespaces) if self.record else [], _read_in)
 
     def _server_drift(self) -> list[str]:
         """A process the lab did not start (its record's servers): in the DUT's namespace or a switch's, any (the
@@ -279,6 +290,12 @@ class NamespaceTestbed:
 
     def server_pids(self) -> list[int]:
         return pids_in_netns(*(self.spec.netns(server) for _, server in self.spec.pair_roles()))
+
+
+def _read_in(ns: str, argv: list[str]) -> str:
+    """A read in one of the lab's namespaces: its stdout, "" when the command failed."""
+    done = NetnsExecutor(ns).run(argv, timeout_s=15, check=False)
+    return done.stdout if done.returncode == 0 else ""
 
 
 def _sysctl_or_none(ns: str, key: str) -> str:

@@ -1,6 +1,7 @@
 """Recapture the two kept-lab fixtures of this folder from real labs (root; run from the repository root:
 `.venv/bin/python tests/data/lab/recapture.py`). It makes each lab with the CLI, records every read a kept
-lab's read-back makes (lab/conform.py) with its real answer, writes the fixture and removes the lab."""
+lab's read-back makes (lab/conform.py, lab/snapshot.py) with its real answer, writes the fixture and removes the
+lab."""
 
 from __future__ import annotations
 
@@ -199,10 +200,96 @@ def vm_lab() -> None:
         lab("down", "k4")
 
 
+# (namespace role, an operator's change, its undo) on a kept lab: each must be named by lab/snapshot.py
+SNAPSHOT_CHANGES = [
+    ("dut", ["ethtool", "-K", "tap-lan", "tx", "off"], ["ethtool", "-K", "tap-lan", "tx", "on"]),
+    ("dut", ["ip", "link", "set", "wan0", "group", "5"], ["ip", "link", "set", "wan0", "group", "default"]),
+    ("client", ["ip", "link", "set", "eth0", "alias", "mine"], ["ip", "link", "set", "eth0", "alias", ""]),
+    ("dut", ["ip", "link", "set", "lan0", "promisc", "on"], ["ip", "link", "set", "lan0", "promisc", "off"]),
+    ("dut", ["ip", "addrlabel", "add", "prefix", "2001:2::/48", "label", "99"],
+     ["ip", "addrlabel", "del", "prefix", "2001:2::/48", "label", "99"]),
+    ("dut", ["ip", "neigh", "add", "proxy", "198.19.0.77", "dev", "wan0"], ["ip", "neigh", "del", "proxy", "198.19.0.77",
+                                                                        "dev", "wan0"]),
+    ("dut", ["ethtool", "-K", "wan0", "tx-nocache-copy", "on"], ["ethtool", "-K", "wan0", "tx-nocache-copy", "off"]),
+    ("client", ["ethtool", "-L", "eth0", "rx", "2", "tx", "2"], ["ethtool", "-L", "eth0", "rx", "1", "tx", "1"]),
+    ("dut", ["tc", "qdisc", "replace", "dev", "br-wan", "root", "pfifo", "limit", "5"],
+     ["tc", "qdisc", "del", "dev", "br-wan", "root"]),
+    ("dut", ["ip", "link", "set", "br-lan", "type", "bridge", "mcast_snooping", "0"],
+     ["ip", "link", "set", "br-lan", "type", "bridge", "mcast_snooping", "1"]),
+]
+# what linerate itself and an allowed operator do on a kept lab: after each, the snapshot must be as kept
+SNAPSHOT_USES = [["trial", "--duration", "2"], ["trial", "--duration", "2", "--family", "6"],
+                 ["rfc2544", "--frame-sizes", "1518", "--trial-duration", "1"]]
+
+
+def snapshot_of_vm_lab() -> None:
+    """The host side of a kept VM lab (its taps and bridges under a running qemu): every read lab/snapshot.py
+    makes, as kept, after each of SNAPSHOT_USES (and with a capture running in the client's namespace), and
+    after each of SNAPSHOT_CHANGES (undone after each)."""
+    from linerate.exec.local import NetnsExecutor
+    from linerate.lab.snapshot import drift, take
+
+    lab("up", "--name", "k6", "--dut", "vm", "--accel", "tcg", "--link", "1g")
+    namespaces = [f"lr-k6-{role}" for role in ("client", "dut", "server")]
+    try:
+        outputs: dict[str, str] = {}
+
+        def read(ns, argv):
+            done = NetnsExecutor(ns).run(argv, timeout_s=15, check=False)
+            outputs[f"{ns} {' '.join(argv)}"] = out = done.stdout if done.returncode == 0 else ""
+            return out
+
+        kept = take(namespaces, read)
+        clean = dict(outputs)
+        uses, changed = [], []
+        for argv in SNAPSHOT_USES:
+            subprocess.run([*LINERATE, *argv, "--lab", "k6", *(["--db", os.environ["LINERATE_STATE_DIR"] + "/r.db"]
+                                                             if argv[0] == "rfc2544" else [])],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            outputs.clear()
+            assert drift(kept, take(namespaces, read)) == [], argv
+            uses.append({"use": f"linerate {' '.join(argv)} --lab k6",
+                         "outputs": {key: out for key, out in outputs.items() if clean.get(key) != out}})
+        capture = subprocess.Popen(["ip", "netns", "exec", "lr-k6-client", "tcpdump", "-i", "eth0", "-w", "/dev/null"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            import time
+            time.sleep(1)
+            outputs.clear()
+            assert drift(kept, take(namespaces, read)) == []
+            uses.append({"use": "ip netns exec lr-k6-client tcpdump -i eth0 (running)",
+                         "outputs": {key: out for key, out in outputs.items() if clean.get(key) != out}})
+        finally:
+            capture.terminate()
+            capture.wait()
+        for role, argv, undo in SNAPSHOT_CHANGES:
+            ns = f"lr-k6-{role}"
+            subprocess.run(["ip", "netns", "exec", ns, *argv], check=True, stdout=subprocess.DEVNULL)
+            try:
+                outputs.clear()
+                problems = drift(kept, take(namespaces, read))
+                changed.append({"change": f"ip netns exec {ns} {' '.join(argv)}", "problems": problems,
+                                "outputs": {key: out for key, out in outputs.items() if clean.get(key) != out}})
+            finally:
+                subprocess.run(["ip", "netns", "exec", ns, *undo], check=True, stdout=subprocess.DEVNULL)
+        outputs.clear()
+        assert drift(kept, take(namespaces, read)) == []
+        doc = {"source": f"captured on this project's CI-kind machine ({TOOLS}, qemu 7.2 under TCG) from the host side of "
+                         "a lab made by `linerate lab up --name k6 --dut vm --accel tcg --link 1g`: the stdout of each "
+                         "read lab/snapshot.py makes, keyed by namespace and argv (\"\" when it failed); uses: what "
+                         "linerate's own commands and a capture left different; changes: an operator's command, the "
+                         "reads that then answered otherwise and what snapshot.drift said (undone after each). "
+                         f"Recaptured {datetime.date.today()} by tests/data/lab/recapture.py",
+               "namespaces": namespaces, "outputs": clean, "uses": uses, "changes": changed}
+        (HERE / "kept_vm_lab_snapshot.json").write_text(json.dumps(doc, indent=1) + "\n")
+    finally:
+        lab("down", "k6")
+
+
 if __name__ == "__main__":
     scratch = tempfile.mkdtemp(prefix="linerate-recapture-")
     os.environ.setdefault("LINERATE_STATE_DIR", scratch + "/state")
-    which = sys.argv[1:] or ["namespace", "pool", "vm"]
+    which = sys.argv[1:] or ["namespace", "pool", "vm", "snapshot"]
     try:
         if "namespace" in which:
             namespace_lab("k3", {"firewall": "stateful", "link_rate": "100m", "mtu": 1500, "offloads": "dut:tso=off"},
@@ -212,5 +299,7 @@ if __name__ == "__main__":
             namespace_lab("k5", {"firewall": "none", "pairs": 2}, ["--pairs", "2"], POOL_CHANGES, "kept_lab_pool2.json")
         if "vm" in which:
             vm_lab()
+        if "snapshot" in which:
+            snapshot_of_vm_lab()
     finally:
         shutil.rmtree(scratch)
