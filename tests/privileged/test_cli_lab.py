@@ -37,6 +37,15 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
         subprocess.run([*dut, f"replace rule inet linerate forward handle {handle} {rule}"], check=True)
         assert refused.returncode == 2 and "same shape, other matches" in refused.stderr, refused.stderr
+        # a trial that asks for a congestion control leaves none to later ones (iperf3 < 3.18's server kept it)
+        default = subprocess.run(["ip", "netns", "exec", "lr-clij-server", "sysctl", "-n",
+                                  "net.ipv4.tcp_congestion_control"], check=True, capture_output=True, text=True)
+        other = "reno" if default.stdout.strip() != "reno" else "cubic"
+        asked = json.loads(run("trial", "--lab", "clij", "--duration", "1", "--omit", "0", "--direction", "reverse",
+                               "--congestion", other, "--json").stdout)
+        later = json.loads(run("trial", "--lab", "clij", "--duration", "1", "--omit", "0", "--direction", "reverse",
+                               "--json").stdout)
+        assert (asked["congestion"], later["congestion"]) == (other, default.stdout.strip()), (asked, later)
         run("lab", "stop-server", "clij")
         failed = run("trial", "--lab", "clij", "--duration", "1", "--json", check=False)
         assert failed.returncode != 0

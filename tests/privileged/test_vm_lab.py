@@ -38,7 +38,7 @@ def assert_gone(lab_id: str) -> None:
     assert not (Registry().state_dir / f"{lab_id}.vm").exists()
 
 
-def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing():
+def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing(tmp_path):
     before = netns_names()
     out = linerate("lab", "up", "--name", "vm1", "--dut", "vm", "--accel", "tcg", "--firewall", "stateful").stdout
     try:
@@ -97,6 +97,22 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing():
         subprocess.run([*tap, "on"], check=True, capture_output=True)
         assert proc.returncode == 2 and "lr-vm1-dut's offloads of tap-lan changed since the lab was kept (" in \
             proc.stderr and "tx-checksumming was on, is off" in proc.stderr, proc.stderr
+        assert linerate("trial", "--lab", "vm1", "--duration", "1").returncode == 0
+        # an rfc2544 SIGKILLed while it paces frames on the client's port: lab clean takes its bucket away
+        killed = subprocess.Popen([*LINERATE, "rfc2544", "--lab", "vm1", "--frame-sizes", "64", "--trial-duration", "2",
+                                   "--db", str(tmp_path / "paced.db")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port = ["ip", "netns", "exec", "lr-vm1-client", "tc", "qdisc", "show", "dev", "eth0"]
+        deadline = time.monotonic() + 120
+        while "5ace:" not in subprocess.run(port, capture_output=True, text=True).stdout and killed.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        killed.kill()
+        killed.wait(timeout=10)
+        assert "tbf 5ace: root" in subprocess.run(port, capture_output=True, text=True).stdout, "no pacing when killed"
+        cleaned = linerate("lab", "clean").stdout
+        assert "the pacing qdisc on eth0 in lr-vm1-client (removed)" in cleaned, cleaned
+        assert "5ace:" not in subprocess.run(port, capture_output=True, text=True).stdout
         assert linerate("trial", "--lab", "vm1", "--duration", "1").returncode == 0
     finally:
         linerate("lab", "down", "vm1")

@@ -263,7 +263,7 @@ class KeptLab:
             try:
                 if self.lab.record is not None:  # every input is checked by now: this command will measure
                     stop_leftover_programs(self.lab.record)  # a killed command's generator would disturb it
-                    self.lab.restore_pair_links()  # and a killed rfc2544's pacing would stand in for a pair link
+                    self.lab.restore_client_ports()  # and a killed rfc2544's pacing would stand in for a pair link
                 # the reads' cost places a trial's second DUT read (trial.window_offsets): measured on the lab as it is
                 self.lab.read_cost_s = measure_read_cost_or_none(self.lab.driver, self.lab.executor("dut"))
                 yield self.lab
@@ -271,7 +271,7 @@ class KeptLab:
                 with terminations_deferred():
                     if self.lab.record is not None:
                         stop_leftover_programs(self.lab.record)
-                        self.lab.restore_pair_links()  # a pool's rfc2544 send cut short: its pacing, not the link
+                        self.lab.restore_client_ports()  # a pool's rfc2544 send cut short: its pacing, not the link
 
     def reserve(self) -> ContextManager[None]:
         return contextlib.nullcontext()  # a kept lab has no journal: its knobs are baked in when built

@@ -41,6 +41,7 @@ from linerate.topology.link import SEGMENTER_SPEEDUP, LinkSpec, link_bps, link_d
 from linerate.topology import lab_plan
 from linerate.topology.plan import CLIENT_IF, LabSpec, Plan, server_address, switch_port
 from linerate.traffic import iperf3
+from linerate.traffic.trafgen import PACING_HANDLE
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.topology.pool import pair_address
 from linerate.trial import PoolPair, measure_read_cost_or_none, run_trial
@@ -245,20 +246,46 @@ class NamespaceTestbed:
         return http_server(self.executor("server"), addresses, spec)  # a new directory in the lab's scratch
 
     def run_trial(self, params: TrialParams) -> Trial:
-        return run_trial(self.executor("client"), self.executor("dut"), params,
-                         server_address(params.family), shared_kernel=True, read_cost_s=self.read_cost_s,
-                         pool=self.pool_pairs(params.family))
+        try:
+            return run_trial(self.executor("client"), self.executor("dut"), params,
+                             server_address(params.family), shared_kernel=True, read_cost_s=self.read_cost_s,
+                             pool=self.pool_pairs(params.family))
+        finally:
+            self.forget_congestion(params)
+
+    def forget_congestion(self, params: TrialParams) -> None:
+        """After a trial that asked for a congestion control, every iperf3 server of the lab starts again:
+        iperf3 before 3.18 keeps the one a client asked for and gives it to every later client that asks for
+        none (esnet/iperf pull request #1812, "Reset the congestion protocol on the server between tests";
+        Debian 12 ships 3.12), so a later trial of the kernel's default would measure the server's sending
+        with it (--direction reverse or bidir)."""
+        if not params.congestion or self.record is None:
+            return
+        with terminations_deferred():  # a signal meanwhile waits until the servers listen again
+            for ref in [ref for ref in self.record.servers if ref.alive() and _program(ref.pid) == "iperf3"]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(ref.pid, 9)
+                deadline = time.monotonic() + 5
+                while ref.alive() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                self.record.servers.remove(ref)
+            self.registry.save(self.record)
+            self.start_server()
 
     def pair_link_argvs(self) -> list[list[str]]:
         """tc argv that shape a client's port as its pair link (a pool's; [] without one)."""
         return [] if self.spec.pair_link is None else qdisc_argvs(self.spec.pair_link, CLIENT_IF, self.spec.mtu)
 
-    def restore_pair_links(self) -> None:
-        """Give every client's port its pair link again: an rfc2544 send paces there and puts it back after,
-        so only a killed one leaves its pacing qdisc (KeptLab.open calls this before a command measures and
-        once it ended)."""
-        for client, _ in self.spec.pair_roles() if self.pair_link_argvs() else ():
-            restore_port(NetnsExecutor(self.spec.netns(client)), self.pair_link_argvs())
+    def restore_client_ports(self) -> None:
+        """Give every client's port its pair link again, or, in a lab without one, remove a pacing bucket
+        (trafgen.PACING_HANDLE) from it: an rfc2544 send paces there and puts the port back after, so only a
+        killed one leaves its bucket (KeptLab.open calls this before a command measures and once it ended)."""
+        if self.pair_link_argvs():
+            for client, _ in self.spec.pair_roles():
+                restore_port(NetnsExecutor(self.spec.netns(client)), self.pair_link_argvs())
+        elif self.record is not None:
+            for ns in pacing_left(self.record):
+                remove_pacing(NetnsExecutor(ns))
 
     def pool_pairs(self, family: int) -> list[PoolPair] | None:
         """A pooled lab's pairs, each client with the address of its own server (None: one pair, no pool)."""
@@ -290,6 +317,13 @@ class NamespaceTestbed:
 
     def server_pids(self) -> list[int]:
         return pids_in_netns(*(self.spec.netns(server) for _, server in self.spec.pair_roles()))
+
+
+def _program(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def _read_in(ns: str, argv: list[str]) -> str:
@@ -416,13 +450,46 @@ def restore_port(host, argvs: list[list[str]]) -> None:
             host.run(argv, timeout_s=15)
 
 
+def pacing_left(record: LabRecord) -> list[str]:
+    """The client namespaces of a kept lab without pair links whose port still holds a killed rfc2544's pacing
+    bucket (a root qdisc under trafgen.PACING_HANDLE: no plan step makes one). Looks only."""
+    try:
+        if recorded_pair_link(record) is not None:
+            return []  # pair_link_drift puts the pair link back in its place
+    except (ValueError, TypeError):
+        return []  # a record that does not say its pair link validly: vet and lab_from_record judge it
+    left = []
+    for ns in record.namespaces:
+        if re.search(r"-client[0-9]*$", ns) and (NETNS_DIR / ns).exists():
+            shown = NetnsExecutor(ns).run(["tc", "-j", "qdisc", "show", "dev", CLIENT_IF], timeout_s=15, check=False)
+            try:
+                roots = [q for q in json.loads(shown.stdout or "[]") if q.get("root")]
+            except (ValueError, AttributeError):
+                continue
+            if any(q.get("handle") == PACING_HANDLE and q.get("kind") == "tbf" for q in roots):
+                left.append(ns)
+    return left
+
+
+def remove_pacing(host) -> bool:
+    """Delete the port's root qdisc only while it is the pacing bucket (tc refuses another handle)."""
+    return host.run(["tc", "qdisc", "del", "dev", CLIENT_IF, "root", "handle", PACING_HANDLE], timeout_s=15,
+                    check=False).returncode == 0
+
+
+def recorded_pair_link(record: LabRecord) -> int | None:
+    """The pair link rate a record gives (bit/s), None for none; ValueError/TypeError when it says none validly."""
+    params = record.params if isinstance(record.params, dict) else {}
+    return parse_link_rate(AXES["pair_link_rate"].validate(params.get("pair_link_rate", "none")))
+
+
 def pair_link_drift(record: LabRecord) -> list[tuple[str, list[list[str]]]]:
     """(client namespace, the tc argv of its pair link) for each client port of a kept pool whose qdiscs are not
     its pair link any more (a killed rfc2544's pacing bucket, or none). Looks only; [] for a lab without pair
     links, or whose record does not say them validly (vet and lab_from_record judge such a record)."""
     params = record.params if isinstance(record.params, dict) else {}
     try:
-        rate = parse_link_rate(AXES["pair_link_rate"].validate(params.get("pair_link_rate", "none")))
+        rate = recorded_pair_link(record)
         mtu = AXES["mtu"].validate(params.get("mtu", record.mtu))
     except (ValueError, TypeError):
         return []
@@ -474,6 +541,10 @@ def sweep_kept_lab(record: LabRecord, *, remove: bool = True) -> list[str]:
         if remove:
             restore_port(NetnsExecutor(ns), argvs)
         swept.append(f"the pair link of {ns} (put back)" if remove else f"the pair link of {ns}")
+    for ns in pacing_left(record):
+        done = remove and remove_pacing(NetnsExecutor(ns))
+        swept.append(f"the pacing qdisc on {CLIENT_IF} in {ns}" + (" (removed)" if done else " (tc refused to remove it)"
+                                                                    if remove else ""))
     for ns in record.namespaces:
         host = NetnsExecutor(ns)
         listing = host.run(["nft", "list", "tables"], timeout_s=15, check=False).stdout.splitlines()

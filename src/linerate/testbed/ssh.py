@@ -38,7 +38,7 @@ from linerate.testbed.journal import HostValueError, Journal, value_problem
 from linerate.testbed.knobs import NAMESPACE_ONLY, parse_any_sysctls, parse_dut_offloads, refuse_unsupported
 from linerate.testbed.ssh_path import TestbedPath
 from linerate.testbed.ssh_restore import (NGINX_KIND, SCRATCH_KIND, claim_machines, held_journal, restore_journal,
-                                          start_server)
+                                          start_server, stop_server)
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.tuning.catalog import runtime_recommendations
 from linerate.trial import measure_read_cost_or_none, run_trial
@@ -361,8 +361,15 @@ class SshTestbed:
                          f"{params.family} test address (test_address{'6' if params.family == 6 else ''})")
         params = dataclasses.replace(params, port=self.port)
         hosts = self.generator_hosts()
-        return run_trial(self.executors["client"], self.executors.get("dut"), params, address, driver=self.driver,
-                         generator_hosts=hosts, read_cost_s=self.read_cost_s)
+        try:
+            return run_trial(self.executors["client"], self.executors.get("dut"), params, address, driver=self.driver,
+                             generator_hosts=hosts, read_cost_s=self.read_cost_s)
+        finally:
+            if params.congestion:  # iperf3 < 3.18 keeps it for later clients (NamespaceTestbed.forget_congestion)
+                with terminations_deferred():
+                    pidfile = f"{self.executors['server'].scratch_dir}/iperf3-{self.port}.pid"
+                    stop_server(self.executors["server"], pidfile)
+                    start_server(self.executors["server"], pidfile, self.port, SERVER_IDLE_TIMEOUT_S)
 
 
 class SshView:

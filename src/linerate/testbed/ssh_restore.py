@@ -72,6 +72,10 @@ def stop_server(server: SshExecutor, pidfile: str) -> str:
         server.run(["rm", "-f", pidfile], timeout_s=TIMEOUT_S, check=False)
         return f"not running (pid {pid} is {comm or 'gone'})"
     server.run(["kill", pid], timeout_s=TIMEOUT_S, check=False)
+    deadline = time.monotonic() + 5  # gone before anything starts on its port again
+    while server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S, check=False).stdout.strip() and \
+            time.monotonic() < deadline:
+        time.sleep(0.1)
     server.run(["rm", "-f", pidfile], timeout_s=TIMEOUT_S, check=False)
     return f"stopped pid {pid}"
 

@@ -251,7 +251,10 @@ class VmTestbed(NamespaceTestbed):
         pid = self.vm_info.get("qemu_pid") or next((p.pid for p in (self.record.servers if self.record else [])), None)
         placement = {"disjoint": self.placement.disjoint, "note": self.placement.note, "detail": self.placement.detail}
         observers = [QemuThreads(pid, placement)] if pid else []
-        return run_trial(self.executor("client"), self.executor("dut"), params, server_address(params.family),
-                         driver=self.driver, shared_kernel=False, observers=observers,
-                         read_cost_s=self.read_cost_s)
+        try:
+            return run_trial(self.executor("client"), self.executor("dut"), params, server_address(params.family),
+                             driver=self.driver, shared_kernel=False, observers=observers,
+                             read_cost_s=self.read_cost_s)
+        finally:
+            self.forget_congestion(params)
 

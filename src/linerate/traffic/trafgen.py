@@ -109,14 +109,18 @@ def send_argv(device: str, rate_pps: int | None, count: int) -> list[str]:
     return argv
 
 
+PACING_HANDLE = "5ace:"  # the pacing bucket's own handle: what a killed send left is found by it (lab clean)
+
+
 def pace_argvs(device: str, rate_pps: int, frame: frames.FrameSize, family: int) -> list[list[str]]:
     """tc argv that paces `rate_pps` frames/s of `frame` leaving `device` (the module docstring): a
     tbf at the frames' bytes/s as the kernel counts them (skb->len: the frame without its FCS), a
-    bucket of PACE_BUCKET_S (at least one frame) and a queue that holds one second of frames."""
+    bucket of PACE_BUCKET_S (at least one frame) and a queue that holds one second of frames, under
+    PACING_HANDLE."""
     sizes = [size - FCS_BYTES for size in frames.cycle(frame, family)]
     bytes_per_s = rate_pps * sum(sizes) / len(sizes)
     bucket = max(max(sizes), math.ceil(bytes_per_s * PACE_BUCKET_S))
-    return [["tc", "qdisc", "replace", "dev", device, "root", "tbf", "rate", f"{math.ceil(bytes_per_s * 8)}bit",
+    return [["tc", "qdisc", "replace", "dev", device, "root", "handle", PACING_HANDLE, "tbf", "rate", f"{math.ceil(bytes_per_s * 8)}bit",
              "burst", str(bucket), "limit", str(math.ceil(bytes_per_s * 1.25) + 2 * bucket)]]
 
 
