@@ -46,6 +46,14 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         later = json.loads(run("trial", "--lab", "clij", "--duration", "1", "--omit", "0", "--direction", "reverse",
                                "--json").stdout)
         assert (asked["congestion"], later["congestion"]) == (other, default.stdout.strip()), (asked, later)
+        # the lab's own server placed otherwise than lab up placed it (its restart above placed it alike)
+        [server] = [lab for lab in json.loads(run("lab", "status", "--json").stdout)["labs"]
+                    if lab["name"] == "clij"][0]["server_pids"]
+        subprocess.run(["renice", "-n", "19", "-p", str(server)], check=True, capture_output=True)
+        refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        subprocess.run(["renice", "-n", "0", "-p", str(server)], check=True, capture_output=True)
+        assert refused.returncode == 2 and "the host's processes changed since the lab was kept (iperf3 in " \
+            "lr-clij-server was" in refused.stderr and "nice 19" in refused.stderr, refused.stderr
         run("lab", "stop-server", "clij")
         failed = run("trial", "--lab", "clij", "--duration", "1", "--json", check=False)
         assert failed.returncode != 0

@@ -87,3 +87,80 @@ def test_a_read_that_is_not_json_or_that_failed_is_compared_whole():
     now = snapshot.take(["ns"], lambda ns, argv: "other" if argv[0] == "tc" else "")
     assert snapshot.drift(kept, now) == ["ns's qdiscs changed since the lab was kept (the whole read was garbled, "
                                          "is other)"]
+
+
+# --- a kept VM lab's guest and the host's side (tests/data/lab/kept_vm_guest_and_host_snapshot.json) -------------
+
+VM = json.loads((Path(__file__).parent.parent / "data" / "lab" / "kept_vm_guest_and_host_snapshot.json").read_text())
+# each change, labelled by hand from ethtool(8), sysctl(8), tc-fq_codel(8), proc(5): the read that must show it and a
+# phrase it must give
+GUEST_EXPECTED = {
+    "ethtool -K lan0 gro off": ("offloads of lan0", "generic-receive-offload was on, is off"),
+    "sysctl -w net.core.dev_weight=2": ("net sysctls", "net.core.dev_weight was 64, is 2"),
+    "tc qdisc replace dev wan0 root fq_codel limit 4 quantum 300": ("qdiscs", "wan0 root.options.limit was 10240, is 4"),
+    "sh -c nohup sh -c 'while :; do :; done' >/dev/null 2>&1 &": ("processes", "[sh]"),
+}
+HOST_EXPECTED = {
+    "renice -n 19 -p SERVER": ("processes", "nice 0", "nice 19"),
+    "sysctl -q -w net.core.netdev_max_backlog=2": ("net.core settings", "net.core.netdev_max_backlog was 1000, is 2"),
+}
+
+
+def guest_of(changed: dict[str, str] | None = None) -> dict:
+    answers = {tuple(key.split(" ")): value for key, value in {**VM["guest"], **(changed or {})}.items()}
+    return {"the guest": snapshot.guest(VM["ports"], answers, with_processes=True)}
+
+
+def host_of(capture: dict) -> dict:
+    files, dirs = {**VM["host"]["files"], **capture["files"]}, {**VM["host"]["dirs"], **capture["dirs"]}
+
+    def read_file(path):
+        if path not in files:
+            raise FileNotFoundError(path)
+        return files[path]
+
+    def list_dir(path):
+        if path not in dirs:
+            raise FileNotFoundError(path)
+        return dirs[path]
+
+    return {"the host": {"processes": snapshot.processes(capture["own"], read_file, list_dir),
+                         "net.core settings": snapshot.host_settings(read_file, list_dir)}}
+
+
+def test_the_built_in_guest_runs_its_agent_alone_and_its_kept_reads_have_no_drift():
+    kept = guest_of()
+    assert kept["the guest"]["processes"] == ["/etc/linerate/agent /dev/vport2p1"]  # the read's ps, sh, dash left out
+    assert len(kept["the guest"]["net sysctls"]) > 500 and "net.netfilter.nf_conntrack_count" not in \
+        kept["the guest"]["net sysctls"]
+    assert snapshot.drift(kept, guest_of()) == [] and snapshot.drift(host_of(VM["host"]), host_of(VM["host"])) == []
+
+
+@pytest.mark.parametrize("use", VM["uses"], ids=lambda use: use["use"])
+def test_linerates_own_trials_leave_the_guest_and_the_host_as_kept(use):
+    """A trial that asks for a congestion control restarts the lab's iperf3 server (a new pid, placed alike)."""
+    iperf3 = next(name for name in VM["host"]["own"] if name.startswith("iperf3"))
+    assert use["host"]["own"][iperf3] != VM["host"]["own"][iperf3]  # compared by what it is, not by its pid
+    assert snapshot.drift(guest_of(), guest_of(use["guest"])) == []
+    assert snapshot.drift(host_of(VM["host"]), host_of(use["host"])) == []
+
+
+@pytest.mark.parametrize("change", VM["guest_changes"], ids=lambda change: change["change"][:40])
+def test_an_operators_change_in_the_guest_is_named(change):
+    what, phrase = GUEST_EXPECTED[change["change"]]
+    problems = snapshot.drift(guest_of(), guest_of(change["guest"]))
+    named = [p for p in problems if p.startswith(f"the guest's {what} changed since the lab was kept")]
+    assert len(problems) == 1 and named and phrase in named[0], problems
+
+
+@pytest.mark.parametrize("change", VM["host_changes"], ids=lambda change: change["change"])
+def test_an_operators_change_to_the_labs_processes_or_the_hosts_settings_is_named(change):
+    what, *phrases = HOST_EXPECTED[change["change"]]
+    problems = snapshot.drift(host_of(VM["host"]), host_of(change["host"]))
+    assert len(problems) == 1 and problems[0].startswith(f"the host's {what} changed since the lab was kept"), problems
+    assert all(phrase in problems[0] for phrase in phrases), problems
+
+
+def test_every_change_of_the_vm_capture_is_labelled():
+    assert {c["change"] for c in VM["guest_changes"]} == set(GUEST_EXPECTED)
+    assert {c["change"] for c in VM["host_changes"]} == set(HOST_EXPECTED)

@@ -5,7 +5,9 @@ still found: a link's group, alias, MAC, flags or queue counts (ip-link(8) `-det
 feature a tool can change (ethtool(8) -k, where a tap's follow what qemu and its guest negotiated: a tap with
 `tx off` cut a VM DUT's TCP throughput here from ~1,800 to 377 Mbit/s), channels (ethtool -l), every qdisc with its options on
 any link (tc(8), a tap's and a bridge's included), address labels (ip-addrlabel(8)), proxy neighbours and
-a bridge's multicast database (bridge(8) mdb).
+a bridge's multicast database (bridge(8) mdb); and (processes, host_settings) how the lab's own processes run
+(each thread's CPUs, nice, policy and cgroup limits: its iperf3 servers, a VM's qemu) and the host's net.core
+settings, which every namespace shares but none can see.
 
 What a running lab changes by itself is left out, by name (EXCLUDED): counters, timers, an interface's
 operational state, how many sockets asked for promiscuous or all-multicast mode (a capture in a
@@ -80,7 +82,7 @@ def _differences(before: Any, after: Any, path: list[str]) -> list[str]:
 
 def _short(value: Any) -> str:
     text = "absent" if value is None else json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def _strip(value: Any) -> Any:
@@ -134,3 +136,113 @@ def _features(text: str) -> dict[str, str] | str:
         elif sep and "[fixed]" not in value:
             features[section + name.strip()] = value.strip()
     return features if features or not text.strip() else text.strip()
+
+
+# --- the lab's own processes and the host's shared settings ----------------------------------------------------
+
+# the limits a process runs under, per cgroup controller (cgroup v1 files, and v2's under the unified hierarchy):
+# a quota or a CPU set moved under the lab's iperf3 server or its qemu changes every trial's figure
+CGROUP_LIMITS = {"cpu": ("cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.shares"), "cpuset": ("cpuset.cpus",),
+                 "": ("cpu.max", "cpu.weight", "cpuset.cpus.effective")}
+CGROUP_ROOT = "/sys/fs/cgroup"
+
+
+def processes(named: dict[str, int], read_file: Callable[[str], str],
+              list_dir: Callable[[str], list[str]]) -> dict[str, Any]:
+    """name -> the distinct ways the process's threads are placed: (CPUs allowed, nice, scheduling policy,
+    cgroup limits) (proc(5): status Cpus_allowed_list, stat fields 19 and 41, cgroup), one entry for all the
+    threads placed alike, so a worker thread qemu starts later as its siblings run changes nothing while one
+    thread moved elsewhere does. A process that is gone is "gone"."""
+    held: dict[str, Any] = {}
+    for name, pid in sorted(named.items()):
+        try:
+            tasks = sorted(list_dir(f"/proc/{pid}/task"))
+        except OSError:
+            held[name] = "gone"
+            continue
+        ways: set[str] = set()
+        for task in tasks:
+            try:
+                stat = read_file(f"/proc/{pid}/task/{task}/stat")
+                status = read_file(f"/proc/{pid}/task/{task}/status")
+                cgroups = read_file(f"/proc/{pid}/task/{task}/cgroup")
+            except OSError:
+                continue  # a thread that ended meanwhile
+            fields = stat[stat.rfind(")") + 2:].split()
+            cpus = next((line.split(":", 1)[1].strip() for line in status.splitlines()
+                         if line.startswith("Cpus_allowed_list:")), "?")
+            nice, policy = (fields[16], fields[38]) if len(fields) > 38 else ("?", "?")
+            ways.add(f"cpus {cpus}, nice {nice}, policy {policy}, {_cgroup_limits(cgroups, read_file)}")
+        held[name] = sorted(ways)
+    return held
+
+
+def _cgroup_limits(cgroups: str, read_file: Callable[[str], str]) -> str:
+    limits = []
+    for line in cgroups.splitlines():
+        _, controllers, path = line.split(":", 2) if line.count(":") >= 2 else ("", "", "")
+        for controller in controllers.split(",") if controllers else [""]:
+            for name in CGROUP_LIMITS.get(controller, ()):
+                base = f"{CGROUP_ROOT}/{controller}" if controller else f"{CGROUP_ROOT}/unified"
+                try:
+                    value = read_file(f"{base}{path.rstrip('/')}/{name}").strip()
+                except OSError:
+                    continue
+                limits.append(f"{name} {value}")
+    return "cgroup " + ("; ".join(sorted(limits)) or "none")
+
+
+def host_settings(read_file: Callable[[str], str], list_dir: Callable[[str], list[str]]) -> dict[str, str]:
+    """The host's own net.core settings (its backlog, budget, default qdisc...): a lab's namespaces share them
+    but cannot see them (they are not per namespace), so nothing else compares them."""
+    held = {}
+    for name in sorted(list_dir("/proc/sys/net/core")):
+        try:
+            held[f"net.core.{name}"] = " ".join(read_file(f"/proc/sys/net/core/{name}").split())
+        except OSError:
+            continue  # write-only or not readable here
+    return held
+
+
+# --- a VM DUT's guest --------------------------------------------------------------------------------------------
+
+PS = ["ps", "-o", "pid,ppid,comm,args"]
+GUEST_SYSCTLS = ["sysctl", "-a"]  # exits 1 where a key cannot be read, having printed the others: its stdout is kept
+
+
+def guest_reads(ports: list[str], with_processes: bool) -> list[list[str]]:
+    """What `guest` needs read in the guest, asked in one batch (one agent or SSH round trip)."""
+    return [PER_NAMESPACE["qdiscs"], GUEST_SYSCTLS, *([PS] if with_processes else []),
+            *[[*PER_LINK["offloads"], port] for port in ports]]
+
+
+def guest(ports: list[str], answers: dict[tuple[str, ...], str], with_processes: bool) -> dict[str, Any]:
+    """A guest's settings from the stdout of each of guest_reads: its qdiscs with their options, its net.*
+    sysctls (but for a count traffic changes and the TCP Fast Open key: lab/sysctls.py DYNAMIC), its lab ports'
+    offload features and, for the built-in guest (nothing runs there but its agent), its processes."""
+    from linerate.lab.sysctls import DYNAMIC, parse_sysctls  # noqa: PLC0415 (lab/sysctls.py reads the plan's side)
+    held: dict[str, Any] = {
+        "qdiscs": _keyed(_strip(_json(answers.get(tuple(PER_NAMESPACE["qdiscs"]), "")))),
+        "net sysctls": {key: value for key, value in parse_sysctls(answers.get(tuple(GUEST_SYSCTLS), "")).items()
+                        if key not in DYNAMIC}}
+    for port in ports:
+        held[f"offloads of {port}"] = _features(answers.get((*PER_LINK["offloads"], port), ""))
+    if with_processes:
+        held["processes"] = user_processes(answers.get(tuple(PS), ""))
+    return held
+
+
+def user_processes(ps_output: str) -> list[str]:
+    """`ps -o pid,ppid,comm,args` -> the command lines of the processes that are not the kernel's threads (pid 2
+    and its children) nor the read itself (the ps and its ancestors up to, not including, pid 1), sorted."""
+    rows: dict[str, tuple[str, str]] = {}
+    for line in ps_output.splitlines()[1:]:
+        fields = line.split(None, 3)
+        if len(fields) >= 3:
+            rows[fields[0]] = (fields[1], fields[3] if len(fields) > 3 else fields[2])
+    reading = set()
+    pid = next((pid for pid, (_, args) in rows.items() if args.split()[:2] == PS[:2] and "pid,ppid" in args), None)
+    while pid is not None and pid in rows and pid != "1" and pid not in reading:
+        reading.add(pid)
+        pid = rows[pid][0]
+    return sorted(args for pid, (ppid, args) in rows.items() if "2" not in (pid, ppid) and pid not in reading)

@@ -10,6 +10,7 @@ baked in when it is built: one testbed per combination of lab-scoped axes.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import re
@@ -25,6 +26,8 @@ from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.lab.conform import held_tbf_rates, plan_drift
 from linerate.lab.snapshot import drift as snapshot_drift
+from linerate.lab.snapshot import host_settings
+from linerate.lab.snapshot import processes as snapshot_processes
 from linerate.lab.snapshot import take as take_snapshot
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.netns import canonical_qdiscs, canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features
@@ -33,7 +36,7 @@ from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
 from linerate.model import LAB_ROLES, SWITCH_ROLES, Trial, TrialParams, lab_namespace
 from linerate.numbers import ascii_int
-from linerate.process import ProcessRef
+from linerate.process import ProcessRef, net_namespace_id
 from linerate.search.frame_path import COUNT_TABLE as FRAME_TABLE
 from linerate.search.state_path import COUNT_TABLE as STATE_TABLE
 from linerate.testbed.lab_path import LabPath, LabStatePath, PoolPath, lab_description
@@ -151,12 +154,30 @@ class NamespaceTestbed:
                               canonical_qdiscs) + self._server_drift()
         if problems or not self.record or not self.record.snapshot:  # a lab kept before snapshots: the plan only
             return problems
-        return snapshot_drift(self.record.snapshot, self.snapshot())
+        now = self.snapshot()
+        kept = copy.deepcopy(self.record.snapshot)
+        running = now.get("the host", {}).get("processes", {})
+        if isinstance(kept.get("the host", {}).get("processes"), dict):  # a server stopped (lab stop-server) is not
+            kept["the host"]["processes"] = {name: ways for name, ways in kept["the host"]["processes"].items()
+                                             if name in running}  # compared: its trials fail, saying so
+        return snapshot_drift(kept, now)
 
     def snapshot(self) -> dict:
         """Its namespaces as they are now, every setting a read shows (lab/snapshot.py): what `lab up` keeps in
         the record and what each later command on the lab compares with it."""
-        return take_snapshot(sorted(self.record.namespaces) if self.record else [], _read_in)
+        if self.record is None:
+            return {}
+        ids = {net_namespace_id_of(ns): ns for ns in self.record.namespaces}
+        own = {f"{_program(ref.pid)} in {ids.get(net_namespace_id(ref.pid), 'another namespace')}": ref.pid
+               for ref in self.record.servers if ref.alive()}
+        return {**take_snapshot(sorted(self.record.namespaces), _read_in),
+                "the host": {"processes": snapshot_processes(own, _read_file, os.listdir),
+                             "net.core settings": host_settings(_read_file, os.listdir)},
+                **self.guest_snapshot()}
+
+    def guest_snapshot(self) -> dict:
+        """A VM DUT's guest as it is now, under "the guest" (testbed/vm.py); a namespace lab has none."""
+        return {}
 
     def _server_drift(self) -> list[str]:
         """A process the lab did not start (its record's servers): in the DUT's namespace or a switch's, any (the
@@ -317,6 +338,18 @@ class NamespaceTestbed:
 
     def server_pids(self) -> list[int]:
         return pids_in_netns(*(self.spec.netns(server) for _, server in self.spec.pair_roles()))
+
+
+def _read_file(path: str) -> str:
+    return Path(path).read_text()
+
+
+def net_namespace_id_of(ns: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(NETNS_DIR / ns)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _program(pid: int) -> str:

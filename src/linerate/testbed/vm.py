@@ -22,11 +22,13 @@ from linerate.exec.agent import AgentExecutor, with_stdin
 from linerate.lab.apply import apply_plan
 from linerate.lab.conform import prefetched_drift
 from linerate.lab.netns import canonical_ruleset
+from linerate.lab.snapshot import GUEST_SYSCTLS, guest_reads
+from linerate.lab.snapshot import guest as guest_settings
 from linerate.lab.registry import LabRecord, Registry
 from linerate.model import Trial, TrialParams
 from linerate.process import ProcessRef
 from linerate.testbed.namespace import NamespaceTestbed
-from linerate.topology.plan import CreateTap, LabSpec, Plan, server_address
+from linerate.topology.plan import DUT_LAN_IF, DUT_WAN_IF, CreateTap, LabSpec, Plan, server_address
 from linerate.trial import measure_read_cost_or_none, run_trial
 from linerate.tuning.catalog import runtime_recommendations
 from linerate.vm.accel import choose_accel
@@ -103,6 +105,15 @@ class VmTestbed(NamespaceTestbed):
         rx_queues = min(self.vm.queues, self.vm.vcpus)
         return prefetched_drift(guest_plan(self.spec, rx_queues=rx_queues), GUEST,  # the host's nft is the guest's
                                 lambda argvs: self.executor("dut").run_many(argvs, timeout_s=30), canonical_ruleset)
+
+    def guest_snapshot(self, ports: tuple[str, ...] = (DUT_LAN_IF, DUT_WAN_IF), processes: bool = True) -> dict:
+        """The guest's qdiscs, net sysctls, its lab ports' offloads and its processes as it is now, read in one
+        batch (lab/snapshot.py guest): kept with the lab's snapshot and compared like the host's namespaces."""
+        argvs = guest_reads(list(ports), processes)
+        results = self.executor("dut").run_many(argvs, timeout_s=30)
+        answers = {tuple(argv): result.stdout if result.returncode == 0 or argv == GUEST_SYSCTLS else ""
+                   for argv, result in zip(argvs, results)}
+        return {"the guest": guest_settings(list(ports), answers, processes)}
 
     def host_plan(self) -> Plan:
         """The host side (taps, bridges, the client's and server's namespaces); the guest is read back at boot."""

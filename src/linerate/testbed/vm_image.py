@@ -238,6 +238,13 @@ class ImageVmTestbed(VmTestbed):
                           rx_queues=min(self.vm.queues, self.vm.vcpus))
         return prefetched_drift(plan, GUEST, lambda argvs: dut.run_many(argvs, timeout_s=30))
 
+    def guest_snapshot(self, ports: tuple[str, ...] = (), processes: bool = False) -> dict:
+        """A Linux image's qdiscs, net sysctls and lab ports' offloads (not its processes: a full OS starts
+        timers and daemons by itself); a BSD image's knobs are read back through its driver alone."""
+        if not self.driver.configures_guest:
+            return {}
+        return super().guest_snapshot((self.names[DUT_LAN_IF], self.names[DUT_WAN_IF]), processes=False)
+
     def _nic_names(self, by_mac: dict | None = None) -> dict[str, str]:
         """lan0/wan0 -> a Linux image's own names of its LAN and WAN NICs, found by MAC."""
         by_mac = self._links_by_mac() if by_mac is None else by_mac

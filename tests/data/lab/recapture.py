@@ -286,6 +286,112 @@ def snapshot_of_vm_lab() -> None:
         lab("down", "k6")
 
 
+# in the built-in guest (through its agent): (change, undo); each must be named by lab/snapshot.py guest
+GUEST_SNAPSHOT_CHANGES = [
+    (["ethtool", "-K", "lan0", "gro", "off"], ["ethtool", "-K", "lan0", "gro", "on"]),
+    (["sysctl", "-w", "net.core.dev_weight=2"], ["sysctl", "-w", "net.core.dev_weight=64"]),
+    (["tc", "qdisc", "replace", "dev", "wan0", "root", "fq_codel", "limit", "4", "quantum", "300"],
+     ["tc", "qdisc", "del", "dev", "wan0", "root"]),  # the kernel attaches its default qdisc again
+    (["sh", "-c", "nohup sh -c 'while :; do :; done' >/dev/null 2>&1 &"], ["pkill", "-f", "while"]),
+]
+
+
+def guest_and_host_of_vm_lab() -> None:
+    """A kept VM lab's guest (lab/snapshot.py guest: every read of guest_reads, answered by its agent) and the
+    host's side of it (snapshot.processes and host_settings: every /proc file they read), as kept, after
+    linerate's own commands, and after each operator change (undone after each)."""
+    from linerate.exec.local import NetnsExecutor
+    from linerate.lab import snapshot
+    from linerate.lab.registry import Registry
+    from linerate.testbed.base import lab_from_record
+    from linerate.testbed.namespace import _program, net_namespace_id_of
+    from linerate.process import net_namespace_id
+
+    lab("up", "--name", "k7", "--dut", "vm", "--accel", "tcg", "--link", "1g")
+    try:
+        registry = Registry()
+
+        def guest_run_many(many):  # the agent answers one client at a time: closed before a command runs
+            testbed = lab_from_record(registry.load("k7"), registry)
+            try:
+                return testbed.executor("dut").run_many(many, timeout_s=30)
+            finally:
+                testbed.executor("dut").close()
+
+        ports, argvs = ["lan0", "wan0"], snapshot.guest_reads(["lan0", "wan0"], True)
+
+        def guest_answers() -> dict[str, str]:
+            results = guest_run_many(argvs)
+            return {" ".join(argv): r.stdout if r.returncode == 0 or argv == snapshot.GUEST_SYSCTLS else ""
+                    for argv, r in zip(argvs, results)}
+
+        files: dict[str, str] = {}
+        dirs: dict[str, list[str]] = {}
+
+        def read_file(path):
+            files[path] = text = Path(path).read_text()
+            return text
+
+        def list_dir(path):
+            dirs[path] = names = sorted(os.listdir(path))
+            return names
+
+        def own_now() -> dict[str, int]:  # as the lab's snapshot names them (a restarted server: a new pid)
+            record = registry.load("k7")
+            ids = {net_namespace_id_of(ns): ns for ns in record.namespaces}
+            return {f"{_program(ref.pid)} in {ids.get(net_namespace_id(ref.pid))}": ref.pid for ref in record.servers
+                    if ref.alive()}
+
+        def host() -> dict:
+            files.clear()
+            dirs.clear()
+            own = own_now()
+            snapshot.processes(own, read_file, list_dir)
+            snapshot.host_settings(read_file, list_dir)
+            return {"own": own, "files": dict(files), "dirs": dict(dirs)}
+
+        clean_guest, clean_host = guest_answers(), host()
+        uses = []
+        for argv in (["trial", "--duration", "2", "--congestion", "reno"], ["trial", "--duration", "2", "--direction",
+                                                                            "reverse"]):
+            subprocess.run([*LINERATE, *argv, "--lab", "k7"], check=True, capture_output=True)
+            answers = guest_answers()
+            uses.append({"use": f"linerate {' '.join(argv)} --lab k7",
+                         "guest": {k: v for k, v in answers.items() if clean_guest.get(k) != v}, "host": host()})
+        guest_changes = []
+        for argv, undo in GUEST_SNAPSHOT_CHANGES:
+            guest_run_many([argv])
+            try:
+                answers = guest_answers()
+                guest_changes.append({"change": " ".join(argv),
+                                      "guest": {k: v for k, v in answers.items() if clean_guest.get(k) != v}})
+            finally:
+                guest_run_many([undo])
+        host_changes = []
+        server = next(pid for name, pid in own_now().items() if name.startswith("iperf3"))
+        backlog = Path("/proc/sys/net/core/netdev_max_backlog").read_text().strip()
+        for change, undo in ((["renice", "-n", "19", "-p", str(server)], ["renice", "-n", "0", "-p", str(server)]),
+                             (["sysctl", "-q", "-w", "net.core.netdev_max_backlog=2"],
+                              ["sysctl", "-q", "-w", f"net.core.netdev_max_backlog={backlog}"])):
+            subprocess.run(change, check=True, capture_output=True)
+            try:
+                host_changes.append({"change": " ".join(change).replace(str(server), "SERVER"), "host": host()})
+            finally:
+                subprocess.run(undo, check=True, capture_output=True)
+        doc = {"source": "captured on this project's CI-kind machine (Debian 12 host, cgroup v1; the built-in guest: "
+                         "Debian 12 cloud kernel, busybox userland, the host's iproute2/ethtool) from a lab made by "
+                         "`linerate lab up --name k7 --dut vm --accel tcg --link 1g`: guest: the stdout of each read "
+                         "of lab/snapshot.py guest_reads through the guest's agent; host: each /proc file and "
+                         "directory snapshot.processes and host_settings read (own: the lab's processes they were "
+                         "given); uses: what linerate's own trials left different; changes: an operator's command "
+                         "and what then read otherwise (undone after each). Recaptured "
+                         f"{datetime.date.today()} by tests/data/lab/recapture.py",
+               "ports": ports, "guest": clean_guest, "host": clean_host, "uses": uses, "guest_changes": guest_changes, "host_changes": host_changes}
+        (HERE / "kept_vm_guest_and_host_snapshot.json").write_text(json.dumps(doc, indent=1) + "\n")
+    finally:
+        lab("down", "k7")
+
+
 if __name__ == "__main__":
     scratch = tempfile.mkdtemp(prefix="linerate-recapture-")
     os.environ.setdefault("LINERATE_STATE_DIR", scratch + "/state")
@@ -301,5 +407,6 @@ if __name__ == "__main__":
             vm_lab()
         if "snapshot" in which:
             snapshot_of_vm_lab()
+            guest_and_host_of_vm_lab()
     finally:
         shutil.rmtree(scratch)
