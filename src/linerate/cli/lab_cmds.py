@@ -190,7 +190,8 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     from linerate.lab.registry import Registry, vet
     from linerate.lab.signals import terminations_deferred
     from linerate.model import lab_namespace
-    from linerate.testbed.namespace import nginx_pids, remove_record, stop_stale_nginx, sweep_kept_lab
+    from linerate.testbed.kept_sweep import sweep_kept_lab
+    from linerate.testbed.namespace import nginx_pids, remove_record, stop_stale_nginx
 
     registry = Registry()
     removed: list[dict] = []

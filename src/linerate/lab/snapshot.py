@@ -20,6 +20,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from linerate.lab.sysctls import DYNAMIC, parse_sysctls
+
 Reader = Callable[[str, list[str]], str]  # (namespace, argv) -> the command's stdout ("" when it failed)
 
 LINKS = ["ip", "-d", "-j", "link", "show"]
@@ -220,7 +222,6 @@ def guest(ports: list[str], answers: dict[tuple[str, ...], str], with_processes:
     """A guest's settings from the stdout of each of guest_reads: its qdiscs with their options, its net.*
     sysctls (but for a count traffic changes and the TCP Fast Open key: lab/sysctls.py DYNAMIC), its lab ports'
     offload features and, for the built-in guest (nothing runs there but its agent), its processes."""
-    from linerate.lab.sysctls import DYNAMIC, parse_sysctls  # noqa: PLC0415 (lab/sysctls.py reads the plan's side)
     held: dict[str, Any] = {
         "qdiscs": _keyed(_strip(_json(answers.get(tuple(PER_NAMESPACE["qdiscs"]), "")))),
         "net sysctls": {key: value for key, value in parse_sysctls(answers.get(tuple(GUEST_SYSCTLS), "")).items()

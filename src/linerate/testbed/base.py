@@ -34,7 +34,8 @@ from linerate.store.db import Store
 from linerate.testbed.fingerprint import controller_fingerprint
 from linerate.testbed.inventory import Inventory
 from linerate.testbed.knobs import refuse_unsupported
-from linerate.testbed.namespace import NamespaceTestbed, own_scratch, stop_leftover_programs
+from linerate.testbed.kept_sweep import own_scratch, stop_leftover_programs
+from linerate.testbed.namespace import NamespaceTestbed
 from linerate.testbed.requirements import local_problems, required_features
 from linerate.testbed.ssh import SshTestbeds
 from linerate.testbed.vm import VmTestbed

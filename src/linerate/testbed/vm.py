@@ -71,7 +71,7 @@ class VmTestbed(NamespaceTestbed):
         record gives (its vCPUs, memory, accelerator, vhost, queues and virtio offloads); then the record's
         own description of the guest (stored with every result) against the guest as it answers now. What
         this command's results say of the guest is only what was read here (`kept_vm`), never the record's."""
-        problems = super().drift_from_record()
+        problems = self.plan_drift()
         pid = next((p.pid for p in (self.record.servers if self.record else [])), None)
         try:
             argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")]
@@ -92,6 +92,7 @@ class VmTestbed(NamespaceTestbed):
         problems += [f"its record says {key} {described.get(key)!r} of the guest, which has {value!r}"
                      for key, value in seen.items()
                      if key in described and (type(described[key]) is not type(value) or described[key] != value)]
+        problems = problems or self.changed_since_kept()  # what no plan says: against the lab as it was kept
         self.kept_vm = {} if problems else seen
         return problems
 

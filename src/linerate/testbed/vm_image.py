@@ -243,7 +243,9 @@ class ImageVmTestbed(VmTestbed):
         timers and daemons by itself); a BSD image's knobs are read back through its driver alone."""
         if not self.driver.configures_guest:
             return {}
-        return super().guest_snapshot((self.names[DUT_LAN_IF], self.names[DUT_WAN_IF]), processes=False)
+        said = self.record.vm if self.record is not None and isinstance(self.record.vm, dict) else {}
+        names = [said.get(f"{port}_name") or self.names[port] for port in (DUT_LAN_IF, DUT_WAN_IF)]
+        return super().guest_snapshot(tuple(names), processes=False)  # a kept lab's: the names its record holds
 
     def _nic_names(self, by_mac: dict | None = None) -> dict[str, str]:
         """lan0/wan0 -> a Linux image's own names of its LAN and WAN NICs, found by MAC."""
