@@ -15,6 +15,7 @@ from pathlib import Path
 
 from linerate.axes import AXES
 from linerate.exec import NetnsExecutor
+from linerate.exec.scratch import is_scratch_path
 from linerate.lab.apply import NETNS_DIR, programs_in_netns
 from linerate.lab.conform import held_tbf_rates
 from linerate.lab.registry import LabRecord

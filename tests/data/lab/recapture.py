@@ -300,7 +300,6 @@ def guest_and_host_of_vm_lab() -> None:
     """A kept VM lab's guest (lab/snapshot.py guest: every read of guest_reads, answered by its agent) and the
     host's side of it (snapshot.processes and host_settings: every /proc file they read), as kept, after
     linerate's own commands, and after each operator change (undone after each)."""
-    from linerate.exec.local import NetnsExecutor
     from linerate.lab import snapshot
     from linerate.lab.registry import Registry
     from linerate.testbed.base import lab_from_record
