@@ -32,7 +32,7 @@ from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
 from linerate.model import LAB_ROLES, Trial, TrialParams, lab_namespace
-from linerate.process import ProcessRef, net_namespace_id
+from linerate.process import ProcessRef
 from linerate.testbed.kept_sweep import (iperf3_port, is_generator_namespace, is_leftover, pacing_left,
                                          remove_pacing, restore_port)
 from linerate.testbed.lab_path import LabPath, LabStatePath, PoolPath, lab_description
@@ -171,13 +171,17 @@ class NamespaceTestbed:
         the record and what each later command on the lab compares with it."""
         if self.record is None:
             return {}
-        ids = {net_namespace_id_of(ns): ns for ns in self.record.namespaces}
-        own = {f"{_program(ref.pid)} in {ids.get(net_namespace_id(ref.pid), 'another namespace')}": ref.pid
-               for ref in self.record.servers if ref.alive()}
         return {**take_snapshot(sorted(self.record.namespaces), _read_in),
-                "the host": {"processes": snapshot_processes(own, _read_file, os.listdir),
+                "the host": {"processes": snapshot_processes(self.own_processes(), _read_file, os.listdir),
                              "net.core settings": host_settings(_read_file, os.listdir)},
                 **self.guest_snapshot()}
+
+    def own_processes(self) -> dict[str, int]:
+        """The lab's own processes that run (its record's servers: iperf3, a VM's qemu), each named by its
+        program and namespace ("iperf3 in lr-x-server"): a restarted server keeps its name."""
+        live = self.record.live_server_pids() if self.record else set()
+        return {f"{program} in {ns}": pid for ns in (self.record.namespaces if self.record else [])
+                for pid, program in programs_in_netns(ns) if pid in live}
 
     def guest_snapshot(self) -> dict:
         """A VM DUT's guest as it is now, under "the guest" (testbed/vm.py); a namespace lab has none."""
@@ -287,7 +291,8 @@ class NamespaceTestbed:
         if not params.congestion or self.record is None:
             return
         with terminations_deferred():  # a signal meanwhile waits until the servers listen again
-            for ref in [ref for ref in self.record.servers if ref.alive() and _program(ref.pid) == "iperf3"]:
+            servers = {pid for name, pid in self.own_processes().items() if name.startswith("iperf3 in ")}
+            for ref in [ref for ref in self.record.servers if ref.pid in servers]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(ref.pid, 9)
                 deadline = time.monotonic() + 5
@@ -346,21 +351,6 @@ class NamespaceTestbed:
 
 def _read_file(path: str) -> str:
     return Path(path).read_text()
-
-
-def net_namespace_id_of(ns: str) -> tuple[int, int] | None:
-    try:
-        info = os.stat(NETNS_DIR / ns)
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino
-
-
-def _program(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
 
 
 def _read_in(ns: str, argv: list[str]) -> str:

@@ -303,8 +303,6 @@ def guest_and_host_of_vm_lab() -> None:
     from linerate.lab import snapshot
     from linerate.lab.registry import Registry
     from linerate.testbed.base import lab_from_record
-    from linerate.testbed.namespace import _program, net_namespace_id_of
-    from linerate.process import net_namespace_id
 
     lab("up", "--name", "k7", "--dut", "vm", "--accel", "tcg", "--link", "1g")
     try:
@@ -336,10 +334,7 @@ def guest_and_host_of_vm_lab() -> None:
             return names
 
         def own_now() -> dict[str, int]:  # as the lab's snapshot names them (a restarted server: a new pid)
-            record = registry.load("k7")
-            ids = {net_namespace_id_of(ns): ns for ns in record.namespaces}
-            return {f"{_program(ref.pid)} in {ids.get(net_namespace_id(ref.pid))}": ref.pid for ref in record.servers
-                    if ref.alive()}
+            return lab_from_record(registry.load("k7"), registry).own_processes()
 
         def host() -> dict:
             files.clear()
