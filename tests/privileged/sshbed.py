@@ -3,7 +3,7 @@ each running sshd with its own host key, reachable from the root namespace (the 
 over a management veth. Test traffic flows client -> DUT -> server on the benchmarking ranges; a
 fourth link client <-> server exists only to build a testbed that bypasses the DUT.
 
-    controller (root ns) --mgmt 198.19.250.0/30,4/30,8/30--> client, dut, server (sshd on each)
+    controller (root ns) --mgmt 198.19.250.0/30,4/30,8/30 (or the next free /28)--> client, dut, server (sshd on each)
     client 198.18.1.10 -- 198.18.1.1 lan0 [dut, forwarding] wan0 198.18.2.1 -- 198.18.2.10 server
     client 198.18.3.10 ------------------------------------------------------ 198.18.3.20 server (bypass)
 
@@ -25,8 +25,23 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MGMT = {"client": ("198.19.250.1", "198.19.250.2"), "dut": ("198.19.250.5", "198.19.250.6"),
-        "server": ("198.19.250.9", "198.19.250.10")}
+MGMT_SUBNETS = range(250, 256)  # 198.19.N.0/28: the first N no link of the root namespace holds an address in
+
+
+def management_addresses(third: int) -> dict[str, tuple[str, str]]:
+    """Each role's (controller side, host side) management address in 198.19.third.0/28."""
+    return {role: (f"198.19.{third}.{4 * i + 1}", f"198.19.{third}.{4 * i + 2}")
+            for i, role in enumerate(("client", "dut", "server"))}
+
+
+def free_management_subnet() -> dict[str, tuple[str, str]]:
+    """The management addresses of the first subnet nothing on this machine uses: a bed another run left
+    behind (its namespaces kept alive by a process) answers on its own addresses, never on ours."""
+    held = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True, check=True).stdout
+    for third in MGMT_SUBNETS:
+        if f" 198.19.{third}." not in held:
+            return management_addresses(third)
+    raise RuntimeError(f"198.19.{MGMT_SUBNETS[0]}-{MGMT_SUBNETS[-1]}.0/28 are all in use: remove the lrt-* leftovers")
 
 
 def sh(*argv: str, ns: str | None = None) -> str:
@@ -43,12 +58,14 @@ class SshBed:
     user_key: Path | None = None
     known_hosts: Path | None = None
     overlays: dict[str, dict[str, Path]] = field(default_factory=dict)
+    mgmt: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def ns(self, role: str) -> str:
         return f"lrt-{self.tag}-{role}"
 
     def build(self) -> "SshBed":
         os.makedirs("/run/sshd", exist_ok=True)
+        self.mgmt = free_management_subnet()
         self.user_key = self.root / "id_ed25519"
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.user_key)], check=True)
         self.known_hosts = self.root / "known_hosts"
@@ -57,7 +74,7 @@ class SshBed:
             self.namespaces.append(ns)
             sh("ip", "netns", "add", ns)
             sh("ip", "link", "set", "lo", "up", ns=ns)
-            outer, inner = MGMT[role]
+            outer, inner = self.mgmt[role]
             root_if = f"lrt{self.tag}{role[0]}"
             sh("ip", "link", "add", root_if, "type", "veth", "peer", "name", "mgmt0", "netns", ns)
             sh("ip", "addr", "add", f"{outer}/30", "dev", root_if)
@@ -88,7 +105,7 @@ class SshBed:
         authorized = self.root / "authorized_keys"
         authorized.write_text(Path(str(self.user_key) + ".pub").read_text())
         config = self.root / f"sshd_{role}.conf"
-        config.write_text(f"ListenAddress {MGMT[role][1]}\nHostKey {host_key}\nHostKey {ecdsa_key}\nPidFile {self.root}/sshd_{role}.pid\n"
+        config.write_text(f"ListenAddress {self.mgmt[role][1]}\nHostKey {host_key}\nHostKey {ecdsa_key}\nPidFile {self.root}/sshd_{role}.pid\n"
                           f"AuthorizedKeysFile {authorized}\nPermitRootLogin prohibit-password\nStrictModes no\n"
                           "UsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
                           "MaxSessions 50\nMaxStartups 50\n")
@@ -105,7 +122,7 @@ class SshBed:
         while time.monotonic() < deadline:
             probe = subprocess.run(["ip", "netns", "exec", self.ns(role), "ss", "-ltn", "sport = :22"],
                                    capture_output=True, text=True)
-            if MGMT[role][1] in probe.stdout:
+            if self.mgmt[role][1] in probe.stdout:
                 return
             time.sleep(0.05)
         raise RuntimeError(f"sshd in {self.ns(role)} did not listen")
@@ -113,17 +130,17 @@ class SshBed:
     def host_key_line(self, role: str, kind: str = "", host: str = "") -> str:
         """A known_hosts line for role's sshd: its ed25519 key, or with kind="_ecdsa" its ecdsa one."""
         public = (self.root / f"host_{role}{kind}.pub").read_text().split()
-        return f"{host or MGMT[role][1]} {public[0]} {public[1]}\n"
+        return f"{host or self.mgmt[role][1]} {public[0]} {public[1]}\n"
 
     def inventory(self, *, bypass: bool = False, known_hosts: Path | None = None, extra_dut: str = "") -> Path:
         server_address = "198.18.3.20" if bypass else "198.18.2.10"
         path = self.root / ("inventory_bypass.toml" if bypass else "inventory.toml")
         path.write_text(
             f'name = "sshbed"\nknown_hosts = "{known_hosts or self.known_hosts}"\n'
-            f'[client]\nssh = "root@{MGMT["client"][1]}"\nidentity = "{self.user_key}"\ntest_address = "198.18.1.10"\n'
-            f'[server]\nssh = "root@{MGMT["server"][1]}"\nidentity = "{self.user_key}"\n'
+            f'[client]\nssh = "root@{self.mgmt["client"][1]}"\nidentity = "{self.user_key}"\ntest_address = "198.18.1.10"\n'
+            f'[server]\nssh = "root@{self.mgmt["server"][1]}"\nidentity = "{self.user_key}"\n'
             f'test_address = "{server_address}"\n'
-            f'[dut]\nssh = "root@{MGMT["dut"][1]}"\nidentity = "{self.user_key}"\nos = "linux"\n'
+            f'[dut]\nssh = "root@{self.mgmt["dut"][1]}"\nidentity = "{self.user_key}"\nos = "linux"\n'
             f'interfaces = ["lan0", "wan0"]\n{extra_dut}')
         return path
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.privileged.conftest import LINERATE, linerate
-from tests.privileged.sshbed import MGMT, SshBed, sh
+from tests.privileged.sshbed import SshBed, sh
 
 EXPERIMENT = """name = "sshbed"
 duration_s = 1
@@ -424,7 +424,7 @@ def test_a_refused_second_run_leaves_the_first_and_its_server_alone(bed, tmp_pat
         # the same, with a known_hosts that holds each machine's *other* host key (ecdsa, not ed25519):
         # the machines are named by all their keys, not by the one an inventory's known_hosts verifies
         ecdsa_hosts = tmp_path / "known_hosts_ecdsa"
-        ecdsa_hosts.write_text("".join(bed.host_key_line(role, "_ecdsa", f"::ffff:{MGMT[role][1]}")
+        ecdsa_hosts.write_text("".join(bed.host_key_line(role, "_ecdsa", f"::ffff:{bed.mgmt[role][1]}")
                                        for role in ("client", "dut", "server")))
         other_keys = tmp_path / "other_keys.toml"
         other_keys.write_text(mapped.read_text().replace(str(bed.known_hosts), str(ecdsa_hosts)))
@@ -488,7 +488,7 @@ def test_a_machine_is_named_by_all_its_host_keys_and_never_by_fewer(bed, tmp_pat
 
     ecdsa_hosts = tmp_path / "known_hosts_ecdsa"
     ecdsa_hosts.write_text(bed.host_key_line("dut", "_ecdsa"))
-    target = SshTarget("root", MGMT["dut"][1], identity=str(bed.user_key))
+    target = SshTarget("root", bed.mgmt["dut"][1], identity=str(bed.user_key))
     by_kind = {kind: subprocess.run(["ssh-keygen", "-lf", str(bed.root / f"host_dut{kind}.pub")], capture_output=True,
                                     text=True, check=True).stdout.split()[1] for kind in ("", "_ecdsa")}
     fingerprints = set(by_kind.values())
