@@ -2,6 +2,7 @@ import json
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 from linerate.lab.registry import Registry
 from tests.privileged.conftest import LINERATE, linerate as run, netns_names, pid_alive
@@ -53,7 +54,17 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
         subprocess.run(["renice", "-n", "0", "-p", str(server)], check=True, capture_output=True)
         assert refused.returncode == 2 and "the host's processes changed since the lab was kept (iperf3 in " \
-            "lr-clij-server was" in refused.stderr and "nice 19" in refused.stderr, refused.stderr
+            "lr-clij-server.threads was" in refused.stderr and "nice 19" in refused.stderr, refused.stderr
+        # a host setting every namespace shares and none can set (TCP's memory thresholds; doubled: harmless)
+        tcp_mem = Path("/proc/sys/net/ipv4/tcp_mem").read_text().split()
+        subprocess.run(["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(str(2 * int(v)) for v in tcp_mem)}"],
+                       check=True)
+        try:
+            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        finally:
+            subprocess.run(["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(tcp_mem)}"], check=True)
+        assert refused.returncode == 2 and "the host's net settings changed since the lab was kept (net.ipv4.tcp_mem " \
+            f"was {' '.join(tcp_mem)}, is" in refused.stderr, refused.stderr
         run("lab", "stop-server", "clij")
         failed = run("trial", "--lab", "clij", "--duration", "1", "--json", check=False)
         assert failed.returncode != 0

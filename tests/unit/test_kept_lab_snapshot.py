@@ -102,7 +102,9 @@ GUEST_EXPECTED = {
 }
 HOST_EXPECTED = {
     "renice -n 19 -p SERVER": ("processes", "nice 0", "nice 19"),
-    "sysctl -q -w net.core.netdev_max_backlog=2": ("net.core settings", "net.core.netdev_max_backlog was 1000, is 2"),
+    "sysctl -q -w net.core.netdev_max_backlog=2": ("net settings", "net.core.netdev_max_backlog was 1000, is 2"),
+    "sysctl -q -w net.ipv4.tcp_mem=DOUBLED": ("net settings", "net.ipv4.tcp_mem was"),
+    'sh -c echo 1073741824 > "$0" SERVERS_MEMORY_CGROUP': ("processes", "memory.soft_limit_in_bytes of /", "1073741824"),
 }
 
 
@@ -125,7 +127,7 @@ def host_of(capture: dict) -> dict:
         return dirs[path]
 
     return {"the host": {"processes": snapshot.processes(capture["own"], read_file, list_dir),
-                         "net.core settings": snapshot.host_settings(read_file, list_dir)}}
+                         "net settings": snapshot.host_settings(read_file, list_dir, set(VM["host"]["per_namespace"]))}}
 
 
 def test_the_built_in_guest_runs_its_agent_alone_and_its_kept_reads_have_no_drift():
@@ -164,3 +166,26 @@ def test_an_operators_change_to_the_labs_processes_or_the_hosts_settings_is_name
 def test_every_change_of_the_vm_capture_is_labelled():
     assert {c["change"] for c in VM["guest_changes"]} == set(GUEST_EXPECTED)
     assert {c["change"] for c in VM["host_changes"]} == set(HOST_EXPECTED)
+
+
+def test_what_may_come_and_go_on_the_host_is_not_compared():
+    """A module loaded since (nf_conntrack adds its keys), a server `lab stop-server` stopped and a host read an
+    older linerate took are left out; a process of the lab that was not there then, and any setting both hold
+    that changed, are still compared."""
+    kept = host_of(VM["host"])
+    kept["the host"]["net.core settings"] = {"net.core.netdev_max_backlog": "1000"}  # an older version's read
+    now = json.loads(json.dumps(host_of(VM["host"])))
+    loaded = {key: value for key, value in now["the host"]["net settings"].items() if "conntrack" in key}
+    assert loaded, "the capture had nf_conntrack loaded: nothing is tested"
+    for key in loaded:
+        del kept["the host"]["net settings"][key]
+    iperf3 = next(name for name in now["the host"]["processes"] if name.startswith("iperf3"))
+    del now["the host"]["processes"][iperf3]
+    assert snapshot.drift(*snapshot.comparable(kept, now)) == []
+    assert len(snapshot.drift(kept, now)) == 3  # compared whole: each of the three would differ
+    now["the host"]["processes"]["iperf3 in lr-k7-client"] = now["the host"]["processes"]["qemu-system-x86 in lr-k7-dut"]
+    now["the host"]["net settings"]["net.ipv4.udp_mem"] = "1 2 3"
+    problems = snapshot.drift(*snapshot.comparable(kept, now))
+    assert len(problems) == 2 and problems[0].startswith(
+        "the host's net settings changed since the lab was kept (net.ipv4.udp_mem was ") and problems[1].startswith(
+        "the host's processes changed since the lab was kept (iperf3 in lr-k7-client was absent, is "), problems

@@ -142,6 +142,21 @@ def _in_throwaway_netns(script: str, stdin: str | None = None) -> str | None:
     return made.stdout if made.returncode == 0 else None
 
 
+_PER_NAMESPACE_KEYS: set[str] = set()
+
+
+def per_namespace_net_keys() -> set[str] | None:
+    """The net.* sysctl keys (dotted) a namespace made just now may write: each namespace holds its own. A key
+    it lacks or may only read (net.ipv4.tcp_mem, net.core.rmem_max, nf_conntrack_max) is the host's, shared by
+    every namespace (lab/snapshot.py host_settings). Asked once per process; None when it cannot be made."""
+    if not _PER_NAMESPACE_KEYS:
+        listed = _in_throwaway_netns("find /proc/sys/net -type f -perm -u+w")
+        if listed is None:
+            return None
+        _PER_NAMESPACE_KEYS.update(line.removeprefix("/proc/sys/").replace("/", ".") for line in listed.split())
+    return set(_PER_NAMESPACE_KEYS)
+
+
 _VETH_DEFAULTS: dict[str, str] = {}
 
 

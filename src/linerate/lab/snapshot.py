@@ -6,8 +6,9 @@ feature a tool can change (ethtool(8) -k, where a tap's follow what qemu and its
 `tx off` cut a VM DUT's TCP throughput here from ~1,800 to 377 Mbit/s), channels (ethtool -l), every qdisc with its options on
 any link (tc(8), a tap's and a bridge's included), address labels (ip-addrlabel(8)), proxy neighbours and
 a bridge's multicast database (bridge(8) mdb); and (processes, host_settings) how the lab's own processes run
-(each thread's CPUs, nice, policy and cgroup limits: its iperf3 servers, a VM's qemu) and the host's net.core
-settings, which every namespace shares but none can see.
+(each thread's CPUs, nice, policy, and the CPU and memory limits of its cgroup and the cgroups above it: its
+iperf3 servers, a VM's qemu) and the host's net settings every namespace shares but cannot set (TCP's and UDP's
+memory pressure thresholds, the conntrack table's size, the socket buffer ceilings, the backlog).
 
 What a running lab changes by itself is left out, by name (EXCLUDED): counters, timers, an interface's
 operational state, how many sockets asked for promiscuous or all-multicast mode (a capture in a
@@ -142,19 +143,25 @@ def _features(text: str) -> dict[str, str] | str:
 
 # --- the lab's own processes and the host's shared settings ----------------------------------------------------
 
-# the limits a process runs under, per cgroup controller (cgroup v1 files, and v2's under the unified hierarchy):
-# a quota or a CPU set moved under the lab's iperf3 server or its qemu changes every trial's figure
-CGROUP_LIMITS = {"cpu": ("cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.shares"), "cpuset": ("cpuset.cpus",),
-                 "": ("cpu.max", "cpu.weight", "cpuset.cpus.effective")}
+# the limits a process runs under, per cgroup controller (cgroup v1 files, and v2's under the unified hierarchy;
+# Documentation/admin-guide/cgroup-v1/memory.rst and cgroup-v2.rst): a CPU quota or set, or a memory limit (a
+# socket buffer limit of 128 KB, memory.kmem.tcp.limit_in_bytes, cut an iperf3 server here from ~450 to ~15
+# Mbit/s) moved under the lab's iperf3 server or its qemu changes every trial's figure
+CGROUP_LIMITS = {"cpu": ("cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.shares", "cpu.uclamp.max", "cpu.idle"),
+                 "cpuset": ("cpuset.cpus",),
+                 "memory": ("memory.limit_in_bytes", "memory.soft_limit_in_bytes", "memory.memsw.limit_in_bytes",
+                            "memory.kmem.limit_in_bytes", "memory.kmem.tcp.limit_in_bytes", "memory.swappiness"),
+                 "": ("cpu.max", "cpu.weight", "cpu.idle", "cpu.uclamp.max", "cpuset.cpus.effective", "memory.max",
+                      "memory.high", "memory.swap.max")}
 CGROUP_ROOT = "/sys/fs/cgroup"
 
 
 def processes(named: dict[str, int], read_file: Callable[[str], str],
               list_dir: Callable[[str], list[str]]) -> dict[str, Any]:
-    """name -> the distinct ways the process's threads are placed: (CPUs allowed, nice, scheduling policy,
-    cgroup limits) (proc(5): status Cpus_allowed_list, stat fields 19 and 41, cgroup), one entry for all the
-    threads placed alike, so a worker thread qemu starts later as its siblings run changes nothing while one
-    thread moved elsewhere does. A process that is gone is "gone"."""
+    """name -> {"threads": the distinct ways its threads are placed (CPUs allowed, nice, scheduling policy: proc(5)
+    status Cpus_allowed_list, stat fields 19 and 41), "cgroup limits": each limit of the cgroups its threads are in
+    and above}: a worker thread qemu starts later, placed like its siblings, changes nothing, while one thread
+    moved elsewhere does. A process that is gone is "gone"."""
     held: dict[str, Any] = {}
     for name, pid in sorted(named.items()):
         try:
@@ -163,6 +170,7 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
             held[name] = "gone"
             continue
         ways: set[str] = set()
+        limits: dict[str, str] = {}
         for task in tasks:
             try:
                 stat = read_file(f"/proc/{pid}/task/{task}/stat")
@@ -174,36 +182,77 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
             cpus = next((line.split(":", 1)[1].strip() for line in status.splitlines()
                          if line.startswith("Cpus_allowed_list:")), "?")
             nice, policy = (fields[16], fields[38]) if len(fields) > 38 else ("?", "?")
-            ways.add(f"cpus {cpus}, nice {nice}, policy {policy}, {_cgroup_limits(cgroups, read_file)}")
-        held[name] = sorted(ways)
+            ways.add(f"cpus {cpus}, nice {nice}, policy {policy}")
+            limits.update(_cgroup_limits(cgroups, read_file))
+        held[name] = {"threads": sorted(ways), "cgroup limits": limits}
     return held
 
 
-def _cgroup_limits(cgroups: str, read_file: Callable[[str], str]) -> str:
-    limits = []
+def _cgroup_limits(cgroups: str, read_file: Callable[[str], str]) -> dict[str, str]:
+    """Each limit of the cgroups a thread is in and of every cgroup above them (a limit on a parent holds its
+    children), named by where it is set: {"memory.max of /a": "1073741824"}."""
+    limits = {}
     for line in cgroups.splitlines():
         _, controllers, path = line.split(":", 2) if line.count(":") >= 2 else ("", "", "")
+        parts = [part for part in path.split("/") if part]
         for controller in controllers.split(",") if controllers else [""]:
-            for name in CGROUP_LIMITS.get(controller, ()):
-                base = f"{CGROUP_ROOT}/{controller}" if controller else f"{CGROUP_ROOT}/unified"
-                try:
-                    value = read_file(f"{base}{path.rstrip('/')}/{name}").strip()
-                except OSError:
-                    continue
-                limits.append(f"{name} {value}")
-    return "cgroup " + ("; ".join(sorted(limits)) or "none")
+            base = f"{CGROUP_ROOT}/{controller}" if controller else f"{CGROUP_ROOT}/unified"
+            for depth in range(len(parts), -1, -1):
+                where = "/" + "/".join(parts[:depth])
+                for name in CGROUP_LIMITS.get(controller, ()):
+                    try:
+                        limits[f"{name} of {where}"] = read_file(f"{base}{where.rstrip('/')}/{name}").strip()
+                    except OSError:
+                        continue
+    return limits
 
 
-def host_settings(read_file: Callable[[str], str], list_dir: Callable[[str], list[str]]) -> dict[str, str]:
-    """The host's own net.core settings (its backlog, budget, default qdisc...): a lab's namespaces share them
-    but cannot see them (they are not per namespace), so nothing else compares them."""
+def host_settings(read_file: Callable[[str], str], list_dir: Callable[[str], list[str]],
+                  per_namespace: set[str] | None) -> dict[str, str]:
+    """The host's net settings that every namespace shares and none can set (net.ipv4.tcp_mem at "64 96 128" cut
+    a lab's TCP here from ~29,800 to 0.3 Mbit/s): each net.* key a namespace made just now may not write
+    (`per_namespace`: lab/netns.py per_namespace_net_keys; every key when that is unknown), but for the lists of
+    what is loaded (tcp_available_congestion_control grows when a trial loads bbr) and DYNAMIC counts. A
+    device's own settings (conf.*, neigh.*) are not shared."""
     held = {}
-    for name in sorted(list_dir("/proc/sys/net/core")):
-        try:
-            held[f"net.core.{name}"] = " ".join(read_file(f"/proc/sys/net/core/{name}").split())
-        except OSError:
-            continue  # write-only or not readable here
+    pending = ["net"]
+    while pending:
+        directory = pending.pop()
+        for name in sorted(list_dir(f"/proc/sys/{directory}")):
+            key = f"{directory}/{name}".replace("/", ".")
+            if (name in ("conf", "neigh") and directory.count("/") == 1 or key in DYNAMIC or "available" in name
+                    or per_namespace is not None and key in per_namespace):
+                continue
+            try:
+                list_dir(f"/proc/sys/{directory}/{name}")
+                pending.append(f"{directory}/{name}")
+            except OSError:  # a file
+                try:
+                    held[key] = " ".join(read_file(f"/proc/sys/{directory}/{name}").split())
+                except OSError:
+                    continue  # write-only or not readable here
     return held
+
+
+def comparable(kept: dict[str, Any], now: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """kept and now without what may come and go: a process of the lab that is not running now (a server `lab
+    stop-server` stopped: its trials fail, saying so), a host setting that one of them lacks (a module loaded
+    since, such as nf_conntrack, adds its keys) and a host read one version of linerate took and another does
+    not."""
+    kept, now = json.loads(json.dumps(kept)), json.loads(json.dumps(now))
+    host_kept, host_now = kept.get("the host"), now.get("the host")
+    if not isinstance(host_kept, dict) or not isinstance(host_now, dict):
+        return kept, now
+    for what in set(host_kept) ^ set(host_now):
+        host_kept.pop(what, None)
+        host_now.pop(what, None)
+    for what in host_kept:
+        before, after = host_kept[what], host_now[what]
+        if isinstance(before, dict) and isinstance(after, dict):
+            host_kept[what] = {key: value for key, value in before.items() if key in after}
+            if what != "processes":  # a process of the lab the record did not hold then is compared
+                host_now[what] = {key: value for key, value in after.items() if key in before}
+    return kept, now
 
 
 # --- a VM DUT's guest --------------------------------------------------------------------------------------------

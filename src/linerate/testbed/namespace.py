@@ -10,7 +10,6 @@ baked in when it is built: one testbed per combination of lab-scoped axes.
 from __future__ import annotations
 
 import contextlib
-import copy
 import os
 import shutil
 import stat
@@ -23,11 +22,13 @@ from linerate.exec import NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.lab.conform import plan_drift
 from linerate.lab.snapshot import drift as snapshot_drift
+from linerate.lab.snapshot import comparable as comparable_snapshots
 from linerate.lab.snapshot import host_settings
 from linerate.lab.snapshot import processes as snapshot_processes
 from linerate.lab.snapshot import take as take_snapshot
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
-from linerate.lab.netns import canonical_qdiscs, canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features
+from linerate.lab.netns import (canonical_qdiscs, canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features,
+                                per_namespace_net_keys)
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
@@ -158,13 +159,7 @@ class NamespaceTestbed:
         """What differs from the lab as `lab up` kept it (lab/snapshot.py); [] for a lab kept before snapshots."""
         if not self.record or not self.record.snapshot:
             return []
-        now = self.snapshot()
-        kept = copy.deepcopy(self.record.snapshot)
-        running = now.get("the host", {}).get("processes", {})
-        if isinstance(kept.get("the host", {}).get("processes"), dict):  # a server stopped (lab stop-server) is not
-            kept["the host"]["processes"] = {name: ways for name, ways in kept["the host"]["processes"].items()
-                                             if name in running}  # compared: its trials fail, saying so
-        return snapshot_drift(kept, now)
+        return snapshot_drift(*comparable_snapshots(self.record.snapshot, self.snapshot()))
 
     def snapshot(self) -> dict:
         """Its namespaces as they are now, every setting a read shows (lab/snapshot.py): what `lab up` keeps in
@@ -173,7 +168,7 @@ class NamespaceTestbed:
             return {}
         return {**take_snapshot(sorted(self.record.namespaces), _read_in),
                 "the host": {"processes": snapshot_processes(self.own_processes(), _read_file, os.listdir),
-                             "net.core settings": host_settings(_read_file, os.listdir)},
+                             "net settings": host_settings(_read_file, os.listdir, per_namespace_net_keys())},
                 **self.guest_snapshot()}
 
     def own_processes(self) -> dict[str, int]:

@@ -301,6 +301,7 @@ def guest_and_host_of_vm_lab() -> None:
     host's side of it (snapshot.processes and host_settings: every /proc file they read), as kept, after
     linerate's own commands, and after each operator change (undone after each)."""
     from linerate.lab import snapshot
+    from linerate.lab.netns import per_namespace_net_keys
     from linerate.lab.registry import Registry
     from linerate.testbed.base import lab_from_record
 
@@ -341,8 +342,10 @@ def guest_and_host_of_vm_lab() -> None:
             dirs.clear()
             own = own_now()
             snapshot.processes(own, read_file, list_dir)
-            snapshot.host_settings(read_file, list_dir)
+            snapshot.host_settings(read_file, list_dir, per_namespace)
             return {"own": own, "files": dict(files), "dirs": dict(dirs)}
+
+        per_namespace = per_namespace_net_keys()
 
         clean_guest, clean_host = guest_answers(), host()
         uses = []
@@ -364,12 +367,22 @@ def guest_and_host_of_vm_lab() -> None:
         host_changes = []
         server = next(pid for name, pid in own_now().items() if name.startswith("iperf3"))
         backlog = Path("/proc/sys/net/core/netdev_max_backlog").read_text().strip()
+        tcp_mem = Path("/proc/sys/net/ipv4/tcp_mem").read_text().split()
+        memory = next(line.split(":", 2)[2] for line in Path(f"/proc/{server}/cgroup").read_text().splitlines()
+                      if line.split(":")[1] == "memory")
+        soft = Path(f"/sys/fs/cgroup/memory{memory.rstrip('/')}/memory.soft_limit_in_bytes")
+        soft_was = soft.read_text().strip()
         for change, undo in ((["renice", "-n", "19", "-p", str(server)], ["renice", "-n", "0", "-p", str(server)]),
                              (["sysctl", "-q", "-w", "net.core.netdev_max_backlog=2"],
-                              ["sysctl", "-q", "-w", f"net.core.netdev_max_backlog={backlog}"])):
+                              ["sysctl", "-q", "-w", f"net.core.netdev_max_backlog={backlog}"]),
+                             (["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(str(2 * int(v)) for v in tcp_mem)}"],
+                              ["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(tcp_mem)}"]),
+                             (["sh", "-c", 'echo 1073741824 > "$0"', str(soft)], ["sh", "-c", 'echo "$1" > "$0"', str(soft), soft_was])):
             subprocess.run(change, check=True, capture_output=True)
             try:
-                host_changes.append({"change": " ".join(change).replace(str(server), "SERVER"), "host": host()})
+                host_changes.append({"change": " ".join(change).replace(str(server), "SERVER").replace(str(soft), "SERVERS_MEMORY_CGROUP")
+                                                   .replace(" ".join(str(2 * int(v)) for v in tcp_mem), "DOUBLED"),
+                                     "host": host()})
             finally:
                 subprocess.run(undo, check=True, capture_output=True)
         doc = {"source": "captured on this project's CI-kind machine (Debian 12 host, cgroup v1; the built-in guest: "
@@ -377,10 +390,10 @@ def guest_and_host_of_vm_lab() -> None:
                          "`linerate lab up --name k7 --dut vm --accel tcg --link 1g`: guest: the stdout of each read "
                          "of lab/snapshot.py guest_reads through the guest's agent; host: each /proc file and "
                          "directory snapshot.processes and host_settings read (own: the lab's processes they were "
-                         "given); uses: what linerate's own trials left different; changes: an operator's command "
+                         "given; per_namespace: the net keys a namespace made just now may write); uses: what linerate's own trials left different; changes: an operator's command "
                          "and what then read otherwise (undone after each). Recaptured "
                          f"{datetime.date.today()} by tests/data/lab/recapture.py",
-               "ports": ports, "guest": clean_guest, "host": clean_host, "uses": uses, "guest_changes": guest_changes, "host_changes": host_changes}
+               "ports": ports, "guest": clean_guest, "host": {**clean_host, "per_namespace": sorted(per_namespace or [])}, "uses": uses, "guest_changes": guest_changes, "host_changes": host_changes}
         (HERE / "kept_vm_guest_and_host_snapshot.json").write_text(json.dumps(doc, indent=1) + "\n")
     finally:
         lab("down", "k7")
@@ -401,6 +414,7 @@ if __name__ == "__main__":
             vm_lab()
         if "snapshot" in which:
             snapshot_of_vm_lab()
+        if "snapshot" in which or "guest-and-host" in which:
             guest_and_host_of_vm_lab()
     finally:
         shutil.rmtree(scratch)
