@@ -205,6 +205,9 @@ NAMED = {
         ["gro_flush_timeout of lan0 in lr-k3-dut is 20000, the kernel's default is 0"],
     "ip netns exec lr-k3-dut ip neigh replace 198.19.0.2 lladdr 02:00:00:00:00:99 dev wan0 nud noarp":
         ["lr-k3-dut has a noarp neighbour entry the file's lab has not: 198.19.0.2 lladdr 02:00:00:00:00:99 dev wan0"],
+    "ip netns exec lr-k3-client ip neigh replace 198.18.0.1 lladdr 02:00:00:00:00:01 dev eth0 nud reachable extern_learn":
+        ["lr-k3-client has a reachable/extern_learn neighbour entry the file's lab has not: 198.18.0.1 lladdr "
+         "02:00:00:00:00:01 dev eth0"],
     "ip netns exec lr-k3-client sh -c ip -n lr-k3-dut link set wan0 mtu 1300 && ping -c1 -W1 -M do -s 1472 198.19.0.2; "
     "ip -n lr-k3-dut link set wan0 mtu 1500":  # the MTU is put back, the path MTU learnt stays (ip-route(8) get)
         ["lr-k3-client has a cached route the file's lab has not (a learnt path MTU or redirect, for ten minutes): "

@@ -105,6 +105,9 @@ HOST_EXPECTED = {
     "sysctl -q -w net.core.netdev_max_backlog=2": ("net settings", "net.core.netdev_max_backlog was 1000, is 2"),
     "sysctl -q -w net.ipv4.tcp_mem=DOUBLED": ("net settings", "net.ipv4.tcp_mem was"),
     'sh -c echo 1073741824 > "$0" SERVERS_MEMORY_CGROUP': ("processes", "memory.soft_limit_in_bytes of /", "1073741824"),
+    "prlimit --pid SERVER --nofile=6:": ("processes", "iperf3 in lr-k7-server.limits.Max open files was", "is 6 "),
+    "kill -STOP SERVER": ("processes", "iperf3 in lr-k7-server.threads was", "stopped"),
+    "sh -c echo 700 > /sys/module/tcp_cubic/parameters/beta": ("module parameters", "tcp_cubic.beta was 717, is 700"),
 }
 
 
@@ -115,6 +118,7 @@ def guest_of(changed: dict[str, str] | None = None) -> dict:
 
 def host_of(capture: dict) -> dict:
     files, dirs = {**VM["host"]["files"], **capture["files"]}, {**VM["host"]["dirs"], **capture["dirs"]}
+    writable = {**VM["host"]["writable"], **capture["writable"]}
 
     def read_file(path):
         if path not in files:
@@ -127,7 +131,9 @@ def host_of(capture: dict) -> dict:
         return dirs[path]
 
     return {"the host": {"processes": snapshot.processes(capture["own"], read_file, list_dir),
-                         "net settings": snapshot.host_settings(read_file, list_dir, set(VM["host"]["per_namespace"]))}}
+                         "net settings": snapshot.host_settings(read_file, list_dir, set(VM["host"]["per_namespace"])),
+                         "module parameters": snapshot.module_parameters(read_file, list_dir,
+                                                                         lambda path: writable[path])}}
 
 
 def test_the_built_in_guest_runs_its_agent_alone_and_its_kept_reads_have_no_drift():

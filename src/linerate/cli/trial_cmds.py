@@ -112,7 +112,8 @@ def rtt_lines(trial: Trial) -> list[str]:
                             for name in ("p50", "p90", "p99", "max"))
         lines.append(f"RTT {phase:<6} {figures}  (no reply: {lost} of {sent})")
     if trial.rtt_idle_p50_ms is not None and trial.rtt_loaded_p50_ms is not None:
-        lines.append(f"RTT under load: p50 +{format_ms(trial.rtt_loaded_p50_ms - trial.rtt_idle_p50_ms)}")
+        rise = trial.rtt_loaded_p50_ms - trial.rtt_idle_p50_ms
+        lines.append(f"RTT under load: p50 {'+' if rise >= 0 else '-'}{format_ms(abs(rise))}")
     return lines
 
 

@@ -6,9 +6,10 @@ feature a tool can change (ethtool(8) -k, where a tap's follow what qemu and its
 `tx off` cut a VM DUT's TCP throughput here from ~1,800 to 377 Mbit/s), channels (ethtool -l), every qdisc with its options on
 any link (tc(8), a tap's and a bridge's included), address labels (ip-addrlabel(8)), proxy neighbours and
 a bridge's multicast database (bridge(8) mdb); and (processes, host_settings) how the lab's own processes run
-(each thread's CPUs, nice, policy, and the CPU and memory limits of its cgroup and the cgroups above it: its
-iperf3 servers, a VM's qemu) and the host's net settings every namespace shares but cannot set (TCP's and UDP's
-memory pressure thresholds, the conntrack table's size, the socket buffer ceilings, the backlog).
+(each thread's CPUs, nice, policy and whether it is stopped, the process's resource limits, and the CPU, memory,
+freezer and pids limits of its cgroup and the cgroups above it: its iperf3 servers, a VM's qemu) and the host's
+net settings every namespace shares but cannot set (TCP's and UDP's memory pressure thresholds, the conntrack
+table's size, the socket buffer ceilings, the backlog) with the networking modules' writable parameters.
 
 What a running lab changes by itself is left out, by name (EXCLUDED): counters, timers, an interface's
 operational state, how many sockets asked for promiscuous or all-multicast mode (a capture in a
@@ -151,17 +152,19 @@ CGROUP_LIMITS = {"cpu": ("cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.shares", 
                  "cpuset": ("cpuset.cpus",),
                  "memory": ("memory.limit_in_bytes", "memory.soft_limit_in_bytes", "memory.memsw.limit_in_bytes",
                             "memory.kmem.limit_in_bytes", "memory.kmem.tcp.limit_in_bytes", "memory.swappiness"),
+                 "freezer": ("freezer.state",), "pids": ("pids.max",),
                  "": ("cpu.max", "cpu.weight", "cpu.idle", "cpu.uclamp.max", "cpuset.cpus.effective", "memory.max",
-                      "memory.high", "memory.swap.max")}
+                      "memory.high", "memory.swap.max", "cgroup.freeze", "pids.max")}
 CGROUP_ROOT = "/sys/fs/cgroup"
 
 
 def processes(named: dict[str, int], read_file: Callable[[str], str],
               list_dir: Callable[[str], list[str]]) -> dict[str, Any]:
-    """name -> {"threads": the distinct ways its threads are placed (CPUs allowed, nice, scheduling policy: proc(5)
-    status Cpus_allowed_list, stat fields 19 and 41), "cgroup limits": each limit of the cgroups its threads are in
-    and above}: a worker thread qemu starts later, placed like its siblings, changes nothing, while one thread
-    moved elsewhere does. A process that is gone is "gone"."""
+    """name -> {"threads": the distinct ways its threads are placed and run (CPUs allowed, nice, scheduling policy,
+    stopped or traced: proc(5) status Cpus_allowed_list, stat fields 19, 41 and 3), "cgroup limits": each limit of
+    the cgroups its threads are in and above, "limits": its resource limits (proc(5) limits: 6 open files stop an
+    iperf3 server's streams)}: a worker thread qemu starts later, placed like its siblings, changes nothing, while
+    one thread moved elsewhere does. A process that is gone is "gone"."""
     held: dict[str, Any] = {}
     for name, pid in sorted(named.items()):
         try:
@@ -182,10 +185,25 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
             cpus = next((line.split(":", 1)[1].strip() for line in status.splitlines()
                          if line.startswith("Cpus_allowed_list:")), "?")
             nice, policy = (fields[16], fields[38]) if len(fields) > 38 else ("?", "?")
-            ways.add(f"cpus {cpus}, nice {nice}, policy {policy}")
+            stopped = ", stopped" if fields[:1] in (["T"], ["t"]) else ""  # by a signal, or by a tracer
+            ways.add(f"cpus {cpus}, nice {nice}, policy {policy}{stopped}")
             limits.update(_cgroup_limits(cgroups, read_file))
-        held[name] = {"threads": sorted(ways), "cgroup limits": limits}
+        try:
+            rlimits = _resource_limits(read_file(f"/proc/{pid}/limits"))
+        except OSError:
+            rlimits = {}
+        held[name] = {"threads": sorted(ways), "cgroup limits": limits, "limits": rlimits}
     return held
+
+
+def _resource_limits(text: str) -> dict[str, str]:
+    """/proc/PID/limits -> {"Max open files": "1024 1048576 files"} (the soft limit, the hard one, the unit)."""
+    found = {}
+    for line in text.splitlines()[1:]:
+        name, _, figures = line.partition("  ")
+        if name.strip():
+            found[name.strip()] = " ".join(figures.split())
+    return found
 
 
 def _cgroup_limits(cgroups: str, read_file: Callable[[str], str]) -> dict[str, str]:
@@ -231,6 +249,34 @@ def host_settings(read_file: Callable[[str], str], list_dir: Callable[[str], lis
                     held[key] = " ".join(read_file(f"/proc/sys/{directory}/{name}").split())
                 except OSError:
                     continue  # write-only or not readable here
+    return held
+
+
+# the modules of the kernel's networking (net/, drivers/net/): a writable parameter of one is host-wide and none of
+# the lab's reads sees it (/sys/module/tcp_cubic/parameters/beta sets every cubic flow's back-off)
+NET_MODULES = ("tcp_", "udp", "sch_", "cls_", "act_", "nf_", "nft_", "xt_", "ip_", "ip6", "ipv6", "bridge", "br_",
+               "veth", "tun", "tap", "virtio_net", "vhost", "vxlan", "8021q", "macvlan", "ifb", "xfrm", "af_packet")
+
+
+def module_parameters(read_file: Callable[[str], str], list_dir: Callable[[str], list[str]],
+                      writable: Callable[[str], bool]) -> dict[str, str]:
+    """Each writable parameter of a networking module (NET_MODULES) that is loaded: "tcp_cubic.beta" -> "717". A
+    read-only one is left out (some count as the host runs)."""
+    held = {}
+    for module in sorted(list_dir("/sys/module")):
+        if not module.startswith(NET_MODULES):
+            continue
+        try:
+            names = sorted(list_dir(f"/sys/module/{module}/parameters"))
+        except OSError:
+            continue  # a module without parameters
+        for name in names:
+            path = f"/sys/module/{module}/parameters/{name}"
+            try:
+                if writable(path):
+                    held[f"{module}.{name}"] = " ".join(read_file(path).split())
+            except OSError:
+                continue
     return held
 
 

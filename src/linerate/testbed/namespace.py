@@ -23,7 +23,7 @@ from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.lab.conform import plan_drift
 from linerate.lab.snapshot import drift as snapshot_drift
 from linerate.lab.snapshot import comparable as comparable_snapshots
-from linerate.lab.snapshot import host_settings
+from linerate.lab.snapshot import host_settings, module_parameters
 from linerate.lab.snapshot import processes as snapshot_processes
 from linerate.lab.snapshot import take as take_snapshot
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
@@ -168,7 +168,8 @@ class NamespaceTestbed:
             return {}
         return {**take_snapshot(sorted(self.record.namespaces), _read_in),
                 "the host": {"processes": snapshot_processes(self.own_processes(), _read_file, os.listdir),
-                             "net settings": host_settings(_read_file, os.listdir, per_namespace_net_keys())},
+                             "net settings": host_settings(_read_file, os.listdir, per_namespace_net_keys()),
+                             "module parameters": module_parameters(_read_file, os.listdir, _writable)},
                 **self.guest_snapshot()}
 
     def own_processes(self) -> dict[str, int]:
@@ -346,6 +347,10 @@ class NamespaceTestbed:
 
 def _read_file(path: str) -> str:
     return Path(path).read_text()
+
+
+def _writable(path: str) -> bool:
+    return bool(os.stat(path).st_mode & 0o222)
 
 
 def _read_in(ns: str, argv: list[str]) -> str:

@@ -50,6 +50,8 @@ NAMESPACE_CHANGES = [
              "burst", "50000", "latency", "200ms", "overhead", "0", "mpu", "84"],
      ["tc", "qdisc", "change", "dev", "wan0", "parent", "1:1", "handle", "2:", "tbf", "rate", "100000000bit",
       "burst", "50000", "latency", "200ms", "overhead", "24", "mpu", "84"]),
+    ("client", ["ip", "neigh", "replace", "198.18.0.1", "lladdr", "02:00:00:00:00:01", "dev", "eth0", "nud",
+                "reachable", "extern_learn"], ["ip", "neigh", "del", "198.18.0.1", "dev", "eth0"]),
     ("dut", ["sh", "-c", "ethtool -L lan0 rx 2 tx 2 && echo 1 > /sys/class/net/lan0/queues/rx-1/rps_cpus"],
      ["ethtool", "-L", "lan0", "rx", "1", "tx", "1"]),
     ("client", ["sysctl", "-q", "-w", "net.ipv4.tcp_congestion_control=reno"], None),  # None: write back the value read
@@ -337,13 +339,21 @@ def guest_and_host_of_vm_lab() -> None:
         def own_now() -> dict[str, int]:  # as the lab's snapshot names them (a restarted server: a new pid)
             return lab_from_record(registry.load("k7"), registry).own_processes()
 
+        modes: dict[str, bool] = {}
+
+        def writable(path):
+            modes[path] = answer = bool(os.stat(path).st_mode & 0o222)
+            return answer
+
         def host() -> dict:
             files.clear()
             dirs.clear()
+            modes.clear()
             own = own_now()
             snapshot.processes(own, read_file, list_dir)
             snapshot.host_settings(read_file, list_dir, per_namespace)
-            return {"own": own, "files": dict(files), "dirs": dict(dirs)}
+            snapshot.module_parameters(read_file, list_dir, writable)
+            return {"own": own, "files": dict(files), "dirs": dict(dirs), "writable": dict(modes)}
 
         per_namespace = per_namespace_net_keys()
 
@@ -372,12 +382,19 @@ def guest_and_host_of_vm_lab() -> None:
                       if line.split(":")[1] == "memory")
         soft = Path(f"/sys/fs/cgroup/memory{memory.rstrip('/')}/memory.soft_limit_in_bytes")
         soft_was = soft.read_text().strip()
+        nofile = next(line.split()[3] for line in Path(f"/proc/{server}/limits").read_text().splitlines()
+                      if line.startswith("Max open files"))
+        beta = Path("/sys/module/tcp_cubic/parameters/beta").read_text().strip()
         for change, undo in ((["renice", "-n", "19", "-p", str(server)], ["renice", "-n", "0", "-p", str(server)]),
                              (["sysctl", "-q", "-w", "net.core.netdev_max_backlog=2"],
                               ["sysctl", "-q", "-w", f"net.core.netdev_max_backlog={backlog}"]),
                              (["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(str(2 * int(v)) for v in tcp_mem)}"],
                               ["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(tcp_mem)}"]),
-                             (["sh", "-c", 'echo 1073741824 > "$0"', str(soft)], ["sh", "-c", 'echo "$1" > "$0"', str(soft), soft_was])):
+                             (["sh", "-c", 'echo 1073741824 > "$0"', str(soft)], ["sh", "-c", 'echo "$1" > "$0"', str(soft), soft_was]),
+                             (["prlimit", "--pid", str(server), "--nofile=6:"], ["prlimit", "--pid", str(server), f"--nofile={nofile}:"]),
+                             (["kill", "-STOP", str(server)], ["kill", "-CONT", str(server)]),
+                             (["sh", "-c", "echo 700 > /sys/module/tcp_cubic/parameters/beta"],
+                              ["sh", "-c", f"echo {beta} > /sys/module/tcp_cubic/parameters/beta"])):
             subprocess.run(change, check=True, capture_output=True)
             try:
                 host_changes.append({"change": " ".join(change).replace(str(server), "SERVER").replace(str(soft), "SERVERS_MEMORY_CGROUP")
