@@ -1,11 +1,35 @@
 import json
+import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from linerate.lab.registry import Registry
 from tests.privileged.conftest import LINERATE, linerate as run, netns_names, pid_alive
+
+# SO_RCVBUF 4096 on another process's socket, through a copy of its descriptor (pidfd_getfd(2), syscall 438)
+SET_RCVBUF = """import ctypes, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.syscall(438, os.pidfd_open(int(sys.argv[1])), int(sys.argv[2]), 0)
+assert fd >= 0, os.strerror(ctypes.get_errno())
+socket.socket(fileno=fd).setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+"""
+
+
+def listening(ns: str) -> str:
+    return subprocess.run(["ip", "netns", "exec", ns, "ss", "-ltnpmH", "sport = :5201"], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def listening_fd(ns: str) -> int:
+    return int(listening(ns).split("fd=")[1].split(")")[0])
+
+
+def listening_rcvbuf(ns: str) -> str:
+    return next(part for part in listening(ns).replace("(", ",").split(",") if part.startswith("rb"))
+
 
 def test_trial_json_and_failed_trial_on_stopped_server():
     run("lab", "up", "--name", "clij", "--firewall", "stateful")
@@ -65,6 +89,20 @@ def test_trial_json_and_failed_trial_on_stopped_server():
             subprocess.run(["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(tcp_mem)}"], check=True)
         assert refused.returncode == 2 and "the host's net settings changed since the lab was kept (net.ipv4.tcp_mem " \
             f"was {' '.join(tcp_mem)}, is" in refused.stderr, refused.stderr
+        # a socket option set on the server's listening socket from outside (pidfd_getfd(2)) goes with the server,
+        # which starts again before each command measures, placed as before even by a command run under nice
+        [server] = [lab for lab in json.loads(run("lab", "status", "--json").stdout)["labs"]
+                    if lab["name"] == "clij"][0]["server_pids"]
+        kept_rcvbuf = listening_rcvbuf("lr-clij-server")
+        subprocess.run([sys.executable, "-c", SET_RCVBUF, str(server), str(listening_fd("lr-clij-server"))], check=True)
+        assert listening_rcvbuf("lr-clij-server") != kept_rcvbuf  # 4096, doubled and raised to the kernel's minimum
+        niced = subprocess.run(["nice", "-n", "5", *LINERATE, "trial", "--lab", "clij", "--duration", "1"],
+                               capture_output=True, text=True, timeout=120)
+        assert niced.returncode == 0 and listening_rcvbuf("lr-clij-server") == kept_rcvbuf, niced.stderr
+        [restarted] = [lab for lab in json.loads(run("lab", "status", "--json").stdout)["labs"]
+                       if lab["name"] == "clij"][0]["server_pids"]
+        assert restarted != server and os.getpriority(os.PRIO_PROCESS, restarted) == 0
+        run("trial", "--lab", "clij", "--duration", "1")  # not refused: the server is placed as lab up placed it
         run("lab", "stop-server", "clij")
         failed = run("trial", "--lab", "clij", "--duration", "1", "--json", check=False)
         assert failed.returncode != 0

@@ -99,6 +99,7 @@ GUEST_EXPECTED = {
     "sysctl -w net.core.dev_weight=2": ("net sysctls", "net.core.dev_weight was 64, is 2"),
     "tc qdisc replace dev wan0 root fq_codel limit 4 quantum 300": ("qdiscs", "wan0 root.options.limit was 10240, is 4"),
     "sh -c nohup sh -c 'while :; do :; done' >/dev/null 2>&1 &": ("processes", "[sh]"),
+    "ethtool -G wan0 rx 128 tx 128": ("rings of wan0", "Current hardware settings RX was 256, is 128"),
 }
 HOST_EXPECTED = {
     "renice -n 19 -p SERVER": ("processes", "nice 0", "nice 19"),

@@ -22,6 +22,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from linerate.lab.placement import cgroup_hierarchies
 from linerate.lab.sysctls import DYNAMIC, parse_sysctls
 
 Reader = Callable[[str, list[str]], str]  # (namespace, argv) -> the command's stdout ("" when it failed)
@@ -31,6 +32,9 @@ PER_NAMESPACE = {"qdiscs": ["tc", "-j", "-d", "qdisc", "show"], "address labels"
                  "proxy neighbours": ["ip", "-j", "neigh", "show", "proxy"],
                  "multicast database": ["bridge", "-j", "mdb", "show"]}
 PER_LINK = {"offloads": ["ethtool", "-k"], "channels": ["ethtool", "-l"]}
+# a guest's lab ports are virtio NICs: their ring sizes and interrupt coalescing can be set too (ethtool(8) -G, -C;
+# rings of 16 made every trial of a kept VM lab fail)
+GUEST_PER_LINK = {**PER_LINK, "rings": ["ethtool", "-g"], "coalescing": ["ethtool", "-c"]}
 # what changes while a lab runs with nobody touching it: statistics, timers, the state the kernel reports
 # (operstate, carrier counts), and counts of sockets in promiscuous/all-multicast mode (a capture)
 EXCLUDED = frozenset({"stats", "stats64", "operstate", "linkmode", "carrier_changes", "carrier_up_count",
@@ -155,7 +159,6 @@ CGROUP_LIMITS = {"cpu": ("cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.shares", 
                  "freezer": ("freezer.state",), "pids": ("pids.max",),
                  "": ("cpu.max", "cpu.weight", "cpu.idle", "cpu.uclamp.max", "cpuset.cpus.effective", "memory.max",
                       "memory.high", "memory.swap.max", "cgroup.freeze", "pids.max")}
-CGROUP_ROOT = "/sys/fs/cgroup"
 
 
 def processes(named: dict[str, int], read_file: Callable[[str], str],
@@ -166,6 +169,10 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
     iperf3 server's streams)}: a worker thread qemu starts later, placed like its siblings, changes nothing, while
     one thread moved elsewhere does. A process that is gone is "gone"."""
     held: dict[str, Any] = {}
+    try:
+        mounts = read_file("/proc/self/mounts")
+    except OSError:
+        mounts = ""
     for name, pid in sorted(named.items()):
         try:
             tasks = sorted(list_dir(f"/proc/{pid}/task"))
@@ -187,7 +194,7 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
             nice, policy = (fields[16], fields[38]) if len(fields) > 38 else ("?", "?")
             stopped = ", stopped" if fields[:1] in (["T"], ["t"]) else ""  # by a signal, or by a tracer
             ways.add(f"cpus {cpus}, nice {nice}, policy {policy}{stopped}")
-            limits.update(_cgroup_limits(cgroups, read_file))
+            limits.update(_cgroup_limits(cgroups, mounts, read_file))
         try:
             rlimits = _resource_limits(read_file(f"/proc/{pid}/limits"))
         except OSError:
@@ -206,22 +213,22 @@ def _resource_limits(text: str) -> dict[str, str]:
     return found
 
 
-def _cgroup_limits(cgroups: str, read_file: Callable[[str], str]) -> dict[str, str]:
+def _cgroup_limits(cgroups: str, mounts: str, read_file: Callable[[str], str]) -> dict[str, str]:
     """Each limit of the cgroups a thread is in and of every cgroup above them (a limit on a parent holds its
-    children), named by where it is set: {"memory.max of /a": "1073741824"}."""
+    children), named by where it is set: {"memory.max of /a": "1073741824"}; each hierarchy read where it is
+    mounted (lab/placement.py cgroup_hierarchies: /sys/fs/cgroup itself on a host with cgroup v2 alone)."""
     limits = {}
-    for line in cgroups.splitlines():
-        _, controllers, path = line.split(":", 2) if line.count(":") >= 2 else ("", "", "")
+    for controllers, mount, path in cgroup_hierarchies(cgroups, mounts):
         parts = [part for part in path.split("/") if part]
-        for controller in controllers.split(",") if controllers else [""]:
-            base = f"{CGROUP_ROOT}/{controller}" if controller else f"{CGROUP_ROOT}/unified"
-            for depth in range(len(parts), -1, -1):
-                where = "/" + "/".join(parts[:depth])
-                for name in CGROUP_LIMITS.get(controller, ()):
-                    try:
-                        limits[f"{name} of {where}"] = read_file(f"{base}{where.rstrip('/')}/{name}").strip()
-                    except OSError:
-                        continue
+        names = [name for controller in (controllers.split(",") if controllers else [""])
+                 for name in CGROUP_LIMITS.get(controller, ())]
+        for depth in range(len(parts), -1, -1):
+            where = "/" + "/".join(parts[:depth])
+            for name in names:
+                try:
+                    limits[f"{name} of {where}"] = read_file(f"{mount}{where.rstrip('/')}/{name}").strip()
+                except OSError:
+                    continue
     return limits
 
 
@@ -310,19 +317,20 @@ GUEST_SYSCTLS = ["sysctl", "-a"]  # exits 1 where a key cannot be read, having p
 def guest_reads(ports: list[str], with_processes: bool) -> list[list[str]]:
     """What `guest` needs read in the guest, asked in one batch (one agent or SSH round trip)."""
     return [PER_NAMESPACE["qdiscs"], GUEST_SYSCTLS, *([PS] if with_processes else []),
-            *[[*PER_LINK["offloads"], port] for port in ports]]
+            *[[*argv, port] for port in ports for argv in GUEST_PER_LINK.values()]]
 
 
 def guest(ports: list[str], answers: dict[tuple[str, ...], str], with_processes: bool) -> dict[str, Any]:
     """A guest's settings from the stdout of each of guest_reads: its qdiscs with their options, its net.*
     sysctls (but for a count traffic changes and the TCP Fast Open key: lab/sysctls.py DYNAMIC), its lab ports'
-    offload features and, for the built-in guest (nothing runs there but its agent), its processes."""
+    offload features, channels, rings and coalescing and, for the built-in guest (nothing runs there but its agent), its processes."""
     held: dict[str, Any] = {
         "qdiscs": _keyed(_strip(_json(answers.get(tuple(PER_NAMESPACE["qdiscs"]), "")))),
         "net sysctls": {key: value for key, value in parse_sysctls(answers.get(tuple(GUEST_SYSCTLS), "")).items()
                         if key not in DYNAMIC}}
     for port in ports:
-        held[f"offloads of {port}"] = _features(answers.get((*PER_LINK["offloads"], port), ""))
+        for what, argv in GUEST_PER_LINK.items():
+            held[f"{what} of {port}"] = _features(answers.get((*argv, port), ""))
     if with_processes:
         held["processes"] = user_processes(answers.get(tuple(PS), ""))
     return held

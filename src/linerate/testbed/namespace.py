@@ -29,6 +29,7 @@ from linerate.lab.snapshot import take as take_snapshot
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.netns import (canonical_qdiscs, canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features,
                                 per_namespace_net_keys)
+from linerate.lab.placement import Placement
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
@@ -284,11 +285,23 @@ class NamespaceTestbed:
         none (esnet/iperf pull request #1812, "Reset the congestion protocol on the server between tests";
         Debian 12 ships 3.12), so a later trial of the kernel's default would measure the server's sending
         with it (--direction reverse or bidir)."""
-        if not params.congestion or self.record is None:
+        if params.congestion:
+            self.fresh_servers()
+
+    def fresh_servers(self) -> None:
+        """Each iperf3 server of a kept lab that runs starts again, placed as the one it replaces (lab/placement.py),
+        before a command measures (KeptLab.open) and after a trial that asked for a congestion control: what a
+        server holds that no read shows (a socket option set on its listening socket from outside, as
+        pidfd_getfd(2) allows: SO_RCVBUF 4096 cut a trial from 28.9 to 1.3 Gbit/s) goes with it. A server that
+        does not run (`lab stop-server`) is left so."""
+        if self.record is None:
             return
         with terminations_deferred():  # a signal meanwhile waits until the servers listen again
-            servers = {pid for name, pid in self.own_processes().items() if name.startswith("iperf3 in ")}
-            for ref in [ref for ref in self.record.servers if ref.pid in servers]:
+            running = {pid: name.removeprefix("iperf3 in ") for name, pid in self.own_processes().items()
+                       if name.startswith("iperf3 in ")}
+            replaced = [ref for ref in self.record.servers if ref.pid in running]
+            places = {running[ref.pid]: Placement.of(ref.pid) for ref in replaced}
+            for ref in replaced:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(ref.pid, 9)
                 deadline = time.monotonic() + 5
@@ -296,7 +309,8 @@ class NamespaceTestbed:
                     time.sleep(0.01)
                 self.record.servers.remove(ref)
             self.registry.save(self.record)
-            self.start_server()
+            if places:
+                self.start_server(places)
 
     def pair_link_argvs(self) -> list[list[str]]:
         """tc argv that shape a client's port as its pair link (a pool's; [] without one)."""
@@ -322,14 +336,18 @@ class NamespaceTestbed:
 
     # --- the iperf3 servers -------------------------------------------------------------------------
 
-    def start_server(self) -> None:
-        """An iperf3 server in every server namespace (a pool's report the receiver's intervals)."""
-        for _, server in self.spec.pair_roles():
+    def start_server(self, places: dict[str, Placement] | None = None) -> None:
+        """An iperf3 server in every server namespace (a pool's report the receiver's intervals); with places,
+        only in those namespaces, each placed so (a server that starts again in the place of another)."""
+        servers = [server for _, server in self.spec.pair_roles() if places is None or self.spec.netns(server) in places]
+        for server in servers:
             proc = self.executor(server).spawn(iperf3.server_argv(self.spec.iperf_port, pool=self.spec.pooled))
             if self.record is not None:
                 self.record.servers.append(ProcessRef.of(proc.pid))
                 self.registry.save(self.record)
-        for _, server in self.spec.pair_roles():
+            if places is not None:
+                places[self.spec.netns(server)].give(proc.pid)
+        for server in servers:
             self._wait_listening(self.spec.netns(server))
 
     def _wait_listening(self, ns: str) -> None:

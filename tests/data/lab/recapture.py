@@ -295,6 +295,7 @@ GUEST_SNAPSHOT_CHANGES = [
     (["tc", "qdisc", "replace", "dev", "wan0", "root", "fq_codel", "limit", "4", "quantum", "300"],
      ["tc", "qdisc", "del", "dev", "wan0", "root"]),  # the kernel attaches its default qdisc again
     (["sh", "-c", "nohup sh -c 'while :; do :; done' >/dev/null 2>&1 &"], ["pkill", "-f", "while"]),
+    (["ethtool", "-G", "wan0", "rx", "128", "tx", "128"], ["ethtool", "-G", "wan0", "rx", "256", "tx", "256"]),
 ]
 
 
