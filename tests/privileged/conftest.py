@@ -2,6 +2,7 @@
 fixture below removes whatever that registry still lists afterwards — exactly what the test
 created, never anything found by name pattern — and then fails the test if anything was left."""
 
+import json
 import os
 import subprocess
 import sys
@@ -56,3 +57,10 @@ def linerate(*argv, check=True, timeout=300):
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
+
+
+def put_back(state: Path, true: str) -> None:
+    """A kept lab's state file as it was before a test forged it, but for the servers it runs now: its iperf3
+    servers start again before each command that measures (testbed/namespace.py fresh_servers)."""
+    now = json.loads(state.read_text())
+    state.write_text(json.dumps({**json.loads(true), "servers": now["servers"]}))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from linerate.calc import LinkInput, goodput
-from tests.privileged.conftest import LINERATE, linerate, netns_names
+from tests.privileged.conftest import put_back, LINERATE, linerate, netns_names
 
 CEILING_100M = goodput(LinkInput(100e6, 1500, 4, True, "tcp")).goodput_bps  # 94.1 Mbit/s of TCP payload
 
@@ -105,7 +105,7 @@ def said_otherwise_changes_nothing(lab: str, shaped: list[str], tmp_path: Path) 
     state.write_text(json.dumps({**record, "params": {**record["params"], "pairs": 1, "pair_link_rate": "none"}}))
     proc = linerate("trial", "--lab", lab, "--duration", "1", check=False)
     assert proc.returncode == 2 and f"namespace lr-{lab}-client2 is there" in proc.stderr, proc.stderr
-    state.write_text(true)
+    put_back(state, true)
     dut = ["ip", "netns", "exec", f"lr-{lab}-dut"]
     for change, undo, named in (
             (["ethtool", "-K", "lan0", "gso", "off"], ["ethtool", "-K", "lan0", "gso", "on"],
@@ -137,7 +137,7 @@ def said_otherwise_changes_nothing(lab: str, shaped: list[str], tmp_path: Path) 
     state.write_text(json.dumps({**record, "params": {**record["params"], "family": 6}}))
     proc = linerate("rfc2544", "--lab", lab, "--family", "4", "--frame-sizes", "1518", "--db", str(db), check=False)
     assert proc.returncode == 2 and "params holds family, which is no lab axis" in proc.stderr, proc.stderr
-    state.write_text(true)
+    put_back(state, true)
     assert f"the pair link of lr-{lab}-client2 (put back)" in linerate("lab", "clean").stdout
     assert pair_shapers(f"lr-{lab}-client2") == shaped
 

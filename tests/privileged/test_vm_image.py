@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from linerate.image.debian import file_sha256 as sha256
-from tests.privileged.conftest import LINERATE, linerate, netns_names
+from tests.privileged.conftest import put_back, LINERATE, linerate, netns_names
 
 IMAGE = Path(os.environ.get("LINERATE_TEST_IMAGE", "/var/cache/linerate/images/debian-router.qcow2"))
 
@@ -123,7 +123,7 @@ def test_a_kept_image_lab_reads_the_guest_over_ssh_runs_rfc2544_and_a_sigkill_le
             state.write_text(json.dumps({**record, **said}))
             proc = linerate("trial", "--lab", name, "--duration", "1", check=False)
             assert proc.returncode == 2 and named in proc.stderr, proc.stderr
-        state.write_text(true)
+        put_back(state, true)
         assert any(key.startswith("enp0s3_rx") for key in trial["dut_counters"])
         search = json.loads(linerate("rfc2544", "--lab", name, "--frame-sizes", "1518", "--trial-duration", "1",
                                      "--db", str(tmp_path / "r.db"), "--json", timeout=600).stdout)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from linerate.lab.registry import Registry
-from tests.privileged.conftest import LINERATE, linerate, netns_names
+from tests.privileged.conftest import put_back, LINERATE, linerate, netns_names
 
 
 def qemu_processes(lab_id: str) -> list[int]:
@@ -86,10 +86,11 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing(tmp_path):
         kept = json.loads(linerate("trial", "--lab", "vm1", "--duration", "1", "--json").stdout)["testbed"]
         assert set(kept["vm"]) == {"accel", "vcpus", "memory_mb", "kernel"}, kept["vm"]
         assert kept["vm_host"]["telemetry_read_ms"] != -1 and kept["vm_host"]["placement"], kept["vm_host"]
+        record["servers"] = json.loads(state.read_text())["servers"]  # started again before that trial measured
         state.write_text(json.dumps({**record, "params": {**record["params"], "dut_os": "freebsd"}}))
         proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
         assert proc.returncode != 0 and "describes an own image's" in proc.stderr, proc.stderr
-        state.write_text(true)
+        put_back(state, true)
         # the host's side of the guest's NIC as qemu and the guest left it (a tap with tx off forwards ~5x less)
         tap = ["ip", "netns", "exec", "lr-vm1-dut", "ethtool", "-K", "tap-lan", "tx"]
         subprocess.run([*tap, "off"], check=True, capture_output=True)
