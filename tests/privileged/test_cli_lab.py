@@ -31,6 +31,17 @@ def listening_rcvbuf(ns: str) -> str:
     return next(part for part in listening(ns).replace("(", ",").split(",") if part.startswith("rb"))
 
 
+def server_pids_of(lab: str) -> list[int]:
+    return [status for status in json.loads(run("lab", "status", "--json").stdout)["labs"]
+            if status["name"] == lab][0]["server_pids"]
+
+
+def has_capability(number: int) -> bool:
+    effective = next(line.split()[1] for line in Path("/proc/self/status").read_text().splitlines()
+                     if line.startswith("CapEff:"))
+    return bool(int(effective, 16) >> number & 1)
+
+
 def test_trial_json_and_failed_trial_on_stopped_server():
     run("lab", "up", "--name", "clij", "--firewall", "stateful")
     try:
@@ -103,6 +114,21 @@ def test_trial_json_and_failed_trial_on_stopped_server():
                        if lab["name"] == "clij"][0]["server_pids"]
         assert restarted != server and os.getpriority(os.PRIO_PROCESS, restarted) == 0
         run("trial", "--lab", "clij", "--duration", "1")  # not refused: the server is placed as lab up placed it
+        # a command under a lower `ulimit -n`: where its servers cannot be placed as they ran (raising a hard limit
+        # takes CAP_SYS_RESOURCE, which this machine's root lacks), refused with the servers left running
+        [before] = server_pids_of("clij")
+        limited = subprocess.run(["sh", "-c", 'ulimit -n 64 && exec "$@"', "sh", *LINERATE, "trial", "--lab", "clij",
+                                  "--duration", "1"], capture_output=True, text=True, timeout=120)
+        if has_capability(24):  # CAP_SYS_RESOURCE (capabilities(7))
+            assert limited.returncode == 0, limited.stderr
+        else:
+            assert limited.returncode == 2 and "cannot start lab clij's iperf3 servers again" in limited.stderr \
+                and server_pids_of("clij") == [before], limited.stderr
+        # a command pinned to one CPU lays the lab out as `lab up` did (RPS masks, pinning): not refused
+        pinned = subprocess.run(["taskset", "-c", str(max(os.sched_getaffinity(0))), *LINERATE, "trial", "--lab",
+                                 "clij", "--duration", "1"], capture_output=True, text=True, timeout=120)
+        assert pinned.returncode == 0, pinned.stderr
+        run("trial", "--lab", "clij", "--duration", "1")
         run("lab", "stop-server", "clij")
         failed = run("trial", "--lab", "clij", "--duration", "1", "--json", check=False)
         assert failed.returncode != 0

@@ -100,6 +100,8 @@ GUEST_EXPECTED = {
     "tc qdisc replace dev wan0 root fq_codel limit 4 quantum 300": ("qdiscs", "wan0 root.options.limit was 10240, is 4"),
     "sh -c nohup sh -c 'while :; do :; done' >/dev/null 2>&1 &": ("processes", "[sh]"),
     "ethtool -G wan0 rx 128 tx 128": ("rings of wan0", "Current hardware settings RX was 256, is 128"),
+    "sh -c mount -t tracefs nodev /sys/kernel/tracing && echo function > /sys/kernel/tracing/current_tracer && umount "
+    "/sys/kernel/tracing": ("kernel tracing", "current_tracer was nop, is function"),
 }
 HOST_EXPECTED = {
     "renice -n 19 -p SERVER": ("processes", "nice 0", "nice 19"),
@@ -108,12 +110,14 @@ HOST_EXPECTED = {
     'sh -c echo 1073741824 > "$0" SERVERS_MEMORY_CGROUP': ("processes", "memory.soft_limit_in_bytes of /", "1073741824"),
     "prlimit --pid SERVER --nofile=6:": ("processes", "iperf3 in lr-k7-server.limits.Max open files was", "is 6 "),
     "kill -STOP SERVER": ("processes", "iperf3 in lr-k7-server.threads was", "stopped"),
+    "sh -c echo 19 > /proc/SERVER/autogroup": ("processes", "iperf3 in lr-k7-server.autogroup was nice 0, is nice 19"),
     "sh -c echo 700 > /sys/module/tcp_cubic/parameters/beta": ("module parameters", "tcp_cubic.beta was 717, is 700"),
 }
 
 
 def guest_of(changed: dict[str, str] | None = None) -> dict:
-    answers = {tuple(key.split(" ")): value for key, value in {**VM["guest"], **(changed or {})}.items()}
+    captured = {**VM["guest"], **(changed or {})}  # by each read's words joined with spaces
+    answers = {tuple(argv): captured[" ".join(argv)] for argv in snapshot.guest_reads(VM["ports"], True)}
     return {"the guest": snapshot.guest(VM["ports"], answers, with_processes=True)}
 
 

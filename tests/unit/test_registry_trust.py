@@ -127,6 +127,8 @@ def test_lab_names_are_validated_at_input(state_dir, argv, capsys):
     [], "text", {"lab_id": "ok"} | {"extra": 1}, {"lab_id": "BAD"}, {"lab_id": "ok", "mtu": "1500"},
     {"lab_id": "ok", "owner": {"pid": -1, "start_time": 0}}, {"lab_id": "ok", "owner": {"pid": True, "start_time": 0}},
     {"lab_id": "ok", "namespaces": [1]}, {"lab_id": "ok", "kind": "other"}, {"lab_id": "ok", "params": {"a": [1]}},
+    {"lab_id": "ok", "cpus": [True]}, {"lab_id": "ok", "cpus": [-1]}, {"lab_id": "ok", "cpus": [8192]},
+    {"lab_id": "ok", "cpus": "0-1"},
 ])
 def test_malformed_records_are_rejected(doc):
     with pytest.raises(RecordError):
@@ -140,3 +142,8 @@ def test_sigkill_during_preflight_leaves_a_record_that_clean_removes(state_dir):
     proc = subprocess.run([sys.executable, "-m", "linerate", "lab", "clean"], capture_output=True, text=True)
     assert proc.returncode == 0 and "removed probe abc123" in proc.stdout
     assert list(state_dir.glob("*.json")) == []
+
+
+def test_a_record_keeps_the_cpus_its_lab_was_laid_out_over():
+    assert LabRecord.from_json(LabRecord("ok", cpus=[0, 1]).to_json()).cpus == [0, 1]
+    assert LabRecord.from_json(json.dumps({"lab_id": "ok"})).cpus == []  # a record from before: the command's own

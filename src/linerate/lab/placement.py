@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import resource
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ class Placement:
     cpus: frozenset[int]
     limits: tuple[tuple[int, tuple[int, int]], ...]
     cgroup_procs: tuple[str, ...]  # the cgroup.procs file of each cgroup the process is in
+    autogroup_nice: str = ""  # its session's autogroup's (sched(7)); "" without autogroups
 
     @classmethod
     def of(cls, pid: int) -> "Placement":
@@ -35,7 +37,7 @@ class Placement:
                        os.sched_getparam(pid).sched_priority, frozenset(os.sched_getaffinity(pid)),
                        tuple((limit, resource.prlimit(pid, limit)) for limit in LIMITS),
                        tuple(cgroup_procs_files(Path(f"/proc/{pid}/cgroup").read_text(),
-                                                Path("/proc/self/mounts").read_text())))
+                                                Path("/proc/self/mounts").read_text())), _autogroup_nice(pid))
         except OSError as e:
             raise LabError(f"cannot read how the lab's process {pid} is placed: {e.strerror or e}") from e
 
@@ -49,8 +51,34 @@ class Placement:
             os.sched_setaffinity(pid, self.cpus)
             os.sched_setscheduler(pid, self.policy, os.sched_param(self.priority))
             os.setpriority(os.PRIO_PROCESS, pid, self.nice)
+            if self.autogroup_nice:
+                Path(f"/proc/{pid}/autogroup").write_text(self.autogroup_nice)
         except (OSError, ValueError) as e:
             raise LabError(f"cannot place the lab's restarted server {pid} as the one it replaced: {e}") from e
+
+
+def _autogroup_nice(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/autogroup").read_text().rpartition(" nice ")[2].strip()
+    except OSError:
+        return ""
+
+
+def givable(places: list[Placement]) -> str | None:
+    """None when each placement can be given by this process, else why not: each is given to a throwaway
+    `sleep` first (a command run under a lower `ulimit -n` cannot raise a hard limit without CAP_SYS_RESOURCE),
+    so that a server is stopped only once the one that replaces it can be placed as it was."""
+    for place in places:
+        probe = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+        try:
+            place.give(probe.pid)
+        except LabError as e:
+            return str(e).replace(f"the lab's restarted server {probe.pid}", "a server")
+        finally:
+            probe.kill()
+            probe.wait()
+    return None
 
 
 def cgroup_procs_files(cgroups: str, mounts: str) -> list[str]:

@@ -69,6 +69,9 @@ def _process(doc: object) -> ProcessRef:
     return ProcessRef(_pid(doc["pid"]), start)
 
 
+MAX_CPUS = 8192  # the kernel's largest NR_CPUS (arch/x86/Kconfig, MAXSMP)
+
+
 @dataclass
 class LabRecord:
     lab_id: str
@@ -83,6 +86,7 @@ class LabRecord:
     vm: dict = field(default_factory=dict)  # a VM DUT: accel, vCPUs, memory, boot-to-ready time, kernel
     scratch: str = ""  # the lab's scratch directory (exec/scratch.py), recorded before it is made
     snapshot: dict = field(default_factory=dict)  # its namespaces as `lab up` kept them (lab/snapshot.py)
+    cpus: list[int] = field(default_factory=list)  # the CPUs `lab up` laid it out over ([]: a record before these)
 
     def live_server_pids(self) -> set[int]:
         """The pids of the servers the lab started that still run (not a reused pid: start time checked)."""
@@ -143,11 +147,15 @@ class LabRecord:
         if not isinstance(snapshot, dict) or not all(isinstance(k, str) and isinstance(v, dict)
                                                      for k, v in snapshot.items()):
             raise RecordError("snapshot is not a table of namespaces")
+        cpus = doc.get("cpus", [])
+        if not isinstance(cpus, list) or len(cpus) > MAX_CPUS or not all(
+                isinstance(c, int) and not isinstance(c, bool) and 0 <= c < MAX_CPUS for c in cpus):
+            raise RecordError("cpus is not a list of CPU numbers")
         owner = _process(doc["owner"]) if doc.get("owner") is not None else None
         return cls(lab_id=lab_id, firewall=firewall, mtu=mtu, owner=owner,
                    created=None if created is None else float(created),
                    namespaces=list(namespaces), servers=[_process(s) for s in servers], kind=kind,
-                   params=dict(params), vm=dict(vm), scratch=scratch, snapshot=dict(snapshot))
+                   params=dict(params), vm=dict(vm), scratch=scratch, snapshot=dict(snapshot), cpus=list(cpus))
 
 
 def _nsfs_device() -> int:

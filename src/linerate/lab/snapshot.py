@@ -199,8 +199,18 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
             rlimits = _resource_limits(read_file(f"/proc/{pid}/limits"))
         except OSError:
             rlimits = {}
-        held[name] = {"threads": sorted(ways), "cgroup limits": limits, "limits": rlimits}
+        held[name] = {"threads": sorted(ways), "cgroup limits": limits, "limits": rlimits,
+                      "autogroup": _autogroup_nice(read_file, pid)}
     return held
+
+
+def _autogroup_nice(read_file: Callable[[str], str], pid: int) -> str:
+    """The nice of the process's autogroup (sched(7): "/autogroup-25 nice 0"; all of its session's processes
+    share the CPU by it, whatever each one's own nice), without the group's number; "" where there is none."""
+    try:
+        return read_file(f"/proc/{pid}/autogroup").split("/", 1)[-1].partition(" ")[2].strip()
+    except OSError:
+        return ""
 
 
 def _resource_limits(text: str) -> dict[str, str]:
@@ -311,12 +321,28 @@ def comparable(kept: dict[str, Any], now: dict[str, Any]) -> tuple[dict[str, Any
 # --- a VM DUT's guest --------------------------------------------------------------------------------------------
 
 PS = ["ps", "-o", "pid,ppid,comm,args"]
+# the kernel's tracing (Documentation/trace/ftrace.rst): the function tracer cut a VM DUT here from ~1,700 to 317
+# Mbit/s. tracefs is mounted for the read in a mount namespace of its own (unshare(1) -m: nothing is left mounted),
+# as a tracer set and then unmounted still runs
+TRACING = ["unshare", "-m", "sh", "-c", "mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; "
+           "cd /sys/kernel/tracing && for f in current_tracer tracing_on set_event kprobe_events uprobe_events "
+           "dynamic_events; do [ -r $f ] && printf '%s: %s\\n' $f \"$(tr '\\n' ' ' < $f)\"; done; exit 0"]
+
+
+def tracing(text: str) -> dict[str, str] | str:
+    """TRACING's stdout ("current_tracer: nop" lines) -> {file: its contents}; "" when it could not be read."""
+    found = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition(": ")
+        if sep:
+            found[name] = " ".join(value.split())
+    return found or text.strip()
 GUEST_SYSCTLS = ["sysctl", "-a"]  # exits 1 where a key cannot be read, having printed the others: its stdout is kept
 
 
 def guest_reads(ports: list[str], with_processes: bool) -> list[list[str]]:
     """What `guest` needs read in the guest, asked in one batch (one agent or SSH round trip)."""
-    return [PER_NAMESPACE["qdiscs"], GUEST_SYSCTLS, *([PS] if with_processes else []),
+    return [PER_NAMESPACE["qdiscs"], GUEST_SYSCTLS, TRACING, *([PS] if with_processes else []),
             *[[*argv, port] for port in ports for argv in GUEST_PER_LINK.values()]]
 
 
@@ -328,6 +354,7 @@ def guest(ports: list[str], answers: dict[tuple[str, ...], str], with_processes:
         "qdiscs": _keyed(_strip(_json(answers.get(tuple(PER_NAMESPACE["qdiscs"]), "")))),
         "net sysctls": {key: value for key, value in parse_sysctls(answers.get(tuple(GUEST_SYSCTLS), "")).items()
                         if key not in DYNAMIC}}
+    held["kernel tracing"] = tracing(answers.get(tuple(TRACING), ""))
     for port in ports:
         for what, argv in GUEST_PER_LINK.items():
             held[f"{what} of {port}"] = _features(answers.get((*argv, port), ""))

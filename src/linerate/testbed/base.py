@@ -41,7 +41,7 @@ from linerate.testbed.ssh import SshTestbeds
 from linerate.testbed.vm import VmTestbed
 from linerate.testbed.vm_image import ImageVmTestbed
 from linerate.trial import measure_read_cost_or_none
-from linerate.topology.plan import LabSpec
+from linerate.topology.plan import LabSpec, split_cpus
 from linerate.vm.placement import place
 from linerate.vm.plan import vm_options
 
@@ -117,16 +117,19 @@ def new_lab_id() -> str:
 
 
 def lab_testbed(lab_id: str, lab_params: dict, *, keep: bool = False, registry: Registry | None = None,
-                on_message: Callable[[str], None] = lambda m: None) -> NamespaceTestbed:
+                on_message: Callable[[str], None] = lambda m: None, cpus: tuple[int, ...] = ()) -> NamespaceTestbed:
     """The testbed for one combination of lab-scoped axis values: a namespace DUT, or a VM DUT
     (dut = "vm") between the same client and server namespaces. Not up yet: enter it. `on_message`:
-    progress a user waits for (an own image booting under TCG)."""
+    progress a user waits for (an own image booting under TCG). `cpus`: the CPUs a kept lab was laid out
+    over (its record's), not those this command may run on (`taskset -c 1 linerate trial --lab ...`)."""
     refuse_unsupported([lab_params], "namespace")  # (checked before by the commands; nothing is built for these)
     spec = lab_spec(lab_id, lab_params)
+    if cpus:
+        spec = dataclasses.replace(spec, cpu_sides=split_cpus(cpus))
     if lab_params.get("dut") != "vm":
         return NamespaceTestbed(spec, registry, keep=keep, params=lab_params)
     options = vm_options(vm_params(lab_params))
-    placement = place(tuple(os.sched_getaffinity(0)), options.vcpus)
+    placement = place(cpus or tuple(os.sched_getaffinity(0)), options.vcpus)
     spec = dataclasses.replace(spec, cpu_sides=(placement.client_cpus, placement.server_cpus))
     if options.image:
         return ImageVmTestbed(spec, options, registry, keep=keep, params=lab_params, placement=placement,
@@ -137,13 +140,14 @@ def lab_testbed(lab_id: str, lab_params: dict, *, keep: bool = False, registry: 
 def lab_from_record(record: LabRecord, registry: Registry) -> NamespaceTestbed:
     try:
         params = recorded_params(record.params) if record.params else {}
-        if params.get("dut") == "vm":
-            lab = lab_testbed(record.lab_id, params, keep=record.owner is None, registry=registry)
+        if params:  # with its pool's pairs, a VM DUT's placement
+            lab = lab_testbed(record.lab_id, params, keep=record.owner is None, registry=registry,
+                              cpus=tuple(record.cpus))
         else:
             spec = LabSpec(record.lab_id, FirewallProfile.parse(record.firewall), record.mtu)  # the record's own
-            if params:
-                spec = lab_spec(record.lab_id, params)  # with its pool's pairs
-            lab = NamespaceTestbed(spec, registry, keep=record.owner is None, params=params or None)
+            if record.cpus:
+                spec = dataclasses.replace(spec, cpu_sides=split_cpus(tuple(record.cpus)))
+            lab = NamespaceTestbed(spec, registry, keep=record.owner is None)
         said = (str(FirewallProfile.parse(record.firewall)), record.mtu)
         if (str(lab.spec.firewall), lab.spec.mtu) != said:  # what `lab status` shows; results are stored under it
             raise ValueError(f"its params say firewall {lab.spec.firewall} and MTU {lab.spec.mtu}, the record "

@@ -17,19 +17,19 @@ import time
 from pathlib import Path
 
 from linerate.dut.linux import LinuxDriver
-from linerate.errors import LabError
-from linerate.exec import NetnsExecutor
+from linerate.errors import ConfigError, LabError
+from linerate.exec import LocalExecutor, NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
 from linerate.lab.conform import plan_drift
 from linerate.lab.snapshot import drift as snapshot_drift
 from linerate.lab.snapshot import comparable as comparable_snapshots
-from linerate.lab.snapshot import host_settings, module_parameters
+from linerate.lab.snapshot import TRACING, host_settings, module_parameters, tracing
 from linerate.lab.snapshot import processes as snapshot_processes
 from linerate.lab.snapshot import take as take_snapshot
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.netns import (canonical_qdiscs, canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features,
                                 per_namespace_net_keys)
-from linerate.lab.placement import Placement
+from linerate.lab.placement import Placement, givable
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
@@ -69,7 +69,8 @@ class NamespaceTestbed:
 
     def up(self) -> "NamespaceTestbed":
         owner = None if self.keep else ProcessRef.of(os.getpid())
-        record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
+        record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params,
+                           cpus=sorted(os.sched_getaffinity(0)))
         self.registry.create(record)  # refuses a taken name; the other lab's record stays as it is
         self.record, self.record_is_ours = record, True
         self.make_scratch()
@@ -170,7 +171,8 @@ class NamespaceTestbed:
         return {**take_snapshot(sorted(self.record.namespaces), _read_in),
                 "the host": {"processes": snapshot_processes(self.own_processes(), _read_file, os.listdir),
                              "net settings": host_settings(_read_file, os.listdir, per_namespace_net_keys()),
-                             "module parameters": module_parameters(_read_file, os.listdir, _writable)},
+                             "module parameters": module_parameters(_read_file, os.listdir, _writable),
+                             "kernel tracing": tracing(LocalExecutor().run(TRACING, timeout_s=15, check=False).stdout)},
                 **self.guest_snapshot()}
 
     def own_processes(self) -> dict[str, int]:
@@ -301,6 +303,10 @@ class NamespaceTestbed:
                        if name.startswith("iperf3 in ")}
             replaced = [ref for ref in self.record.servers if ref.pid in running]
             places = {running[ref.pid]: Placement.of(ref.pid) for ref in replaced}
+            problem = givable(list(places.values()))
+            if problem:
+                raise ConfigError("--lab", f"this command cannot start lab {self.spec.lab_id}'s iperf3 servers again "
+                                           f"as they run ({problem}): run it as `lab up` was run; nothing was changed")
             for ref in replaced:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(ref.pid, 9)

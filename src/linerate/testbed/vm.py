@@ -126,7 +126,8 @@ class VmTestbed(NamespaceTestbed):
 
     def up(self) -> "VmTestbed":
         owner = None if self.keep else ProcessRef.of(os.getpid())
-        record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
+        record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params,
+                           cpus=sorted(os.sched_getaffinity(0)))
         self.registry.create(record)
         self.record, self.record_is_ours = record, True
         self.make_scratch()

@@ -72,7 +72,8 @@ class ImageVmTestbed(VmTestbed):
         self.access = image_access(self.vm.image, self.vm.ssh_user, self.vm.ssh_key, self.vm.host_keys,
                                    self.vm.boot_timeout_s, accel)
         owner = None if self.keep else ProcessRef.of(os.getpid())
-        record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params)
+        record = LabRecord(self.spec.lab_id, str(self.spec.firewall), self.spec.mtu, owner, params=self.params,
+                           cpus=sorted(os.sched_getaffinity(0)))
         self.registry.create(record)
         self.record, self.record_is_ours = record, True
         self.make_scratch()

@@ -296,6 +296,10 @@ GUEST_SNAPSHOT_CHANGES = [
      ["tc", "qdisc", "del", "dev", "wan0", "root"]),  # the kernel attaches its default qdisc again
     (["sh", "-c", "nohup sh -c 'while :; do :; done' >/dev/null 2>&1 &"], ["pkill", "-f", "while"]),
     (["ethtool", "-G", "wan0", "rx", "128", "tx", "128"], ["ethtool", "-G", "wan0", "rx", "256", "tx", "256"]),
+    (["sh", "-c", "mount -t tracefs nodev /sys/kernel/tracing && echo function > /sys/kernel/tracing/current_tracer "
+      "&& umount /sys/kernel/tracing"],  # set, then unmounted: it still runs
+     ["sh", "-c", "mount -t tracefs nodev /sys/kernel/tracing && echo nop > /sys/kernel/tracing/current_tracer "
+      "&& umount /sys/kernel/tracing"]),
 ]
 
 
@@ -394,6 +398,7 @@ def guest_and_host_of_vm_lab() -> None:
                              (["sh", "-c", 'echo 1073741824 > "$0"', str(soft)], ["sh", "-c", 'echo "$1" > "$0"', str(soft), soft_was]),
                              (["prlimit", "--pid", str(server), "--nofile=6:"], ["prlimit", "--pid", str(server), f"--nofile={nofile}:"]),
                              (["kill", "-STOP", str(server)], ["kill", "-CONT", str(server)]),
+                             (["sh", "-c", f"echo 19 > /proc/{server}/autogroup"], ["sh", "-c", f"echo 0 > /proc/{server}/autogroup"]),
                              (["sh", "-c", "echo 700 > /sys/module/tcp_cubic/parameters/beta"],
                               ["sh", "-c", f"echo {beta} > /sys/module/tcp_cubic/parameters/beta"])):
             subprocess.run(change, check=True, capture_output=True)
