@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from linerate.lab.placement import cgroup_hierarchies
+from linerate.lab.placement import autogroup_nice, cgroup_hierarchies
 from linerate.lab.sysctls import DYNAMIC, parse_sysctls
 
 Reader = Callable[[str, list[str]], str]  # (namespace, argv) -> the command's stdout ("" when it failed)
@@ -181,6 +181,7 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
             continue
         ways: set[str] = set()
         limits: dict[str, str] = {}
+        read_limits: dict[str, dict[str, str]] = {}
         for task in tasks:
             try:
                 stat = read_file(f"/proc/{pid}/task/{task}/stat")
@@ -194,7 +195,9 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
             nice, policy = (fields[16], fields[38]) if len(fields) > 38 else ("?", "?")
             stopped = ", stopped" if fields[:1] in (["T"], ["t"]) else ""  # by a signal, or by a tracer
             ways.add(f"cpus {cpus}, nice {nice}, policy {policy}{stopped}")
-            limits.update(_cgroup_limits(cgroups, mounts, read_file))
+            if cgroups not in read_limits:  # qemu's threads share their cgroups: each set read once
+                read_limits[cgroups] = _cgroup_limits(cgroups, mounts, read_file)
+            limits.update(read_limits[cgroups])
         try:
             rlimits = _resource_limits(read_file(f"/proc/{pid}/limits"))
         except OSError:
@@ -205,12 +208,10 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
 
 
 def _autogroup_nice(read_file: Callable[[str], str], pid: int) -> str:
-    """The nice of the process's autogroup (sched(7): "/autogroup-25 nice 0"; all of its session's processes
-    share the CPU by it, whatever each one's own nice), without the group's number; "" where there is none."""
     try:
-        return read_file(f"/proc/{pid}/autogroup").split("/", 1)[-1].partition(" ")[2].strip()
+        return "nice " + autogroup_nice(read_file(f"/proc/{pid}/autogroup"))
     except OSError:
-        return ""
+        return ""  # a kernel without autogroups
 
 
 def _resource_limits(text: str) -> dict[str, str]:
