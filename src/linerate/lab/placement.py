@@ -59,15 +59,9 @@ class Placement:
 
 def _autogroup_nice(pid: int) -> str:
     try:
-        return autogroup_nice(Path(f"/proc/{pid}/autogroup").read_text())
+        return Path(f"/proc/{pid}/autogroup").read_text().rpartition(" nice ")[2].strip()
     except OSError:
         return ""
-
-
-def autogroup_nice(text: str) -> str:
-    """/proc/PID/autogroup ("/autogroup-25 nice 0", sched(7)) -> the nice of the process's autogroup ("0"), which all
-    of its session's processes share the CPU by, whatever each one's own nice."""
-    return text.rpartition(" nice ")[2].strip()
 
 
 def givable(places: list[Placement]) -> str | None:

@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from linerate.lab.placement import autogroup_nice, cgroup_hierarchies
+from linerate.lab.placement import cgroup_hierarchies
 from linerate.lab.sysctls import DYNAMIC, parse_sysctls
 
 Reader = Callable[[str, list[str]], str]  # (namespace, argv) -> the command's stdout ("" when it failed)
@@ -181,7 +181,6 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
             continue
         ways: set[str] = set()
         limits: dict[str, str] = {}
-        read_limits: dict[str, dict[str, str]] = {}
         for task in tasks:
             try:
                 stat = read_file(f"/proc/{pid}/task/{task}/stat")
@@ -195,9 +194,7 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
             nice, policy = (fields[16], fields[38]) if len(fields) > 38 else ("?", "?")
             stopped = ", stopped" if fields[:1] in (["T"], ["t"]) else ""  # by a signal, or by a tracer
             ways.add(f"cpus {cpus}, nice {nice}, policy {policy}{stopped}")
-            if cgroups not in read_limits:  # qemu's threads share their cgroups: each set read once
-                read_limits[cgroups] = _cgroup_limits(cgroups, mounts, read_file)
-            limits.update(read_limits[cgroups])
+            limits.update(_cgroup_limits(cgroups, mounts, read_file))
         try:
             rlimits = _resource_limits(read_file(f"/proc/{pid}/limits"))
         except OSError:
@@ -208,10 +205,12 @@ def processes(named: dict[str, int], read_file: Callable[[str], str],
 
 
 def _autogroup_nice(read_file: Callable[[str], str], pid: int) -> str:
+    """The nice of the process's autogroup (sched(7): "/autogroup-25 nice 0"; all of its session's processes
+    share the CPU by it, whatever each one's own nice), without the group's number; "" where there is none."""
     try:
-        return "nice " + autogroup_nice(read_file(f"/proc/{pid}/autogroup"))
+        return read_file(f"/proc/{pid}/autogroup").split("/", 1)[-1].partition(" ")[2].strip()
     except OSError:
-        return ""  # a kernel without autogroups
+        return ""
 
 
 def _resource_limits(text: str) -> dict[str, str]:
