@@ -51,13 +51,24 @@ def nothing_left_running(bed):
     while any((left := running()).values()) and time.monotonic() < deadline:
         time.sleep(0.2)
     if any(left.values()):
-        linerate("testbed", "restore", str(bed.inventory()), check=False)
+        seen = {pid: describe(pid) for pids in left.values() for pid in pids}  # what it was, for the failure
+        restored = linerate("testbed", "restore", str(bed.inventory()), check=False).stdout.strip()
         for pid in (pid for pids in left.values() for pid in pids):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        pytest.fail(f"left running after the test: {left}")
+        pytest.fail(f"left running after the test: {left} {seen}; testbed restore then said: {restored!r}")
+
+
+def describe(pid: int) -> str:
+    """A leftover process as `ps -o pid,ppid,sid,etime,args` would show it (from /proc/PID/stat and cmdline)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "gone"
+    return f"ppid {stat[1]} sid {stat[3]} started at tick {stat[19]}: {args}"
 
 
 def sigkill_when(proc: subprocess.Popen, ready, what: str, timeout_s: float = 120) -> None:

@@ -42,19 +42,30 @@ class Placement:
             raise LabError(f"cannot read how the lab's process {pid} is placed: {e.strerror or e}") from e
 
     def give(self, pid: int) -> None:
-        """Place process pid so; LabError naming what could not be set."""
-        try:
-            for procs in self.cgroup_procs:
-                Path(procs).write_text(f"{pid}\n")
-            for limit, values in self.limits:
-                resource.prlimit(pid, limit, values)
-            os.sched_setaffinity(pid, self.cpus)
-            os.sched_setscheduler(pid, self.policy, os.sched_param(self.priority))
-            os.setpriority(os.PRIO_PROCESS, pid, self.nice)
-            if self.autogroup_nice:
-                Path(f"/proc/{pid}/autogroup").write_text(self.autogroup_nice)
-        except (OSError, ValueError) as e:
-            raise LabError(f"cannot place the lab's restarted server {pid} as the one it replaced: {e}") from e
+        """Place process pid so; LabError naming the step that could not be taken."""
+        steps = [*((f"moving it into {procs.removesuffix('/cgroup.procs')}",
+                    lambda procs=procs: Path(procs).write_text(f"{pid}\n")) for procs in self.cgroup_procs),
+                 *((f"setting its {_limit_name(limit)} to {values}",
+                    lambda limit=limit, values=values: resource.prlimit(pid, limit, values))
+                   for limit, values in self.limits),
+                 (f"setting its CPUs to {sorted(self.cpus)}", lambda: os.sched_setaffinity(pid, self.cpus)),
+                 (f"setting its scheduling policy to {self.policy}",
+                  lambda: os.sched_setscheduler(pid, self.policy, os.sched_param(self.priority))),
+                 (f"setting its nice to {self.nice}", lambda: os.setpriority(os.PRIO_PROCESS, pid, self.nice))]
+        if self.autogroup_nice:
+            steps.append((f"setting its autogroup's nice to {self.autogroup_nice}",
+                          lambda: Path(f"/proc/{pid}/autogroup").write_text(self.autogroup_nice)))
+        for what, step in steps:
+            try:
+                step()
+            except (OSError, ValueError) as e:
+                raise LabError(f"cannot place the lab's restarted server {pid} as the one it replaced ({what}): "
+                               f"{e}") from e
+
+
+def _limit_name(limit: int) -> str:
+    return next((name for name in sorted(dir(resource)) if name.startswith("RLIMIT_")
+                 and getattr(resource, name) == limit), str(limit))
 
 
 def _autogroup_nice(pid: int) -> str:
@@ -67,10 +78,13 @@ def _autogroup_nice(pid: int) -> str:
 def givable(places: list[Placement]) -> str | None:
     """None when each placement can be given by this process, else why not: each is given to a throwaway
     `sleep` first (a command run under a lower `ulimit -n` cannot raise a hard limit without CAP_SYS_RESOURCE),
-    so that a server is stopped only once the one that replaces it can be placed as it was."""
+    so that a server is stopped only once the one that replaces it can be placed as it was. The probe starts in
+    a session of its own, as a server does (exec/local.py): its autogroup is then its own, never that of this
+    command's session, whose nice it would change, and which the kernel refuses to set (EINVAL) when the command
+    runs in init's session, whose autogroup is the root task group (kernel/sched/autogroup.c)."""
     for place in places:
         probe = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             place.give(probe.pid)
         except LabError as e:

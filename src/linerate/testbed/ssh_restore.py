@@ -61,8 +61,9 @@ def claim_machines(journal: Journal, inventory: Inventory, executors: dict[str, 
     journal.take_over_left_changes()
 
 
-def stop_server(server: SshExecutor, pidfile: str) -> str:
-    """Stop the iperf3 server named by its pid file; never by name. Returns what happened."""
+def stop_server(server: SshExecutor, pidfile: str, *, clock=time.monotonic, sleep=time.sleep) -> str:
+    """Stop the iperf3 server named by its pid file, never by name: TERM, then KILL if it is still there 5 s
+    later. Returns what happened; LinerateError if it outlives both (its journal entry stays open)."""
     read = server.run(["cat", pidfile], timeout_s=TIMEOUT_S, check=False)
     pid = read.stdout.strip()
     if read.returncode != 0 or not is_ascii_int(pid):
@@ -71,13 +72,25 @@ def stop_server(server: SshExecutor, pidfile: str) -> str:
     if comm.rsplit("/", 1)[-1] != "iperf3":
         server.run(["rm", "-f", pidfile], timeout_s=TIMEOUT_S, check=False)
         return f"not running (pid {pid} is {comm or 'gone'})"
-    server.run(["kill", pid], timeout_s=TIMEOUT_S, check=False)
-    deadline = time.monotonic() + 5  # gone before anything starts on its port again
-    while server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S, check=False).stdout.strip() and \
-            time.monotonic() < deadline:
-        time.sleep(0.1)
+    said = f"stopped pid {pid}"
+    for signal, wait_s in (("TERM", 5.0), ("KILL", 2.0)):  # gone before anything starts on its port again
+        server.run(["kill", "-s", signal, pid], timeout_s=TIMEOUT_S, check=False)
+        if _gone_within(server, pid, wait_s, clock, sleep):
+            break
+        said = f"stopped pid {pid} (KILL after {wait_s:.0f} s of TERM)"
+    else:
+        raise LinerateError(f"iperf3 server pid {pid} on {server.host} is still running after TERM and KILL")
     server.run(["rm", "-f", pidfile], timeout_s=TIMEOUT_S, check=False)
-    return f"stopped pid {pid}"
+    return said
+
+
+def _gone_within(server: SshExecutor, pid: str, wait_s: float, clock, sleep) -> bool:
+    deadline = clock() + wait_s
+    while server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S, check=False).stdout.strip():
+        if clock() >= deadline:
+            return False
+        sleep(0.1)
+    return True
 
 
 def start_server(server: SshExecutor, pidfile: str, port: int, idle_timeout_s: int) -> None:
