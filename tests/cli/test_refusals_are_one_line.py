@@ -99,6 +99,15 @@ def test_a_database_at_no_schema_linerate_writes_is_refused(tmp_path, version):
     assert db.read_bytes() == before
 
 
+@pytest.mark.parametrize("argv", [["list"], ["report", "1"], ["compare", "1", "2"]])
+def test_a_command_that_only_looks_leaves_an_empty_file_empty(tmp_path, argv):
+    """SQLite takes a 0-byte file for an empty database, and opening it to look made linerate's tables in it."""
+    db = tmp_path / "empty.db"
+    db.write_bytes(b"")
+    one_line(linerate(*argv, "--db", str(db)), "--db")
+    assert db.read_bytes() == b"" and sorted(path.name for path in tmp_path.iterdir()) == ["empty.db"]
+
+
 def test_a_full_disk_under_the_database_is_one_line(monkeypatch, capsys):
     import linerate.cli as cli
 

@@ -9,6 +9,8 @@ from pathlib import Path
 from linerate.lab.registry import Registry
 from tests.privileged.conftest import LINERATE, linerate as run, netns_names, pid_alive
 
+BPF_PROGRAMS = str(Path(__file__).parent / "bpf_programs.py")  # attaches a program to a link's tcx hook
+
 # SO_RCVBUF 4096 on another process's socket, through a copy of its descriptor (pidfd_getfd(2), syscall 438)
 SET_RCVBUF = """import ctypes, os, socket, sys
 libc = ctypes.CDLL(None, use_errno=True)
@@ -90,6 +92,30 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         subprocess.run(["renice", "-n", "0", "-p", str(server)], check=True, capture_output=True)
         assert refused.returncode == 2 and "the host's processes changed since the lab was kept (iperf3 in " \
             "lr-clij-server.threads was" in refused.stderr and "nice 19" in refused.stderr, refused.stderr
+        # an eBPF program on a lab link's tcx hook (Linux 6.6): ip, tc and nft show none of it
+        tcx = ["ip", "netns", "exec", "lr-clij-dut", sys.executable, BPF_PROGRAMS]
+        program = subprocess.run([*tcx, "attach-tcx", "wan0", "ingress"], check=True, capture_output=True,
+                                 text=True).stdout.strip()
+        try:
+            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        finally:
+            subprocess.run([*tcx, "detach-tcx", "wan0", "ingress", program], check=True)
+        assert refused.returncode == 2 and "lr-clij-dut's eBPF programs changed since the lab was kept (tcx ingress " \
+            'of wan0 was [], is ["lrt_pass (sched_cls, tag ' in refused.stderr, refused.stderr
+        # ... and on a netfilter hook, through a BPF link (nft lists no such hook); its link names no namespace, so
+        # one in any namespace counts (held here by a process in a namespace of the test's own)
+        subprocess.run(["ip", "netns", "add", "lrt-clij-nf"], check=True)
+        holder = subprocess.Popen(["ip", "netns", "exec", "lrt-clij-nf", sys.executable, BPF_PROGRAMS,
+                                   "hold-netfilter", "-57"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "ready"
+            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        finally:
+            holder.kill()
+            holder.wait()
+            subprocess.run(["ip", "netns", "delete", "lrt-clij-nf"], check=True)
+        assert refused.returncode == 2 and "the host's eBPF programs on netfilter hooks changed since the lab was " \
+            "kept (" in refused.stderr and "ipv4 forward priority -57: lrt_nf_accept" in refused.stderr, refused.stderr
         # a host setting every namespace shares and none can set (TCP's memory thresholds; doubled: harmless)
         tcp_mem = Path("/proc/sys/net/ipv4/tcp_mem").read_text().split()
         subprocess.run(["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(str(2 * int(v)) for v in tcp_mem)}"],
@@ -129,7 +155,18 @@ def test_trial_json_and_failed_trial_on_stopped_server():
                                  "clij", "--duration", "1"], capture_output=True, text=True, timeout=120)
         assert pinned.returncode == 0, pinned.stderr
         run("trial", "--lab", "clij", "--duration", "1")
-        run("lab", "stop-server", "clij")
+        # stop-server stops the lab's own servers, never another process in their namespace (an operator's)
+        operators = subprocess.Popen(["ip", "netns", "exec", "lr-clij-server", "sleep", "60"])
+        try:
+            time.sleep(0.3)
+            servers = server_pids_of("clij")
+            stopped = json.loads(run("lab", "stop-server", "clij", "--json").stdout)
+            time.sleep(0.3)
+            assert operators.poll() is None and (stopped["stopped_pids"], stopped["namespaces"]) == (
+                servers, ["lr-clij-server"]), stopped
+        finally:
+            operators.kill()
+            operators.wait()
         failed = run("trial", "--lab", "clij", "--duration", "1", "--json", check=False)
         assert failed.returncode != 0
         doc = json.loads(failed.stdout)

@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from linerate.lab.placement import Placement, givable
 
 OWN_AUTOGROUP = Path("/proc/self/autogroup")
@@ -25,6 +27,8 @@ def own_autogroup_nice() -> str | None:
 
 
 def test_probing_a_servers_placement_leaves_this_sessions_autogroup_as_it_was():
+    if not OWN_AUTOGROUP.exists():
+        pytest.skip("this kernel has no autogroups (CONFIG_SCHED_AUTOGROUP)")
     server = a_server()
     original = own_autogroup_nice()
     try:

@@ -200,3 +200,41 @@ def test_what_may_come_and_go_on_the_host_is_not_compared():
     assert len(problems) == 2 and problems[0].startswith(
         "the host's net settings changed since the lab was kept (net.ipv4.udp_mem was ") and problems[1].startswith(
         "the host's processes changed since the lab was kept (iperf3 in lr-k7-client was absent, is "), problems
+
+
+def test_an_ebpf_program_on_a_link_is_named_with_its_hook_and_a_read_an_older_version_lacked_is_not_compared():
+    """The eBPF read (lab/bpf_hooks.py, its JSON as tests/privileged/test_lab_bpf_hooks.py shows it on this
+    kernel): a program attached since the lab was kept is named with its hook; a kept snapshot an older linerate
+    took, without that read, is compared on the rest."""
+    hooks = {"flow dissector": [], "sk_lookup": [], "tcx ingress of wan0": [], "tcx egress of wan0": []}
+    asked = []
+    kept = snapshot.take(CAPTURE["namespaces"], reads(), lambda ns, links: asked.append((ns, links)) or hooks)
+    assert ("lr-k6-dut", sorted(kept["lr-k6-dut"]["links"])) in asked  # each namespace, with all of its links
+    attached = {**hooks, "tcx ingress of wan0": ["lrt_pass (sched_cls, tag 3b185187f1855c4c)"]}
+    now = snapshot.take(CAPTURE["namespaces"], reads(), lambda ns, links: attached if ns == "lr-k6-dut" else hooks)
+    assert snapshot.drift(*snapshot.comparable(kept, now)) == [
+        "lr-k6-dut's eBPF programs changed since the lab was kept (tcx ingress of wan0 was [], is "
+        '["lrt_pass (sched_cls, tag 3b185187f1855c4c)"])']
+    older = json.loads(json.dumps(kept))
+    for ns in older:
+        del older[ns]["eBPF programs"]
+    assert snapshot.drift(*snapshot.comparable(older, now)) == []
+    assert snapshot.drift(older, now) != []  # compared whole, the read one side lacks would differ
+
+
+# `tc -j filter show dev v0` after `tc filter add dev v0 parent 1: protocol ip prio 1 u32 match ip dst 198.19.0.0/16
+# flowid 1:10` on an htb root (iproute2 6.1.0, Debian 12, this project's CI-kind machine)
+U32_FILTER = ('[{"parent":"1:","protocol":"ip","pref":1,"kind":"u32","chain":0},{"parent":"1:","protocol":"ip","pref":1,'
+              '"kind":"u32","chain":0,"options":{"fh":"800:","ht_divisor":1}},{"parent":"1:","protocol":"ip","pref":1,'
+              '"kind":"u32","chain":0,"options":{"fh":"800::800","order":2048,"key_ht":"800","bkt":"0","flowid":"1:10",'
+              '"not_in_hw":true,"match":{"value":"c6130000","mask":"ffff0000","offmask":"","off":16}}}]')
+
+
+def test_a_filter_on_a_links_qdisc_is_named_with_the_link():
+    asked = []
+    kept = snapshot.take(CAPTURE["namespaces"], lambda ns, argv: asked.append((ns, argv)) or reads()(ns, argv))
+    assert ("lr-k6-dut", [*snapshot.FILTERS, "tap-lan"]) in asked  # every link's root qdisc's filters are read
+    key = f"lr-k6-dut {' '.join([*snapshot.FILTERS, 'tap-lan'])}"
+    now = snapshot.take(CAPTURE["namespaces"], reads({key: U32_FILTER}))
+    [problem] = snapshot.drift(kept, now)
+    assert problem.startswith("lr-k6-dut's filters of tap-lan changed since the lab was kept (root was "), problem

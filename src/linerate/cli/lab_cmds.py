@@ -255,13 +255,15 @@ def cmd_lab_stop_server(args: argparse.Namespace) -> int:
     problems = vet(lab.record)
     if problems:
         raise LabError(f"lab {args.name} left untouched: {'; '.join(problems)}")
-    pids = lab.server_pids()
-    for pid in pids:
+    servers = lab.server_pids()
+    for pid in servers:
         os.kill(pid, signal.SIGTERM)
+    namespaces = sorted(set(servers.values()))
     if args.json:
-        print(dumps({"lab": args.name, "stopped_pids": list(pids), "namespace": lab.spec.netns("server")}))
+        print(dumps({"lab": args.name, "stopped_pids": list(servers), "namespaces": namespaces}))
         return 0
-    print(f"stopped {len(pids)} process(es) in {lab.spec.netns('server')}")
+    print(f"stopped {len(servers)} iperf3 server(s) of lab {args.name}" + (f" in {', '.join(namespaces)}"
+                                                                          if namespaces else ""))
     return 0
 
 

@@ -5,11 +5,14 @@ still found: a link's group, alias, MAC, flags or queue counts (ip-link(8) `-det
 feature a tool can change (ethtool(8) -k, where a tap's follow what qemu and its guest negotiated: a tap with
 `tx off` cut a VM DUT's TCP throughput here from ~1,800 to 377 Mbit/s), channels (ethtool -l), every qdisc with its options on
 any link (tc(8), a tap's and a bridge's included), address labels (ip-addrlabel(8)), proxy neighbours and
-a bridge's multicast database (bridge(8) mdb); and (processes, host_settings) how the lab's own processes run
+a bridge's multicast database (bridge(8) mdb), the tc filters on each link's qdiscs, the eBPF programs on its
+links and namespace (lab/bpf_hooks.py: tcx, flow dissector, sk_lookup); and (processes, host_settings) how the lab's own processes run
 (each thread's CPUs, nice, policy and whether it is stopped, the process's resource limits, and the CPU, memory,
 freezer and pids limits of its cgroup and the cgroups above it: its iperf3 servers, a VM's qemu) and the host's
 net settings every namespace shares but cannot set (TCP's and UDP's memory pressure thresholds, the conntrack
-table's size, the socket buffer ceilings, the backlog) with the networking modules' writable parameters.
+table's size, the socket buffer ceilings, the backlog) with the networking modules' writable parameters, the
+eBPF programs of the lab processes' cgroups, on netfilter hooks and in the host's flow dissector (testbed/namespace.py
+snapshot, lab/bpf_hooks.py).
 
 What a running lab changes by itself is left out, by name (EXCLUDED): counters, timers, an interface's
 operational state, how many sockets asked for promiscuous or all-multicast mode (a capture in a
@@ -32,6 +35,10 @@ PER_NAMESPACE = {"qdiscs": ["tc", "-j", "-d", "qdisc", "show"], "address labels"
                  "proxy neighbours": ["ip", "-j", "neigh", "show", "proxy"],
                  "multicast database": ["bridge", "-j", "mdb", "show"]}
 PER_LINK = {"offloads": ["ethtool", "-k"], "channels": ["ethtool", "-l"]}
+# the tc filters on each of a link's qdiscs (tc-filter(8)): none of those a lab plans takes one (tbf: "Class doesn't
+# support blocks"; pfifo_fast and noqueue: "Qdisc not classful"), but the kernel's default qdisc on a VM lab's tap
+# does where it is fq_codel (net.core.default_qdisc) and a filter's drop action there needs no qdisc changed
+FILTERS = ["tc", "-j", "filter", "show", "dev"]
 # a guest's lab ports are virtio NICs: their ring sizes and interrupt coalescing can be set too (ethtool(8) -G, -C;
 # rings of 16 made every trial of a kept VM lab fail)
 GUEST_PER_LINK = {**PER_LINK, "rings": ["ethtool", "-g"], "coalescing": ["ethtool", "-c"]}
@@ -46,8 +53,10 @@ EXCLUDED = frozenset({"stats", "stats64", "operstate", "linkmode", "carrier_chan
 STATE_FLAGS = frozenset({"NO-CARRIER", "LOWER_UP", "DORMANT", "M-DOWN"})
 
 
-def take(namespaces: list[str], read: Reader) -> dict[str, dict[str, Any]]:
-    """namespace -> {what: its normalised read}; a read that fails is kept as "" (compared like any other)."""
+def take(namespaces: list[str], read: Reader,
+         programs: Callable[[str, list[str]], Any] | None = None) -> dict[str, dict[str, Any]]:
+    """namespace -> {what: its normalised read}; a read that fails is kept as "" (compared like any other).
+    programs(namespace, its links): the eBPF programs on them (lab/bpf_hooks.py in_named_namespace), when given."""
     snapshot: dict[str, dict[str, Any]] = {}
     for ns in namespaces:
         links = _json(read(ns, LINKS))
@@ -59,6 +68,16 @@ def take(namespaces: list[str], read: Reader) -> dict[str, dict[str, Any]]:
             if name != "lo":
                 for what, argv in PER_LINK.items():
                     held[f"{what} of {name}"] = _features(read(ns, [*argv, name]))
+        qdiscs = held["qdiscs"].values() if isinstance(held["qdiscs"], dict) else []
+        for name in sorted(held["links"]) if isinstance(held["links"], dict) else []:
+            handles = sorted({str(q.get("handle")) for q in qdiscs if isinstance(q, dict) and q.get("dev") == name
+                              and not q.get("root") and q.get("handle") not in (None, "0:")})
+            filters = {"root": _json(read(ns, [*FILTERS, name])),
+                       **{handle: _json(read(ns, [*FILTERS, name, "parent", handle])) for handle in handles}}
+            # a qdisc with none (or none possible) is left out: one that went is the qdiscs read's to name
+            held[f"filters of {name}"] = {parent: found for parent, found in filters.items() if found not in ([], "")}
+        if programs is not None:
+            held["eBPF programs"] = programs(ns, sorted(held["links"]) if isinstance(held["links"], dict) else [])
         snapshot[ns] = held
     return snapshot
 
@@ -300,9 +319,16 @@ def module_parameters(read_file: Callable[[str], str], list_dir: Callable[[str],
 def comparable(kept: dict[str, Any], now: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """kept and now without what may come and go: a process of the lab that is not running now (a server `lab
     stop-server` stopped: its trials fail, saying so), a host setting that one of them lacks (a module loaded
-    since, such as nf_conntrack, adds its keys) and a host read one version of linerate took and another does
-    not."""
+    since, such as nf_conntrack, adds its keys) and a host or namespace read one version of linerate took and
+    another does not."""
     kept, now = json.loads(json.dumps(kept)), json.loads(json.dumps(now))
+    # a read one version of linerate took and another not; a link's reads where one side lacks the link (that
+    # side's links read says so)
+    for ns in set(kept) & set(now) - {"the host", "the guest"}:
+        if isinstance(kept[ns], dict) and isinstance(now[ns], dict):
+            for what in (set(kept[ns]) ^ set(now[ns])) - {"links"}:
+                kept[ns].pop(what, None)
+                now[ns].pop(what, None)
     host_kept, host_now = kept.get("the host"), now.get("the host")
     if not isinstance(host_kept, dict) or not isinstance(host_now, dict):
         return kept, now

@@ -123,6 +123,9 @@ def _check_path(path: str, create: bool) -> bool:
         raise ConfigError("--db", f"cannot use {path}: {exc.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
         raise ConfigError("--db", f"{path} is not a regular file; give a database file such as linerate.db")
+    if not create and info.st_size == 0:  # SQLite takes an empty file for an empty database: a look writes none
+        raise ConfigError("--db", f"{path} is empty: no experiments there yet; run an experiment first, or give the "
+                                  "database one wrote")
     try:  # an immutable (chattr +i) or read-only file: refused before SQLite makes -wal/-shm beside it
         os.close(os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
     except OSError as exc:

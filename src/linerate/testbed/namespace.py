@@ -20,6 +20,9 @@ from linerate.dut.linux import LinuxDriver
 from linerate.errors import ConfigError, LabError
 from linerate.exec import LocalExecutor, NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
+from linerate.lab.bpf_hooks import in_named_namespace as ebpf_programs
+from linerate.lab.bpf_hooks import host_flow_dissector, netfilter_programs
+from linerate.lab.bpf_hooks import of_processes as cgroup_programs
 from linerate.lab.conform import plan_drift
 from linerate.lab.snapshot import drift as snapshot_drift
 from linerate.lab.snapshot import comparable as comparable_snapshots
@@ -168,10 +171,15 @@ class NamespaceTestbed:
         the record and what each later command on the lab compares with it."""
         if self.record is None:
             return {}
-        return {**take_snapshot(sorted(self.record.namespaces), _read_in),
-                "the host": {"processes": snapshot_processes(self.own_processes(), _read_file, os.listdir),
+        own = self.own_processes()
+        return {**take_snapshot(sorted(self.record.namespaces), _read_in,
+                                lambda ns, links: ebpf_programs(str(NETNS_DIR / ns), links)),
+                "the host": {"processes": snapshot_processes(own, _read_file, os.listdir),
                              "net settings": host_settings(_read_file, os.listdir, per_namespace_net_keys()),
                              "module parameters": module_parameters(_read_file, os.listdir, _writable),
+                             "eBPF programs of its cgroups": cgroup_programs(list(own.values())),
+                             "eBPF programs on netfilter hooks": netfilter_programs(),
+                             "eBPF flow dissector": host_flow_dissector(),  # it rules every namespace while set
                              "kernel tracing": tracing(LocalExecutor().run(TRACING, timeout_s=15, check=False).stdout)},
                 **self.guest_snapshot()}
 
@@ -365,8 +373,12 @@ class NamespaceTestbed:
         raise LabError(f"iperf3 server in {ns} did not listen on port {self.spec.iperf_port} within "
                        f"{SERVER_READY_TIMEOUT_S:.0f} s")
 
-    def server_pids(self) -> list[int]:
-        return pids_in_netns(*(self.spec.netns(server) for _, server in self.spec.pair_roles()))
+    def server_pids(self) -> dict[int, str]:
+        """pid -> namespace of the lab's own iperf3 servers that run (its record's: start time checked), in its
+        server namespaces; another process there (an operator's capture) is none of them."""
+        own = self.record.live_server_pids() if self.record else set()
+        return {pid: ns for ns in (self.spec.netns(server) for _, server in self.spec.pair_roles())
+                for pid in pids_in_netns(ns) if pid in own}
 
 
 def _read_file(path: str) -> str:

@@ -85,8 +85,10 @@ def stop_server(server: SshExecutor, pidfile: str, *, clock=time.monotonic, slee
 
 
 def _gone_within(server: SshExecutor, pid: str, wait_s: float, clock, sleep) -> bool:
+    """Whether iperf3 pid ends within wait_s; a pid now another program's (reused) is gone, never signalled."""
     deadline = clock() + wait_s
-    while server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S, check=False).stdout.strip():
+    while server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S,
+                     check=False).stdout.strip().rsplit("/", 1)[-1] == "iperf3":
         if clock() >= deadline:
             return False
         sleep(0.1)
