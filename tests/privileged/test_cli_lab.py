@@ -10,6 +10,13 @@ from linerate.lab.registry import Registry
 from tests.privileged.conftest import LINERATE, linerate as run, netns_names, pid_alive
 
 BPF_PROGRAMS = str(Path(__file__).parent / "bpf_programs.py")  # attaches a program to a link's tcx hook
+# what iptables-legacy's first `iptables -L` asks the kernel: IPT_SO_GET_INFO (64) for table "filter" on a raw socket
+# (linux/netfilter_ipv4/ip_tables.h: struct ipt_getinfo, 84 bytes, the table's name first), which makes the table
+LEGACY_FILTER_TABLE = """import ctypes, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+info, size = ctypes.create_string_buffer(b"filter", 84), ctypes.c_uint32(84)
+assert ctypes.CDLL(None).getsockopt(s.fileno(), socket.IPPROTO_IP, 64, info, ctypes.byref(size)) == 0
+"""
 
 # SO_RCVBUF 4096 on another process's socket, through a copy of its descriptor (pidfd_getfd(2), syscall 438)
 SET_RCVBUF = """import ctypes, os, socket, sys
@@ -116,6 +123,19 @@ def test_trial_json_and_failed_trial_on_stopped_server():
             subprocess.run(["ip", "netns", "delete", "lrt-clij-nf"], check=True)
         assert refused.returncode == 2 and "the host's eBPF programs on netfilter hooks changed since the lab was " \
             "kept (" in refused.stderr and "ipv4 forward priority -57: lrt_nf_accept" in refused.stderr, refused.stderr
+        # a macvlan on a DUT link moved to a namespace outside the lab (it would forward the lab's traffic): the
+        # link's promiscuity is its only trace in the lab
+        subprocess.run(["ip", "netns", "add", "lrt-clij-mv"], check=True)
+        try:
+            subprocess.run(["ip", "-n", "lr-clij-dut", "link", "add", "lrtmv", "link", "lan0", "type", "macvlan", "mode",
+                            "passthru"], check=True)
+            subprocess.run(["ip", "-n", "lr-clij-dut", "link", "set", "lrtmv", "netns", "lrt-clij-mv"], check=True)
+            subprocess.run(["ip", "-n", "lrt-clij-mv", "link", "set", "lrtmv", "up"], check=True)
+            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        finally:
+            subprocess.run(["ip", "netns", "delete", "lrt-clij-mv"], check=True)  # the macvlan goes with it
+        assert refused.returncode == 2 and "lr-clij-dut's links changed since the lab was kept (lan0.promiscuity was " \
+            "0, is 1)" in refused.stderr, refused.stderr
         # a host setting every namespace shares and none can set (TCP's memory thresholds; doubled: harmless)
         tcp_mem = Path("/proc/sys/net/ipv4/tcp_mem").read_text().split()
         subprocess.run(["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(str(2 * int(v)) for v in tcp_mem)}"],
@@ -194,6 +214,12 @@ def test_trial_json_and_failed_trial_on_stopped_server():
             stranger.wait(timeout=10)
         assert refused.returncode == 2 and f"a process the lab did not start runs in lr-clij-dut: pid {stranger.pid} " \
             "('sleep')" in refused.stderr, refused.stderr
+        # a legacy iptables table in the DUT's namespace (iptables-legacy filters beside nftables; a table, made by
+        # its first use, stays until the namespace goes: last in this test)
+        subprocess.run(["ip", "netns", "exec", "lr-clij-dut", sys.executable, "-c", LEGACY_FILTER_TABLE], check=True)
+        refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        assert refused.returncode == 2 and "lr-clij-dut's legacy iptables tables changed since the lab was kept (" \
+            "the whole read was [], is [\"filter\"])" in refused.stderr, refused.stderr
     finally:
         run("lab", "down", "clij")
     assert "lr-clij-dut" not in netns_names()

@@ -285,6 +285,9 @@ POOL_NAMED = {
         ["uplink in lr-k5-lansw lacks the file's static forwarding entry 02:00:00:00:00:01"],
     "ip netns exec lr-k5-dut ip xfrm policy add dir fwd src 198.18.0.0/24 dst 198.19.0.0/24 action block":
         ["lr-k5-dut has IPsec policy entries (`ip xfrm policy list`), which the file's lab has not"],
+    "ip netns exec lr-k5-wansw bridge fdb replace 02:00:00:00:00:0a dev p1 master dynamic extern_learn":
+        ["bridge br0 in lr-k5-wansw has a dynamic entry 02:00:00:00:00:0a on p1 marked extern_learn, which the "
+         "file's lab has not"],
 }
 
 

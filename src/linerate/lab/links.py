@@ -181,9 +181,13 @@ def _fdb_drift(ns: str, planned: dict[str, dict[str, Any]], held: dict[str, dict
             continue
         mac, port, state = str(entry.get("mac", "")).lower(), entry.get("ifname"), entry.get("state")
         ours = mac in planned.get(str(port), {}).get("fdb", set())
-        if (state == "static" and not ours) or (state == "permanent" and mac not in own and not ours):
-            problems.append(f"bridge {entry.get('master')} in {ns} has a {state} entry {mac} on {port}, which the "
-                            "file's lab has not"[:200])
+        # a learned entry that learning cannot move (sticky) or that was put there from outside (extern_learn):
+        # bridge(8) fdb add's flags, never the bridge's own
+        marked = sorted(set(entry.get("flags") or []) & {"sticky", "extern_learn"})
+        if (state == "static" and not ours) or (state == "permanent" and mac not in own and not ours) or marked:
+            suffix = f" marked {', '.join(marked)}" if marked else ""
+            problems.append(f"bridge {entry.get('master')} in {ns} has a {state or 'dynamic'} entry {mac} on {port}"
+                            f"{suffix}, which the file's lab has not"[:200])
         elif ours and state == "static":
             found.add((mac, port))
     problems += [f"{port} in {ns} lacks the file's static forwarding entry {mac}"

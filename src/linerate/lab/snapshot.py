@@ -5,8 +5,9 @@ still found: a link's group, alias, MAC, flags or queue counts (ip-link(8) `-det
 feature a tool can change (ethtool(8) -k, where a tap's follow what qemu and its guest negotiated: a tap with
 `tx off` cut a VM DUT's TCP throughput here from ~1,800 to 377 Mbit/s), channels (ethtool -l), every qdisc with its options on
 any link (tc(8), a tap's and a bridge's included), address labels (ip-addrlabel(8)), proxy neighbours and
-a bridge's multicast database (bridge(8) mdb), the tc filters on each link's qdiscs, the eBPF programs on its
-links and namespace (lab/bpf_hooks.py: tcx, flow dissector, sk_lookup); and (processes, host_settings) how the lab's own processes run
+a bridge's multicast database (bridge(8) mdb), the legacy xtables (iptables-legacy), the tc filters on each
+link's qdiscs, the eBPF programs on its links and namespace (lab/bpf_hooks.py: tcx, flow dissector, sk_lookup);
+and (processes, host_settings) how the lab's own processes run
 (each thread's CPUs, nice, policy and whether it is stopped, the process's resource limits, and the CPU, memory,
 freezer and pids limits of its cgroup and the cgroups above it: its iperf3 servers, a VM's qemu) and the host's
 net settings every namespace shares but cannot set (TCP's and UDP's memory pressure thresholds, the conntrack
@@ -34,6 +35,11 @@ LINKS = ["ip", "-d", "-j", "link", "show"]
 PER_NAMESPACE = {"qdiscs": ["tc", "-j", "-d", "qdisc", "show"], "address labels": ["ip", "-j", "addrlabel", "list"],
                  "proxy neighbours": ["ip", "-j", "neigh", "show", "proxy"],
                  "multicast database": ["bridge", "-j", "mdb", "show"]}
+# the legacy xtables a namespace holds (/proc/net/ip_tables_names: a table exists from its first use, and a namespace
+# made just now has none): iptables-legacy rules filter beside nftables, which nft does not list
+LEGACY_TABLES = {"legacy iptables tables": ["cat", "/proc/net/ip_tables_names"],
+                 "legacy ip6tables tables": ["cat", "/proc/net/ip6_tables_names"],
+                 "legacy arptables tables": ["cat", "/proc/net/arp_tables_names"]}
 PER_LINK = {"offloads": ["ethtool", "-k"], "channels": ["ethtool", "-l"]}
 # the tc filters on each of a link's qdiscs (tc-filter(8)): none of those a lab plans takes one (tbf: "Class doesn't
 # support blocks"; pfifo_fast and noqueue: "Qdisc not classful"), but the kernel's default qdisc on a VM lab's tap
@@ -53,17 +59,23 @@ EXCLUDED = frozenset({"stats", "stats64", "operstate", "linkmode", "carrier_chan
 STATE_FLAGS = frozenset({"NO-CARRIER", "LOWER_UP", "DORMANT", "M-DOWN"})
 
 
-def take(namespaces: list[str], read: Reader,
-         programs: Callable[[str, list[str]], Any] | None = None) -> dict[str, dict[str, Any]]:
+def take(namespaces: list[str], read: Reader, programs: Callable[[str, list[str]], Any] | None = None,
+         workspaces: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
     """namespace -> {what: its normalised read}; a read that fails is kept as "" (compared like any other).
-    programs(namespace, its links): the eBPF programs on them (lab/bpf_hooks.py in_named_namespace), when given."""
+    programs(namespace, its links): the eBPF programs on them (lab/bpf_hooks.py in_named_namespace), when given.
+    workspaces: the namespaces where an operator may capture (a generator's): elsewhere a link's promiscuity and
+    allmulti counts are compared too (a macvlan on a lab link, even one moved to another namespace, makes it
+    promiscuous: the only trace it leaves in the lab's)."""
     snapshot: dict[str, dict[str, Any]] = {}
     for ns in namespaces:
         links = _json(read(ns, LINKS))
-        held: dict[str, Any] = {"links": {str(link.get("ifname")): _settings(link) for link in links
-                                          if isinstance(link, dict)} if isinstance(links, list) else links}
+        held: dict[str, Any] = {"links": {str(link.get("ifname")): _settings(link, counted=ns not in workspaces)
+                                          for link in links if isinstance(link, dict)}
+                                if isinstance(links, list) else links}
         for what, argv in PER_NAMESPACE.items():
             held[what] = _keyed(_strip(_json(read(ns, argv))))
+        for what, argv in LEGACY_TABLES.items():
+            held[what] = sorted(read(ns, argv).split())
         for name in sorted(held["links"]) if isinstance(held["links"], dict) else []:
             if name != "lo":
                 for what, argv in PER_LINK.items():
@@ -123,8 +135,10 @@ def _strip(value: Any) -> Any:
     return value
 
 
-def _settings(link: dict) -> dict:
-    link = _strip(link)
+def _settings(link: dict, counted: bool = False) -> dict:
+    """A link's settings; counted: with its promiscuity and allmulti counts (EXCLUDED elsewhere)."""
+    counts = {key: link[key] for key in ("promiscuity", "allmulti") if counted and key in link}
+    link = {**_strip(link), **counts}
     if isinstance(link.get("flags"), list):
         link["flags"] = [flag for flag in link["flags"] if flag not in STATE_FLAGS]
     return link
@@ -261,6 +275,19 @@ def _cgroup_limits(cgroups: str, mounts: str, read_file: Callable[[str], str]) -
     return limits
 
 
+def scheduler_settings(read_file: Callable[[str], str], list_dir: Callable[[str], list[str]]) -> dict[str, str]:
+    """The host's scheduler settings (sysctl kernel.sched_*, numa_balancing, timer_migration: autogroups off took a
+    kept VM lab from ~1,360 to ~1,080 Mbit/s here), by key; a key this kernel lacks is left out."""
+    held = {}
+    for name in sorted(list_dir("/proc/sys/kernel")):
+        if name.startswith("sched_") or name in ("numa_balancing", "timer_migration"):
+            try:
+                held[f"kernel.{name}"] = " ".join(read_file(f"/proc/sys/kernel/{name}").split())
+            except OSError:
+                continue  # a directory (sched_domain) or a key that cannot be read
+    return held
+
+
 def host_settings(read_file: Callable[[str], str], list_dir: Callable[[str], list[str]],
                   per_namespace: set[str] | None) -> dict[str, str]:
     """The host's net settings that every namespace shares and none can set (net.ipv4.tcp_mem at "64 96 128" cut
@@ -363,12 +390,13 @@ def tracing(text: str) -> dict[str, str] | str:
         if sep:
             found[name] = " ".join(value.split())
     return found or text.strip()
+GUEST_CPUS = ["cat", "/sys/devices/system/cpu/online"]  # a CPU taken offline in the guest (sysfs-devices-system-cpu)
 GUEST_SYSCTLS = ["sysctl", "-a"]  # exits 1 where a key cannot be read, having printed the others: its stdout is kept
 
 
 def guest_reads(ports: list[str], with_processes: bool) -> list[list[str]]:
     """What `guest` needs read in the guest, asked in one batch (one agent or SSH round trip)."""
-    return [PER_NAMESPACE["qdiscs"], GUEST_SYSCTLS, TRACING, *([PS] if with_processes else []),
+    return [PER_NAMESPACE["qdiscs"], GUEST_SYSCTLS, TRACING, GUEST_CPUS, *([PS] if with_processes else []),
             *[[*argv, port] for port in ports for argv in GUEST_PER_LINK.values()]]
 
 
@@ -381,6 +409,7 @@ def guest(ports: list[str], answers: dict[tuple[str, ...], str], with_processes:
         "net sysctls": {key: value for key, value in parse_sysctls(answers.get(tuple(GUEST_SYSCTLS), "")).items()
                         if key not in DYNAMIC}}
     held["kernel tracing"] = tracing(answers.get(tuple(TRACING), ""))
+    held["online CPUs"] = answers.get(tuple(GUEST_CPUS), "").strip()
     for port in ports:
         for what, argv in GUEST_PER_LINK.items():
             held[f"{what} of {port}"] = _features(answers.get((*argv, port), ""))

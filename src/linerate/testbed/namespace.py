@@ -26,7 +26,7 @@ from linerate.lab.bpf_hooks import of_processes as cgroup_programs
 from linerate.lab.conform import plan_drift
 from linerate.lab.snapshot import drift as snapshot_drift
 from linerate.lab.snapshot import comparable as comparable_snapshots
-from linerate.lab.snapshot import TRACING, host_settings, module_parameters, tracing
+from linerate.lab.snapshot import TRACING, host_settings, module_parameters, scheduler_settings, tracing
 from linerate.lab.snapshot import processes as snapshot_processes
 from linerate.lab.snapshot import take as take_snapshot
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
@@ -172,10 +172,12 @@ class NamespaceTestbed:
         if self.record is None:
             return {}
         own = self.own_processes()
+        workspaces = frozenset(self.spec.netns(role) for pair in self.spec.pair_roles() for role in pair)
         return {**take_snapshot(sorted(self.record.namespaces), _read_in,
-                                lambda ns, links: ebpf_programs(str(NETNS_DIR / ns), links)),
+                                lambda ns, links: ebpf_programs(str(NETNS_DIR / ns), links), workspaces),
                 "the host": {"processes": snapshot_processes(own, _read_file, os.listdir),
                              "net settings": host_settings(_read_file, os.listdir, per_namespace_net_keys()),
+                             "scheduler settings": scheduler_settings(_read_file, os.listdir),
                              "module parameters": module_parameters(_read_file, os.listdir, _writable),
                              "eBPF programs of its cgroups": cgroup_programs(list(own.values())),
                              "eBPF programs on netfilter hooks": netfilter_programs(),

@@ -70,6 +70,8 @@ POOL_CHANGES = [
      ["bridge", "fdb", "add", NOBODY_MAC, "dev", "uplink", "master", "static"]),
     ("dut", ["ip", "xfrm", "policy", "add", "dir", "fwd", "src", "198.18.0.0/24", "dst", "198.19.0.0/24", "action",
              "block"], ["ip", "xfrm", "policy", "flush"]),
+    ("wansw", ["bridge", "fdb", "replace", "02:00:00:00:00:0a", "dev", "p1", "master", "dynamic", "extern_learn"],
+     ["bridge", "fdb", "del", "02:00:00:00:00:0a", "dev", "p1", "master"]),
 ]
 GUEST_CHANGES = [
     (["ip", "link", "set", "lan0", "gso_max_size", "3000"], ["ip", "link", "set", "lan0", "gso_max_size", "65536"]),
@@ -241,7 +243,8 @@ def snapshot_of_vm_lab() -> None:
             outputs[f"{ns} {' '.join(argv)}"] = out = done.stdout if done.returncode == 0 else ""
             return out
 
-        kept = take(namespaces, read)
+        workspaces = frozenset({"lr-k6-client", "lr-k6-server"})
+        kept = take(namespaces, read, workspaces=workspaces)
         clean = dict(outputs)
         uses, changed = [], []
         for argv in SNAPSHOT_USES:
@@ -249,7 +252,7 @@ def snapshot_of_vm_lab() -> None:
                                                              if argv[0] == "rfc2544" else [])],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             outputs.clear()
-            assert drift(kept, take(namespaces, read)) == [], argv
+            assert drift(kept, take(namespaces, read, workspaces=workspaces)) == [], argv
             uses.append({"use": f"linerate {' '.join(argv)} --lab k6",
                          "outputs": {key: out for key, out in outputs.items() if clean.get(key) != out}})
         capture = subprocess.Popen(["ip", "netns", "exec", "lr-k6-client", "tcpdump", "-i", "eth0", "-w", "/dev/null"],
@@ -258,7 +261,7 @@ def snapshot_of_vm_lab() -> None:
             import time
             time.sleep(1)
             outputs.clear()
-            assert drift(kept, take(namespaces, read)) == []
+            assert drift(kept, take(namespaces, read, workspaces=workspaces)) == []
             uses.append({"use": "ip netns exec lr-k6-client tcpdump -i eth0 (running)",
                          "outputs": {key: out for key, out in outputs.items() if clean.get(key) != out}})
         finally:
@@ -269,13 +272,13 @@ def snapshot_of_vm_lab() -> None:
             subprocess.run(["ip", "netns", "exec", ns, *argv], check=True, stdout=subprocess.DEVNULL)
             try:
                 outputs.clear()
-                problems = drift(kept, take(namespaces, read))
+                problems = drift(kept, take(namespaces, read, workspaces=workspaces))
                 changed.append({"change": f"ip netns exec {ns} {' '.join(argv)}", "problems": problems,
                                 "outputs": {key: out for key, out in outputs.items() if clean.get(key) != out}})
             finally:
                 subprocess.run(["ip", "netns", "exec", ns, *undo], check=True, stdout=subprocess.DEVNULL)
         outputs.clear()
-        assert drift(kept, take(namespaces, read)) == []
+        assert drift(kept, take(namespaces, read, workspaces=workspaces)) == []
         doc = {"source": f"captured on this project's CI-kind machine ({TOOLS}, qemu 7.2 under TCG) from the host side of "
                          "a lab made by `linerate lab up --name k6 --dut vm --accel tcg --link 1g`: the stdout of each "
                          "read lab/snapshot.py makes, keyed by namespace and argv (\"\" when it failed); uses: what "
@@ -294,8 +297,10 @@ GUEST_SNAPSHOT_CHANGES = [
     (["sysctl", "-w", "net.core.dev_weight=2"], ["sysctl", "-w", "net.core.dev_weight=64"]),
     (["tc", "qdisc", "replace", "dev", "wan0", "root", "fq_codel", "limit", "4", "quantum", "300"],
      ["tc", "qdisc", "del", "dev", "wan0", "root"]),  # the kernel attaches its default qdisc again
-    (["sh", "-c", "nohup sh -c 'while :; do :; done' >/dev/null 2>&1 &"], ["pkill", "-f", "while"]),
+    (["sh", "-c", "sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 & echo $! > /tmp/lrt-loop.pid"],
+     ["sh", "-c", "kill $(cat /tmp/lrt-loop.pid) && rm /tmp/lrt-loop.pid"]),
     (["ethtool", "-G", "wan0", "rx", "128", "tx", "128"], ["ethtool", "-G", "wan0", "rx", "256", "tx", "256"]),
+    (["sh", "-c", "echo 0 > /sys/devices/system/cpu/cpu1/online"], ["sh", "-c", "echo 1 > /sys/devices/system/cpu/cpu1/online"]),
     (["sh", "-c", "mount -t tracefs nodev /sys/kernel/tracing && echo function > /sys/kernel/tracing/current_tracer "
       "&& umount /sys/kernel/tracing"],  # set, then unmounted: it still runs
      ["sh", "-c", "mount -t tracefs nodev /sys/kernel/tracing && echo nop > /sys/kernel/tracing/current_tracer "
@@ -312,7 +317,7 @@ def guest_and_host_of_vm_lab() -> None:
     from linerate.lab.registry import Registry
     from linerate.testbed.base import lab_from_record
 
-    lab("up", "--name", "k7", "--dut", "vm", "--accel", "tcg", "--link", "1g")
+    lab("up", "--name", "k7", "--dut", "vm", "--accel", "tcg", "--link", "1g", "--vcpus", "2")
     try:
         registry = Registry()
 
@@ -358,6 +363,7 @@ def guest_and_host_of_vm_lab() -> None:
             snapshot.processes(own, read_file, list_dir)
             snapshot.host_settings(read_file, list_dir, per_namespace)
             snapshot.module_parameters(read_file, list_dir, writable)
+            snapshot.scheduler_settings(read_file, list_dir)
             return {"own": own, "files": dict(files), "dirs": dict(dirs), "writable": dict(modes)}
 
         per_namespace = per_namespace_net_keys()
@@ -399,6 +405,8 @@ def guest_and_host_of_vm_lab() -> None:
                              (["prlimit", "--pid", str(server), "--nofile=6:"], ["prlimit", "--pid", str(server), f"--nofile={nofile}:"]),
                              (["kill", "-STOP", str(server)], ["kill", "-CONT", str(server)]),
                              (["sh", "-c", f"echo 19 > /proc/{server}/autogroup"], ["sh", "-c", f"echo 0 > /proc/{server}/autogroup"]),
+                             (["sysctl", "-q", "-w", "kernel.sched_autogroup_enabled=0"],
+                              ["sysctl", "-q", "-w", "kernel.sched_autogroup_enabled=1"]),
                              (["sh", "-c", "echo 700 > /sys/module/tcp_cubic/parameters/beta"],
                               ["sh", "-c", f"echo {beta} > /sys/module/tcp_cubic/parameters/beta"])):
             subprocess.run(change, check=True, capture_output=True)
@@ -410,9 +418,9 @@ def guest_and_host_of_vm_lab() -> None:
                 subprocess.run(undo, check=True, capture_output=True)
         doc = {"source": "captured on this project's CI-kind machine (Debian 12 host, cgroup v1; the built-in guest: "
                          "Debian 12 cloud kernel, busybox userland, the host's iproute2/ethtool) from a lab made by "
-                         "`linerate lab up --name k7 --dut vm --accel tcg --link 1g`: guest: the stdout of each read "
+                         "`linerate lab up --name k7 --dut vm --accel tcg --link 1g --vcpus 2`: guest: the stdout of each read "
                          "of lab/snapshot.py guest_reads through the guest's agent; host: each /proc file and "
-                         "directory snapshot.processes and host_settings read (own: the lab's processes they were "
+                         "directory snapshot.processes, host_settings, module_parameters and scheduler_settings read (own: the lab's processes they were "
                          "given; per_namespace: the net keys a namespace made just now may write); uses: what linerate's own trials left different; changes: an operator's command "
                          "and what then read otherwise (undone after each). Recaptured "
                          f"{datetime.date.today()} by tests/data/lab/recapture.py",
