@@ -254,3 +254,27 @@ def test_a_filter_on_a_links_qdisc_is_named_with_the_link():
     now = snapshot.take(CAPTURE["namespaces"], reads({key: U32_FILTER}))
     [problem] = snapshot.drift(kept, now)
     assert problem.startswith("lr-k6-dut's filters of tap-lan changed since the lab was kept (root was "), problem
+
+
+def test_a_lab_kept_by_the_version_before_is_compared_on_what_both_read():
+    """A record's snapshot taken before this version read a link's promiscuity, the legacy xtables, the filters
+    and a guest's online CPUs: those are compared from the next lab kept, never refused as changed."""
+    now = snapshot.take(CAPTURE["namespaces"], reads(), workspaces=WORKSPACES)
+    older = json.loads(json.dumps(now))
+    for held in older.values():
+        for what in [what for what in held if what.startswith(("legacy ", "filters of "))]:
+            del held[what]
+        for link in held["links"].values():
+            link.pop("promiscuity", None)
+            link.pop("allmulti", None)
+    assert snapshot.drift(older, now) != []  # compared whole, they differ
+    assert snapshot.drift(*snapshot.comparable(older, now)) == []
+    guest = guest_of()
+    older_guest = json.loads(json.dumps(guest))
+    del older_guest["the guest"]["online CPUs"]
+    assert snapshot.drift(*snapshot.comparable(older_guest, guest)) == []
+    promiscuous = json.loads(json.dumps(now))
+    was = now["lr-k6-dut"]["links"]["lan0"]["promiscuity"]  # a bridge port's: 1
+    promiscuous["lr-k6-dut"]["links"]["lan0"]["promiscuity"] = was + 1  # kept by this version on both sides: compared
+    assert snapshot.drift(*snapshot.comparable(now, promiscuous)) == [
+        f"lr-k6-dut's links changed since the lab was kept (lan0.promiscuity was {was}, is {was + 1})"]

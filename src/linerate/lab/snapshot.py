@@ -349,13 +349,21 @@ def comparable(kept: dict[str, Any], now: dict[str, Any]) -> tuple[dict[str, Any
     since, such as nf_conntrack, adds its keys) and a host or namespace read one version of linerate took and
     another does not."""
     kept, now = json.loads(json.dumps(kept)), json.loads(json.dumps(now))
-    # a read one version of linerate took and another not; a link's reads where one side lacks the link (that
-    # side's links read says so)
-    for ns in set(kept) & set(now) - {"the host", "the guest"}:
+    # a read one version of linerate took and another not (in a namespace or the guest); a link's reads where one
+    # side lacks the link (that side's links read says so); a link's counts an older version did not keep
+    for ns in set(kept) & set(now) - {"the host"}:
         if isinstance(kept[ns], dict) and isinstance(now[ns], dict):
             for what in (set(kept[ns]) ^ set(now[ns])) - {"links"}:
                 kept[ns].pop(what, None)
                 now[ns].pop(what, None)
+            links_kept, links_now = kept[ns].get("links"), now[ns].get("links")
+            if isinstance(links_kept, dict) and isinstance(links_now, dict):
+                for name in set(links_kept) & set(links_now):
+                    for count in ("promiscuity", "allmulti"):
+                        if isinstance(links_kept[name], dict) and isinstance(links_now[name], dict) and \
+                                (count in links_kept[name]) != (count in links_now[name]):
+                            links_kept[name].pop(count, None)
+                            links_now[name].pop(count, None)
     host_kept, host_now = kept.get("the host"), now.get("the host")
     if not isinstance(host_kept, dict) or not isinstance(host_now, dict):
         return kept, now
