@@ -12,6 +12,11 @@ from tests.privileged.conftest import LINERATE, linerate as run, netns_names, pi
 BPF_PROGRAMS = str(Path(__file__).parent / "bpf_programs.py")  # attaches a program to a link's tcx hook
 # what iptables-legacy's first `iptables -L` asks the kernel: IPT_SO_GET_INFO (64) for table "filter" on a raw socket
 # (linux/netfilter_ipv4/ip_tables.h: struct ipt_getinfo, 84 bytes, the table's name first), which makes the table
+HOLD_CLIENT = """import socket, time
+c = socket.create_connection(("198.19.0.2", 5201))
+print("connected", flush=True)
+time.sleep(120)
+"""
 LEGACY_FILTER_TABLE = """import ctypes, socket
 s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
 info, size = ctypes.create_string_buffer(b"filter", 84), ctypes.c_uint32(84)
@@ -136,6 +141,18 @@ def test_trial_json_and_failed_trial_on_stopped_server():
             subprocess.run(["ip", "netns", "delete", "lrt-clij-mv"], check=True)  # the macvlan goes with it
         assert refused.returncode == 2 and "lr-clij-dut's links changed since the lab was kept (lan0.promiscuity was " \
             "0, is 1)" in refused.stderr, refused.stderr
+        # a program of another's that sends through the lab from a generator's namespace (here a connection held
+        # from the client's namespace to the lab's own server, which the firewall lets through): refused, named
+        talker = subprocess.Popen(["ip", "netns", "exec", "lr-clij-client", sys.executable, "-c", HOLD_CLIENT],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            assert talker.stdout.readline().strip() == "connected"
+            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        finally:
+            talker.kill()
+            talker.wait()
+        assert refused.returncode == 2 and f"a process the lab did not start sends through the lab from lr-clij-client: " \
+            f"pid {talker.pid} ('python" in refused.stderr and "to 198.19.0.2:5201" in refused.stderr, refused.stderr
         # a host setting every namespace shares and none can set (TCP's memory thresholds; doubled: harmless)
         tcp_mem = Path("/proc/sys/net/ipv4/tcp_mem").read_text().split()
         subprocess.run(["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(str(2 * int(v)) for v in tcp_mem)}"],

@@ -113,6 +113,8 @@ GUEST_EXPECTED = {
         ("processes", "sh -c while :; do :; done"),
     "ethtool -G wan0 rx 128 tx 128": ("rings of wan0", "Current hardware settings RX was 256, is 128"),
     "sh -c echo 0 > /sys/devices/system/cpu/cpu1/online": ("online CPUs", "was 0-1, is 0"),
+    "sh -c cd /sys/devices/system/clocksource/clocksource0 && cat current_clocksource > /tmp/lrt-clock && echo "
+    "acpi_pm > current_clocksource": ("clocksource", "was hpet, is acpi_pm"),
     "sh -c mount -t tracefs nodev /sys/kernel/tracing && echo function > /sys/kernel/tracing/current_tracer && umount "
     "/sys/kernel/tracing": ("kernel tracing", "current_tracer was nop, is function"),
 }

@@ -74,9 +74,29 @@ def is_leftover(pid: int, program: str, scratch: str) -> bool:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False  # gone meanwhile
-    if program == "iperf3":
-        return b"--client" in argv or b"-c" in argv
+    if program == "iperf3":  # -c HOST, -cHOST, --client HOST, --client=HOST (getopt_long)
+        return any(arg in (b"-c", b"--client") or arg.startswith(b"--client=") or
+                   (arg.startswith(b"-c") and not arg.startswith(b"--")) for arg in argv)
     return bool(scratch) and any(scratch.encode() in arg for arg in argv)
+
+
+SOCKETS = ["ss", "-Htuanp"]  # every TCP and UDP socket of a namespace with its processes (ss(8))
+
+
+def senders(ss_output: str) -> list[tuple[int, str, str]]:
+    """`ss -Htuanp` -> (pid, program, peer) of each process with a socket connected to a peer other than loopback
+    (state ESTAB: a TCP connection or a connected UDP socket): traffic that would share the lab with a trial."""
+    found = set()
+    for line in ss_output.splitlines():
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != "ESTAB":
+            continue
+        host = fields[5].rpartition(":")[0].strip("[]").removeprefix("::ffff:")
+        if host.startswith("127.") or host == "::1":
+            continue
+        for program, pid in re.findall(r'\("((?:[^"\\]|\\.)*)",pid=([0-9]+)', line.partition("users:(")[2]):
+            found.add((int(pid), program, fields[5]))
+    return sorted(found)
 
 
 def iperf3_port(pid: int) -> int | None:

@@ -38,8 +38,8 @@ from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
 from linerate.model import LAB_ROLES, Trial, TrialParams, lab_namespace
 from linerate.process import ProcessRef
-from linerate.testbed.kept_sweep import (iperf3_port, is_generator_namespace, is_leftover, pacing_left,
-                                         remove_pacing, restore_port)
+from linerate.testbed.kept_sweep import (RUN_PROGRAMS, SOCKETS, iperf3_port, is_generator_namespace, is_leftover,
+                                         pacing_left, remove_pacing, restore_port, senders)
 from linerate.testbed.lab_path import LabPath, LabStatePath, PoolPath, lab_description
 from linerate.topology.link import link_bps, link_description, qdisc_argvs
 from linerate.topology import lab_plan
@@ -217,6 +217,12 @@ class NamespaceTestbed:
                         and iperf3_port(pid) == self.spec.iperf_port:
                     problems.append(f"an iperf3 server (pid {pid}) on the lab's port {self.spec.iperf_port} in {ns} "
                                     "is not the lab's own")
+            if is_generator_namespace(ns):  # a sender the sweep does not stop (another program, or another's)
+                scratch = self.record.scratch if self.record else ""
+                for pid, program, peer in senders(NetnsExecutor(ns).run(SOCKETS, timeout_s=15, check=False).stdout):
+                    if pid not in own and not (program in RUN_PROGRAMS and is_leftover(pid, program, scratch)):
+                        problems.append(f"a process the lab did not start sends through the lab from {ns}: pid {pid} "
+                                        f"({program[:20]!r}) to {peer[:60]}")
         return problems
 
     # --- the Testbed protocol (testbed/base.py) -------------------------------------------------------

@@ -301,6 +301,9 @@ GUEST_SNAPSHOT_CHANGES = [
      ["sh", "-c", "kill $(cat /tmp/lrt-loop.pid) && rm /tmp/lrt-loop.pid"]),
     (["ethtool", "-G", "wan0", "rx", "128", "tx", "128"], ["ethtool", "-G", "wan0", "rx", "256", "tx", "256"]),
     (["sh", "-c", "echo 0 > /sys/devices/system/cpu/cpu1/online"], ["sh", "-c", "echo 1 > /sys/devices/system/cpu/cpu1/online"]),
+    (["sh", "-c", "cd /sys/devices/system/clocksource/clocksource0 && cat current_clocksource > /tmp/lrt-clock && "
+      "echo acpi_pm > current_clocksource"],
+     ["sh", "-c", "cat /tmp/lrt-clock > /sys/devices/system/clocksource/clocksource0/current_clocksource"]),
     (["sh", "-c", "mount -t tracefs nodev /sys/kernel/tracing && echo function > /sys/kernel/tracing/current_tracer "
       "&& umount /sys/kernel/tracing"],  # set, then unmounted: it still runs
      ["sh", "-c", "mount -t tracefs nodev /sys/kernel/tracing && echo nop > /sys/kernel/tracing/current_tracer "
