@@ -29,7 +29,7 @@ def test_loopback_and_lines_that_are_not_sockets_are_not_senders():
 def with_argv(tmp_path: Path, argv: list[str]) -> subprocess.Popen:
     """A process whose command line carries argv after a script's name (the shell reads none of it)."""
     script = tmp_path / "waits.sh"
-    script.write_text("#!/bin/sh\nsleep 30\n")
+    script.write_text("#!/bin/sh\nwhile :; do sleep 1; done\n")  # a loop: dash never execs its last command
     script.chmod(0o700)
     return subprocess.Popen([str(script), *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
