@@ -45,6 +45,17 @@ def listening_rcvbuf(ns: str) -> str:
     return next(part for part in listening(ns).replace("(", ",").split(",") if part.startswith("rb"))
 
 
+def trial_while(argv: list[str], ready: str) -> tuple[subprocess.CompletedProcess, int]:
+    """`trial --lab clij` run while argv runs (once it printed `ready`), and argv's pid; argv is killed after."""
+    holder = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == ready
+        return run("trial", "--lab", "clij", "--duration", "1", check=False), holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def server_pids_of(lab: str) -> list[int]:
     return [status for status in json.loads(run("lab", "status", "--json").stdout)["labs"]
             if status["name"] == lab][0]["server_pids"]
@@ -117,14 +128,10 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         # ... and on a netfilter hook, through a BPF link (nft lists no such hook); its link names no namespace, so
         # one in any namespace counts (held here by a process in a namespace of the test's own)
         subprocess.run(["ip", "netns", "add", "lrt-clij-nf"], check=True)
-        holder = subprocess.Popen(["ip", "netns", "exec", "lrt-clij-nf", sys.executable, BPF_PROGRAMS,
-                                   "hold-netfilter", "-57"], stdout=subprocess.PIPE, text=True)
         try:
-            assert holder.stdout.readline().strip() == "ready"
-            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+            refused, _ = trial_while(["ip", "netns", "exec", "lrt-clij-nf", sys.executable, BPF_PROGRAMS,
+                                      "hold-netfilter", "-57"], "ready")
         finally:
-            holder.kill()
-            holder.wait()
             subprocess.run(["ip", "netns", "delete", "lrt-clij-nf"], check=True)
         assert refused.returncode == 2 and "the host's eBPF programs on netfilter hooks changed since the lab was " \
             "kept (" in refused.stderr and "ipv4 forward priority -57: lrt_nf_accept" in refused.stderr, refused.stderr
@@ -132,8 +139,8 @@ def test_trial_json_and_failed_trial_on_stopped_server():
         # link's promiscuity is its only trace in the lab
         subprocess.run(["ip", "netns", "add", "lrt-clij-mv"], check=True)
         try:
-            subprocess.run(["ip", "-n", "lr-clij-dut", "link", "add", "lrtmv", "link", "lan0", "type", "macvlan", "mode",
-                            "passthru"], check=True)
+            subprocess.run(["ip", "-n", "lr-clij-dut", "link", "add", "lrtmv", "link", "lan0", "type", "macvlan",
+                            "mode", "passthru"], check=True)
             subprocess.run(["ip", "-n", "lr-clij-dut", "link", "set", "lrtmv", "netns", "lrt-clij-mv"], check=True)
             subprocess.run(["ip", "-n", "lrt-clij-mv", "link", "set", "lrtmv", "up"], check=True)
             refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
@@ -143,16 +150,10 @@ def test_trial_json_and_failed_trial_on_stopped_server():
             "0, is 1)" in refused.stderr, refused.stderr
         # a program of another's that sends through the lab from a generator's namespace (here a connection held
         # from the client's namespace to the lab's own server, which the firewall lets through): refused, named
-        talker = subprocess.Popen(["ip", "netns", "exec", "lr-clij-client", sys.executable, "-c", HOLD_CLIENT],
-                                  stdout=subprocess.PIPE, text=True)
-        try:
-            assert talker.stdout.readline().strip() == "connected"
-            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
-        finally:
-            talker.kill()
-            talker.wait()
-        assert refused.returncode == 2 and f"a process the lab did not start sends through the lab from lr-clij-client: " \
-            f"pid {talker.pid} ('python" in refused.stderr and "to 198.19.0.2:5201" in refused.stderr, refused.stderr
+        refused, talker = trial_while(["ip", "netns", "exec", "lr-clij-client", sys.executable, "-c", HOLD_CLIENT],
+                                      "connected")
+        assert refused.returncode == 2 and "a process the lab did not start sends through the lab from " \
+            f"lr-clij-client: pid {talker} ('python" in refused.stderr and "to 198.19.0.2:5201" in refused.stderr, refused.stderr
         # a host setting every namespace shares and none can set (TCP's memory thresholds; doubled: harmless)
         tcp_mem = Path("/proc/sys/net/ipv4/tcp_mem").read_text().split()
         subprocess.run(["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(str(2 * int(v)) for v in tcp_mem)}"],

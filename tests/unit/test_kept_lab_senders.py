@@ -3,6 +3,7 @@ output (tests/data/lab/ss_sockets_across_a_lab.txt): each process with a socket 
 with its peer, a listening or idle one is not; and an iperf3 client is known by every form of its -c option."""
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,12 @@ def with_argv(tmp_path: Path, argv: list[str]) -> subprocess.Popen:
     script = tmp_path / "waits.sh"
     script.write_text("#!/bin/sh\nwhile :; do sleep 1; done\n")  # a loop: dash never execs its last command
     script.chmod(0o700)
-    return subprocess.Popen([str(script), *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([str(script), *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10  # Popen can return while the exec is still under way: cmdline reads empty
+    while str(script).encode() not in Path(f"/proc/{proc.pid}/cmdline").read_bytes():
+        assert time.monotonic() < deadline, "the stand-in never ran"
+        time.sleep(0.01)
+    return proc
 
 
 @pytest.mark.parametrize("argv", [["-c", "198.19.0.2"], ["-c198.19.0.2"], ["--client", "198.19.0.2"],

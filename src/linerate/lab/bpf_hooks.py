@@ -44,11 +44,13 @@ MAX_PROGRAMS = 64
 ATTR_BYTES = 128  # more than each command's part of union bpf_attr; the kernel takes zeroes past its own
 
 
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
 def _bpf(command: int, attr: ctypes.Array) -> int:
     if SYS_BPF is None:
         raise OSError(errno.ENOSYS, f"bpf(2) has no known number on {platform.machine()}")
-    libc = ctypes.CDLL(None, use_errno=True)
-    done = libc.syscall(ctypes.c_long(SYS_BPF), ctypes.c_int(command), attr, ctypes.c_uint(len(attr)))
+    done = LIBC.syscall(ctypes.c_long(SYS_BPF), ctypes.c_int(command), attr, ctypes.c_uint(len(attr)))
     if done < 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
@@ -74,23 +76,9 @@ def query(target: int, attach_type: int, flags: int = 0) -> list[int]:
 def describe(program_id: int) -> str:
     """"NAME (TYPE, tag HEX)" of a loaded program (struct bpf_prog_info: type u32, id u32, tag[8], ..., name[16]
     at byte 64); "a program" where it cannot be read (unloaded meanwhile, or an id beyond MAX_PROGRAMS)."""
-    if program_id == 0:
+    info = _object_info(PROG_GET_FD_BY_ID, program_id, 80) if program_id else None
+    if info is None:
         return "a program"
-    attr = ctypes.create_string_buffer(ATTR_BYTES)
-    struct.pack_into("=I", attr, 0, program_id)
-    try:
-        fd = _bpf(PROG_GET_FD_BY_ID, attr)
-    except OSError:
-        return "a program"
-    try:
-        info = ctypes.create_string_buffer(80)
-        attr = ctypes.create_string_buffer(ATTR_BYTES)
-        struct.pack_into("=IIQ", attr, 0, fd, len(info), ctypes.addressof(info))
-        _bpf(OBJ_GET_INFO_BY_FD, attr)
-    except OSError:
-        return "a program"
-    finally:
-        os.close(fd)
     kind, tag = struct.unpack_from("=I", info, 0)[0], info.raw[8:16].hex()
     name = info.raw[64:80].split(b"\0", 1)[0].decode("ascii", "replace") or "(no name)"
     return f"{name} ({PROGRAM_TYPES.get(kind, f'type {kind}')}, tag {tag})"
@@ -134,7 +122,7 @@ def in_named_namespace(path: str, links: list[str]) -> dict[str, list[str] | str
         try:
             fd = os.open(path, os.O_RDONLY)
             try:
-                if ctypes.CDLL(None, use_errno=True).setns(fd, CLONE_NEWNET) != 0:
+                if LIBC.setns(fd, CLONE_NEWNET) != 0:
                     raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
             finally:
                 os.close(fd)
@@ -196,7 +184,7 @@ def netfilter_programs() -> list[str] | str:
                     return sorted(found)
                 raise
             link_id = struct.unpack_from("=I", attr, 4)[0]
-            info = _link_info(link_id)
+            info = _object_info(LINK_GET_FD_BY_ID, link_id, 64)
             if info is not None and struct.unpack_from("=I", info, 0)[0] == LINK_TYPE_NETFILTER:
                 program, family, hook, priority = struct.unpack_from("=I4xIIi", info, 8)
                 found.append(f"{FAMILIES.get(family, family)} {HOOKS.get(hook, hook)} priority {priority}: "
@@ -205,16 +193,17 @@ def netfilter_programs() -> list[str] | str:
         return f"unreadable: {e.strerror}"
 
 
-def _link_info(link_id: int) -> ctypes.Array | None:
-    """struct bpf_link_info of a link (None: gone meanwhile)."""
+def _object_info(get_fd: int, object_id: int, size: int) -> ctypes.Array | None:
+    """What BPF_OBJ_GET_INFO_BY_FD tells of a program or link by its id (get_fd: BPF_PROG_GET_FD_BY_ID or
+    BPF_LINK_GET_FD_BY_ID; its struct's first size bytes); None where it cannot be read (gone meanwhile)."""
     attr = ctypes.create_string_buffer(ATTR_BYTES)
-    struct.pack_into("=I", attr, 0, link_id)
+    struct.pack_into("=I", attr, 0, object_id)
     try:
-        fd = _bpf(LINK_GET_FD_BY_ID, attr)
+        fd = _bpf(get_fd, attr)
     except OSError:
         return None
     try:
-        info = ctypes.create_string_buffer(64)
+        info = ctypes.create_string_buffer(size)
         attr = ctypes.create_string_buffer(ATTR_BYTES)
         struct.pack_into("=IIQ", attr, 0, fd, len(info), ctypes.addressof(info))
         _bpf(OBJ_GET_INFO_BY_FD, attr)
@@ -235,6 +224,6 @@ def of_processes(pids: list[int]) -> dict[str, list[str] | str]:
             cgroups = Path(f"/proc/{pid}/cgroup").read_text()
         except OSError:
             continue
-        directories += [f"{mount}{path.rstrip('/')}" for controllers, mount, path in cgroup_hierarchies(cgroups, mounts)
-                        if not controllers]
+        directories += [f"{mount}{path.rstrip('/')}" for controllers, mount, path
+                        in cgroup_hierarchies(cgroups, mounts) if not controllers]
     return of_cgroups(directories)

@@ -76,12 +76,12 @@ def take(namespaces: list[str], read: Reader, programs: Callable[[str, list[str]
             held[what] = _keyed(_strip(_json(read(ns, argv))))
         for what, argv in LEGACY_TABLES.items():
             held[what] = sorted(read(ns, argv).split())
-        for name in sorted(held["links"]) if isinstance(held["links"], dict) else []:
+        names = sorted(held["links"]) if isinstance(held["links"], dict) else []
+        qdiscs = held["qdiscs"].values() if isinstance(held["qdiscs"], dict) else []
+        for name in names:
             if name != "lo":
                 for what, argv in PER_LINK.items():
                     held[f"{what} of {name}"] = _features(read(ns, [*argv, name]))
-        qdiscs = held["qdiscs"].values() if isinstance(held["qdiscs"], dict) else []
-        for name in sorted(held["links"]) if isinstance(held["links"], dict) else []:
             handles = sorted({str(q.get("handle")) for q in qdiscs if isinstance(q, dict) and q.get("dev") == name
                               and not q.get("root") and q.get("handle") not in (None, "0:")})
             filters = {"root": _json(read(ns, [*FILTERS, name])),
@@ -89,7 +89,7 @@ def take(namespaces: list[str], read: Reader, programs: Callable[[str, list[str]
             # a qdisc with none (or none possible) is left out: one that went is the qdiscs read's to name
             held[f"filters of {name}"] = {parent: found for parent, found in filters.items() if found not in ([], "")}
         if programs is not None:
-            held["eBPF programs"] = programs(ns, sorted(held["links"]) if isinstance(held["links"], dict) else [])
+            held["eBPF programs"] = programs(ns, names)
         snapshot[ns] = held
     return snapshot
 

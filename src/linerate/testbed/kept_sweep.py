@@ -80,6 +80,11 @@ def is_leftover(pid: int, program: str, scratch: str) -> bool:
     return bool(scratch) and any(scratch.encode() in arg for arg in argv)
 
 
+def is_swept(pid: int, program: str, scratch: str) -> bool:
+    """Whether stop_leftover_programs stops this process of a generator's namespace (a killed command's)."""
+    return program in RUN_PROGRAMS and is_leftover(pid, program, scratch)
+
+
 SOCKETS = ["ss", "-Htuanp"]  # every TCP and UDP socket of a namespace with its processes (ss(8))
 
 
@@ -125,7 +130,7 @@ def stop_leftover_programs(record: LabRecord, *, remove: bool = True) -> list[st
         if not is_generator_namespace(ns):
             continue  # the DUT's namespace runs the lab itself (a VM DUT's qemu); a pool's switches run nothing
         for pid, program in programs_in_netns(ns):
-            if program in RUN_PROGRAMS and pid not in own_servers and is_leftover(pid, program, record.scratch):
+            if pid not in own_servers and is_swept(pid, program, record.scratch):
                 if remove:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, 9)

@@ -38,7 +38,7 @@ from linerate.lab.signals import terminations_deferred, terminations_raise
 from linerate.lab.state import read_lab_state, verify
 from linerate.model import LAB_ROLES, Trial, TrialParams, lab_namespace
 from linerate.process import ProcessRef
-from linerate.testbed.kept_sweep import (RUN_PROGRAMS, SOCKETS, iperf3_port, is_generator_namespace, is_leftover,
+from linerate.testbed.kept_sweep import (SOCKETS, iperf3_port, is_generator_namespace, is_leftover, is_swept,
                                          pacing_left, remove_pacing, restore_port, senders)
 from linerate.testbed.lab_path import LabPath, LabStatePath, PoolPath, lab_description
 from linerate.topology.link import link_bps, link_description, qdisc_argvs
@@ -204,6 +204,7 @@ class NamespaceTestbed:
         another port), and a killed command's generators there are stopped before this one measures
         (stop_leftover_programs)."""
         own = self.record.live_server_pids() if self.record else set()
+        scratch = self.record.scratch if self.record else ""
         problems = []
         for ns in self.spec.namespaces:
             if not (NETNS_DIR / ns).exists():
@@ -213,14 +214,13 @@ class NamespaceTestbed:
                     continue
                 if not is_generator_namespace(ns):
                     problems.append(f"a process the lab did not start runs in {ns}: pid {pid} ({program[:20]!r})")
-                elif program == "iperf3" and not is_leftover(pid, program, self.record.scratch if self.record else "") \
+                elif program == "iperf3" and not is_leftover(pid, program, scratch) \
                         and iperf3_port(pid) == self.spec.iperf_port:
                     problems.append(f"an iperf3 server (pid {pid}) on the lab's port {self.spec.iperf_port} in {ns} "
                                     "is not the lab's own")
             if is_generator_namespace(ns):  # a sender the sweep does not stop (another program, or another's)
-                scratch = self.record.scratch if self.record else ""
                 for pid, program, peer in senders(NetnsExecutor(ns).run(SOCKETS, timeout_s=15, check=False).stdout):
-                    if pid not in own and not (program in RUN_PROGRAMS and is_leftover(pid, program, scratch)):
+                    if pid not in own and not is_swept(pid, program, scratch):
                         problems.append(f"a process the lab did not start sends through the lab from {ns}: pid {pid} "
                                         f"({program[:20]!r}) to {peer[:60]}")
         return problems

@@ -68,8 +68,8 @@ def stop_server(server: SshExecutor, pidfile: str, *, clock=time.monotonic, slee
     pid = read.stdout.strip()
     if read.returncode != 0 or not is_ascii_int(pid):
         return "not running (no pid file)"
-    comm = server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S, check=False).stdout.strip()
-    if comm.rsplit("/", 1)[-1] != "iperf3":
+    comm = _comm(server, pid)
+    if comm != "iperf3":
         server.run(["rm", "-f", pidfile], timeout_s=TIMEOUT_S, check=False)
         return f"not running (pid {pid} is {comm or 'gone'})"
     said = f"stopped pid {pid}"
@@ -84,11 +84,16 @@ def stop_server(server: SshExecutor, pidfile: str, *, clock=time.monotonic, slee
     return said
 
 
+def _comm(server: SshExecutor, pid: str) -> str:
+    """The program pid runs (ps(1) comm, without a path); "" when there is none."""
+    shown = server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S, check=False).stdout
+    return shown.strip().rsplit("/", 1)[-1]
+
+
 def _gone_within(server: SshExecutor, pid: str, wait_s: float, clock, sleep) -> bool:
     """Whether iperf3 pid ends within wait_s; a pid now another program's (reused) is gone, never signalled."""
     deadline = clock() + wait_s
-    while server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S,
-                     check=False).stdout.strip().rsplit("/", 1)[-1] == "iperf3":
+    while _comm(server, pid) == "iperf3":
         if clock() >= deadline:
             return False
         sleep(0.1)
