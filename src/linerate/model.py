@@ -61,6 +61,9 @@ def validate_lab_name(name: object, field_name: str = "name") -> str:
 
 
 MAX_PAIRS = 16  # client/server pairs of a lab's generator pool (topology/pool.py)
+# A required feature (TestKind.required_features) of a kind that drives one client/server pair on real hosts:
+# an inventory with a generator pool refuses it before anything runs (testbed/ssh.py SshTestbeds.check)
+ONE_PAIR = "one client/server pair on real hosts"
 SWITCH_ROLES = ("lansw", "wansw")  # a pooled lab's two switches: clients -> DUT lan0, DUT wan0 -> servers
 
 

@@ -38,7 +38,7 @@ from linerate.errors import ExecError, LinerateError
 from linerate.exec import Executor
 from linerate.exec.base import CommandResult
 from linerate.model import Trial, TrialParams
-from linerate.pool.window import Member, pool_trial
+from linerate.pool.window import START_TOLERANCE_S, Member, pool_trial
 from linerate.traffic import latency
 from linerate.traffic.base import Generator
 from linerate.traffic.iperf3 import IPERF3
@@ -291,13 +291,14 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
               driver: DutDriver | None = None, generator: Generator = IPERF3,
               generator_hosts: Mapping[str, tuple[Executor, DutDriver]] | None = None,
               shared_kernel: bool = False, observers: list[HostObserver] | None = None,
-              read_cost_s: float | None = None, pool: list[PoolPair] | None = None) -> Trial:
+              read_cost_s: float | None = None, pool: list[PoolPair] | None = None,
+              start_tolerance_s: float = START_TOLERANCE_S) -> Trial:
     """generator_hosts: {"client": (executor, driver), "server": ...} whose CPUs are read with the
     DUT's (SSH testbeds); shared_kernel: the DUT is the generator's own kernel (namespace lab);
     observers: what the testbed sees of the DUT from outside (a VM's threads); read_cost_s: one
     window read's measured cost on this DUT (measure_read_cost); pool: a generator pool's pairs (the
     first is `client` -> `server_address`), launched together and summed over their common window
-    (pool/window.py); the DUT's window reads fall within it."""
+    (pool/window.py; start_tolerance_s: how far their set-ups may differ); the DUT's window reads fall within it."""
     pairs = pool or [PoolPair("client", "server", client, server_address)]
     argvs = [generator.pool_client_argv(params, p.address) if pool else generator.client_argv(params, p.address)
              for p in pairs]
@@ -340,7 +341,7 @@ def run_trial(client: Executor, dut: Executor | None, params: TrialParams, serve
             else _parse(c.result, params, c.argv, generator) for c in worker.commands]
     trial = runs[0] if pool is None else pool_trial(
         [Member(p.client, p.server, p.address, c.started_at or launched, run, c.ended_at)
-         for p, c, run in zip(pairs, worker.commands, runs)], params)
+         for p, c, run in zip(pairs, worker.commands, runs)], params, start_tolerance_s)
     if any(c.error is not None for c in worker.commands):
         return trial  # a generator that could not be run at all: nothing was measured
     if prober is not None:

@@ -10,6 +10,9 @@ fourth link client <-> server exists only to build a testbed that bypasses the D
 Everything created is recorded as it is made and removed in reverse order, even on failure:
 sshd processes by pid, namespaces by name (their veths go with them).
 
+`pairs=2` makes a generator pool: client2 and server2 hosts joined to the DUT by ports of their own
+(lan1 198.18.4.1 -- 198.18.4.10 client2, wan1 198.18.5.1 -- 198.18.5.10 server2), each with sshd.
+
 `overlays` gives a host other binaries than this machine's (a hostile DUT): {role: {real path:
 replacement}} is bind-mounted in a private mount namespace of that host's sshd only (the mounts
 go away with it; the machine's own /usr/sbin/sysctl is never touched).
@@ -28,19 +31,21 @@ from pathlib import Path
 MGMT_SUBNETS = range(250, 256)  # 198.19.N.0/28: the first N no link of the root namespace holds an address in
 
 
-def management_addresses(third: int) -> dict[str, tuple[str, str]]:
-    """Each role's (controller side, host side) management address in 198.19.third.0/28."""
-    return {role: (f"198.19.{third}.{4 * i + 1}", f"198.19.{third}.{4 * i + 2}")
-            for i, role in enumerate(("client", "dut", "server"))}
+ROLES = ("client", "dut", "server")
 
 
-def free_management_subnet() -> dict[str, tuple[str, str]]:
+def management_addresses(third: int, roles: tuple[str, ...] = ROLES) -> dict[str, tuple[str, str]]:
+    """Each role's (controller side, host side) management address in 198.19.third.0/24, a /30 each."""
+    return {role: (f"198.19.{third}.{4 * i + 1}", f"198.19.{third}.{4 * i + 2}") for i, role in enumerate(roles)}
+
+
+def free_management_subnet(roles: tuple[str, ...] = ROLES) -> dict[str, tuple[str, str]]:
     """The management addresses of the first subnet nothing on this machine uses: a bed another run left
     behind (its namespaces kept alive by a process) answers on its own addresses, never on ours."""
     held = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True, check=True).stdout
     for third in MGMT_SUBNETS:
         if f" 198.19.{third}." not in held:
-            return management_addresses(third)
+            return management_addresses(third, roles)
     raise RuntimeError(f"198.19.{MGMT_SUBNETS[0]}-{MGMT_SUBNETS[-1]}.0/28 are all in use: remove the lrt-* leftovers")
 
 
@@ -59,23 +64,28 @@ class SshBed:
     known_hosts: Path | None = None
     overlays: dict[str, dict[str, Path]] = field(default_factory=dict)
     mgmt: dict[str, tuple[str, str]] = field(default_factory=dict)
+    pairs: int = 1
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return ROLES + tuple(f"{side}{i + 1}" for i in range(1, self.pairs) for side in ("client", "server"))
 
     def ns(self, role: str) -> str:
         return f"lrt-{self.tag}-{role}"
 
     def build(self) -> "SshBed":
         os.makedirs("/run/sshd", exist_ok=True)
-        self.mgmt = free_management_subnet()
+        self.mgmt = free_management_subnet(self.roles)
         self.user_key = self.root / "id_ed25519"
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.user_key)], check=True)
         self.known_hosts = self.root / "known_hosts"
-        for role in ("client", "dut", "server"):
+        for role in self.roles:
             ns = self.ns(role)
             self.namespaces.append(ns)
             sh("ip", "netns", "add", ns)
             sh("ip", "link", "set", "lo", "up", ns=ns)
             outer, inner = self.mgmt[role]
-            root_if = f"lrt{self.tag}{role[0]}"
+            root_if = f"lrt{self.tag}{role[0]}{role[-1] if role[-1].isdigit() else ''}"  # lrtTAGc, lrtTAGc2
             sh("ip", "link", "add", root_if, "type", "veth", "peer", "name", "mgmt0", "netns", ns)
             sh("ip", "addr", "add", f"{outer}/30", "dev", root_if)
             sh("ip", "link", "set", root_if, "up")
@@ -92,8 +102,19 @@ class SshBed:
             sh("ip", "link", "set", ifname, "up", ns=ns)
         sh("ip", "route", "add", "198.18.2.0/24", "via", "198.18.1.1", ns=c)
         sh("ip", "route", "add", "198.18.1.0/24", "via", "198.18.2.1", ns=s)
+        for i in range(1, self.pairs):  # pair i+1: its own DUT ports and subnets
+            c, s, lan, wan = self.ns(f"client{i + 1}"), self.ns(f"server{i + 1}"), f"lan{i}", f"wan{i}"
+            near, far = 1 + 3 * i, 2 + 3 * i  # 198.18.4.0/24 and 198.18.5.0/24 for pair 2 (3: the bypass)
+            sh("ip", "link", "add", "eth0", "netns", c, "type", "veth", "peer", "name", lan, "netns", d)
+            sh("ip", "link", "add", "eth0", "netns", s, "type", "veth", "peer", "name", wan, "netns", d)
+            for ns, ifname, address in ((c, "eth0", f"198.18.{near}.10/24"), (d, lan, f"198.18.{near}.1/24"),
+                                        (d, wan, f"198.18.{far}.1/24"), (s, "eth0", f"198.18.{far}.10/24")):
+                sh("ip", "addr", "add", address, "dev", ifname, ns=ns)
+                sh("ip", "link", "set", ifname, "up", ns=ns)
+            sh("ip", "route", "add", f"198.18.{far}.0/24", "via", f"198.18.{near}.1", ns=c)
+            sh("ip", "route", "add", f"198.18.{near}.0/24", "via", f"198.18.{far}.1", ns=s)
         sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=d)
-        for role in ("client", "dut", "server"):
+        for role in self.roles:
             self._start_sshd(role)
         return self
 
@@ -144,8 +165,24 @@ class SshBed:
             f'interfaces = ["lan0", "wan0"]\n{extra_dut}')
         return path
 
+    def pool_inventory(self) -> Path:
+        """The pool's inventory: [[client]] and [[server]] tables paired in order, the DUT's every port."""
+        def host(role: str, address: str = "") -> str:
+            return (f'ssh = "root@{self.mgmt[role][1]}"\nidentity = "{self.user_key}"\n'
+                    + (f'test_address = "{address}"\n' if address else ""))
+        names = [("client", "server")] + [(f"client{i + 1}", f"server{i + 1}") for i in range(1, self.pairs)]
+        clients = [(c, f"198.18.{1 + 3 * i}.10") for i, (c, _) in enumerate(names)]
+        servers = [(s, f"198.18.{2 + 3 * i}.10") for i, (_, s) in enumerate(names)]
+        ports = ", ".join(f'"{side}{i}"' for i in range(self.pairs) for side in ("lan", "wan"))
+        path = self.root / "inventory_pool.toml"
+        path.write_text(f'name = "sshpool"\nknown_hosts = "{self.known_hosts}"\n'
+                        + "".join(f"[[client]]\n{host(r, a)}" for r, a in clients)
+                        + "".join(f"[[server]]\n{host(r, a)}" for r, a in servers)
+                        + f'[dut]\n{host("dut")}os = "linux"\ninterfaces = [{ports}]\n')
+        return path
+
     def trust_all(self) -> None:
-        self.known_hosts.write_text("".join(self.host_key_line(r) for r in ("client", "dut", "server")))
+        self.known_hosts.write_text("".join(self.host_key_line(r) for r in self.roles))
 
     def pids_in(self, role: str) -> list[int]:
         return self.pids_in_ns(self.ns(role))

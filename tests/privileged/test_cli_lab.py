@@ -17,6 +17,22 @@ c = socket.create_connection(("198.19.0.2", 5201))
 print("connected", flush=True)
 time.sleep(120)
 """
+# a sender that never connects: sendto() on an unconnected UDP socket (ss shows it UNCONN)
+UNCONNECTED_SENDER = """import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(b"x", ("198.19.0.2", 9))
+print("sending", flush=True)
+time.sleep(120)
+"""
+# IFLA_GSO_IPV4_MAX_SIZE (63, include/uapi/linux/if_link.h) of the link with index argv[1], set to argv[2] by an
+# RTM_NEWLINK (16) request: iproute2 6.1 can neither set nor print it (ip-link(8) of later versions: gso_ipv4_max_size)
+SET_GSO_IPV4_MAX = """import socket, struct, sys
+attribute = struct.pack("=HHI", 8, 63, int(sys.argv[2]))
+body = struct.pack("=BxHiII", 0, 0, int(sys.argv[1]), 0, 0) + attribute
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+s.send(struct.pack("=IHHII", 16 + len(body), 16, 0x1 | 0x4, 1, 0) + body)  # NLM_F_REQUEST | NLM_F_ACK
+assert struct.unpack_from("=i", s.recv(4096), 16)[0] == 0
+"""
 LEGACY_FILTER_TABLE = """import ctypes, socket
 s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
 info, size = ctypes.create_string_buffer(b"filter", 84), ctypes.c_uint32(84)
@@ -154,6 +170,42 @@ def test_trial_json_and_failed_trial_on_stopped_server():
                                       "connected")
         assert refused.returncode == 2 and "a process the lab did not start sends through the lab from " \
             f"lr-clij-client: pid {talker} ('python" in refused.stderr and "to 198.19.0.2:5201" in refused.stderr, refused.stderr
+        # one that sends without connecting (sendto() on an unconnected UDP socket): refused too
+        refused, talker = trial_while(["ip", "netns", "exec", "lr-clij-client", sys.executable, "-c",
+                                       UNCONNECTED_SENDER], "sending")
+        assert refused.returncode == 2 and f"lr-clij-client: pid {talker} ('python" in refused.stderr \
+            and "to any address (an unconnected socket)" in refused.stderr, refused.stderr
+        # a link setting the kernel has and iproute2 6.1 cannot print (IFLA_GSO_IPV4_MAX_SIZE on the DUT's wan0)
+        wan0 = json.loads(subprocess.run(["ip", "-n", "lr-clij-dut", "-j", "link", "show", "wan0"], check=True,
+                                         capture_output=True, text=True).stdout)[0]["ifindex"]
+        gso = ["ip", "netns", "exec", "lr-clij-dut", sys.executable, "-c", SET_GSO_IPV4_MAX, str(wan0)]
+        subprocess.run([*gso, "2000"], check=True)
+        try:
+            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        finally:
+            subprocess.run([*gso, "65536"], check=True)
+        assert refused.returncode == 2 and "lr-clij-dut's netlink attributes of its links changed since the lab was " \
+            "kept (wan0.IFLA_GSO_IPV4_MAX_SIZE was 65536, is 2000)" in refused.stderr, refused.stderr
+        # files `ip netns exec` would put over /etc in a lab namespace (an ld.so.preload there paces every sender)
+        etc = Path("/etc/netns/lr-clij-client")
+        made = [p for p in (etc.parent, etc) if not p.exists()]
+        etc.mkdir(parents=True)
+        try:
+            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        finally:
+            for path in reversed(made):
+                path.rmdir()
+        assert refused.returncode == 2 and "/etc/netns/lr-clij-client exists" in refused.stderr, refused.stderr
+        # the DUT's address resolved to a MAC no link has, in a state the kernel keeps for 15-45 s while used
+        wrong = ["ip", "-n", "lr-clij-client", "neigh", "replace", "198.18.0.1", "lladdr", "02:00:00:00:00:01", "dev",
+                 "eth0", "nud", "reachable"]
+        subprocess.run(wrong, check=True)
+        try:
+            refused = run("trial", "--lab", "clij", "--duration", "1", check=False)
+        finally:
+            subprocess.run(["ip", "-n", "lr-clij-client", "neigh", "del", "198.18.0.1", "dev", "eth0"], check=True)
+        assert refused.returncode == 2 and "lr-clij-client resolves 198.18.0.1 to 02:00:00:00:00:01 (reachable)" \
+            in refused.stderr, refused.stderr
         # a host setting every namespace shares and none can set (TCP's memory thresholds; doubled: harmless)
         tcp_mem = Path("/proc/sys/net/ipv4/tcp_mem").read_text().split()
         subprocess.run(["sysctl", "-q", "-w", f"net.ipv4.tcp_mem={' '.join(str(2 * int(v)) for v in tcp_mem)}"],

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from linerate.model import ONE_PAIR
 from linerate.errors import ConfigError, LinerateError, ParseError
 from linerate.exec.fake import FakeExecutor
 from linerate.experiment.config import parse_experiment
@@ -662,7 +663,7 @@ def test_cps_keys_belong_to_cps_files_and_the_plan_says_what_runs():
     with pytest.raises(ConfigError, match="unknown key 'object_sizes'"):
         parse_experiment('name = "t"\nobject_sizes = ["1k"]\n')
     experiment = parse_experiment(CPS + "[axes]\nfamily = [4, 6]\n")
-    assert KIND.option_keys == cps_options.OPTION_KEYS and {"binary h2load", "binary nginx"} == KIND.required_features(experiment)
+    assert KIND.option_keys == cps_options.OPTION_KEYS and {"binary h2load", "binary nginx", ONE_PAIR} == KIND.required_features(experiment)
     lines = KIND.describe_plan(experiment, CPS, None, None)
     assert lines[0].startswith("experiment 'cps-sim' (cps): 4 searches per repetition x 2 = 8 searches of 2 s trials")
     assert "  IPv6 obj16k.bin" in lines and any("470 connections/s" in line for line in lines)

@@ -191,7 +191,7 @@ def test_inventory_refuses_bad_values_naming_the_key(tmp_path):
             '[server]\nssh = "bench@[2001:db8::6]:2222"\ntest_address6 = "2001:2:0:2::10"\n'
             '[dut]\nssh = "admin@fw.example"\nos = "opnsense"\ninterfaces = ["igb0"]\n')
     inventory = parse_inventory(good, "inv.toml")
-    assert inventory.server.target().port == 2222 and inventory.address(6) == "2001:2:0:2::10"
+    assert inventory.servers()["server"].target().port == 2222 and inventory.address(6) == "2001:2:0:2::10"
     assert inventory.address(4) is None and inventory.identity_key() == parse_inventory(good).identity_key()
     for bad, key in ((good.replace("root@192.0.2.5", "root@192.0.2.5;reboot"), "client.ssh"),
                      (good.replace('"198.18.1.10"', '"224.0.0.1"'), "client.test_address"),

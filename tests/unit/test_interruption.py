@@ -6,6 +6,7 @@ that sends SIGTERM to this very process while it is being read."""
 import io
 import os
 import signal
+import subprocess
 import sys
 from types import SimpleNamespace
 
@@ -291,3 +292,31 @@ def test_a_signal_as_the_rfc9693_counting_table_or_capture_is_made_removes_them_
         removed = [call for call in host.calls if call[:4] == ("nft", "delete", "table", "inet") or call[:2] == ("rm", "-f")]
         assert made and len(removed) == len(made), (prefix, host.calls)
         assert ("nft", "delete", "table", "inet", COUNT_TABLE) in host.calls
+
+
+IGNORED_AT_START = """
+import os, signal, sys, time
+from linerate.errors import Interrupted
+from linerate.lab.signals import terminations_deferred, terminations_raise
+signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup(1) starts it
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a non-interactive shell starts a background job
+with terminations_raise():
+    for sig in (signal.SIGHUP, signal.SIGINT):
+        with terminations_deferred():
+            os.kill(os.getpid(), sig)
+        os.kill(os.getpid(), sig)
+    time.sleep(0.1)
+    print("ran on", flush=True)
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    except Interrupted as exc:
+        sys.exit(exc.exit_code)
+"""
+
+
+def test_a_hangup_or_interrupt_ignored_at_start_stays_ignored_and_sigterm_still_ends_the_run():
+    """nohup and a shell's background job start a command with SIGHUP / SIGINT ignored, to keep it running;
+    linerate keeps that, and SIGTERM (systemd, timeout, kill) still ends it with 143."""
+    proc = subprocess.run([sys.executable, "-c", IGNORED_AT_START], capture_output=True, text=True, timeout=30)
+    assert proc.stdout == "ran on\n" and proc.returncode == 143, (proc.stdout, proc.stderr)

@@ -8,7 +8,8 @@ import pytest
 from linerate.axes import lab_spec
 from linerate.errors import ConfigError
 from linerate.model import LAB_ROLES, Trial, TrialParams
-from linerate.pool.window import Member, counted, measured, pool_trial, rate_bps
+from linerate.pool.window import (REMOTE_START_TOLERANCE_S, Member, counted, measured, pair_summary, pool_trial,
+                                  rate_bps)
 from linerate.testbed.knobs import refuse_unsupported
 from linerate.topology import lab_plan
 from linerate.topology.link import link_bps, link_description
@@ -266,3 +267,16 @@ def test_the_html_evidence_says_whose_intervals_a_pooled_trial_shows():
         item = CellEvidence(CellReport(1, {"pairs": pairs}, summarize([1e7])), "row", "col", [], point)
         _attach_intervals(item, {7: raw})
         assert item.intervals and item.pool_note.startswith(said) and bool(item.pool_note) == bool(said)
+
+
+def test_pairs_seen_through_ssh_channels_may_differ_in_set_up_by_the_remote_tolerance_and_it_is_stored():
+    params = TrialParams(duration_s=3)
+    # pair 2's SSH channel opened and closed 0.2 s slower (0.10-0.13 s seen between two sshd hosts here)
+    on_time = Member("client", "server", "a", 10.0, run([100] * 6), ended=10.0 + 0.3 + 3.0)
+    channel = Member("client2", "server2", "b", 10.0, run([100] * 6), ended=10.0 + 0.5 + 3.0)
+    assert not pool_trial([on_time, channel], params).ok  # beside local processes: a slow connect
+    trial = pool_trial([on_time, channel], params, REMOTE_START_TOLERANCE_S)
+    assert trial.ok and trial.telemetry["pool"]["setup_spread_s"] == pytest.approx(0.2)
+    assert "their set-ups 0.20 s apart" in pair_summary(trial)[0]
+    late = Member("client2", "server2", "b", 10.0, run([100] * 6), ended=10.0 + 1.3 + 3.0)  # a retransmitted SYN
+    assert not pool_trial([on_time, late], params, REMOTE_START_TOLERANCE_S).ok

@@ -70,6 +70,7 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
     options: one repetition of a search per frame size, on a new lab, --lab, or --testbed."""
     from linerate.cli.progress import ProgressReporter
     from linerate.experiment.config import experiment_from_dict
+    from linerate.experiment.registry import kind
     from linerate.experiment.run import run_experiment
     from linerate.kinds.rfc2544.search import SearchSettings, library_version
     from linerate.kinds.rfc2544.table import render_table
@@ -89,7 +90,7 @@ def cmd_rfc2544(args: argparse.Namespace) -> int:
         "relative_width": args.relative_width,
         "generator": args.generator, "frame_sizes": args.frame_sizes,
         "fixed": {"family": args.family, **lab_params}}, "rfc2544 options")
-    testbeds.check(experiment.cells(), set())
+    testbeds.check(experiment.cells(), kind("rfc2544").required_features(experiment))
     store = open_store(args)
     testbeds = testbeds_for(args, store)
     with ProgressReporter() as reporter:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 
-from linerate.cli.options import (add_json_flag, add_lab_options, as_option, bitrate_type,
+from linerate.cli.options import (add_accept_new, add_json_flag, add_lab_options, as_option, bitrate_type,
                                   lab_params_from_args, open_store, testbeds_for)
 from linerate.errors import ConfigError
 from linerate.schema import dumps
@@ -44,9 +44,12 @@ def params_from_args(args: argparse.Namespace) -> TrialParams:
 
 def register(sub: argparse._SubParsersAction) -> None:
     trial = sub.add_parser(
-        "trial", help="bring a lab up, run one iperf3 trial through the DUT, tear it down",
+        "trial", help="bring a lab up, run one iperf3 trial through the DUT, tear it down (or --lab, --testbed)",
         description="Example: linerate trial --family 6 --streams 4 --firewall stateful --json")
     add_trial_options(trial)
+    trial.add_argument("--testbed", metavar="INVENTORY", help="one trial through real hosts over SSH (inventory "
+                       "TOML; a [[client]]/[[server]] pool sends from every pair) instead of a namespace lab")
+    add_accept_new(trial)
     add_lab_options(trial)
     add_json_flag(trial)
     trial.set_defaults(handler=cmd_trial)

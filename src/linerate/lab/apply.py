@@ -136,6 +136,9 @@ def _apply_step(step, on_namespace: Callable[[str], None]) -> None:
         case CreateNamespace(netns=ns):
             if (NETNS_DIR / ns).exists():
                 raise LabError(f"namespace {ns} already exists; pick another lab name")
+            if netns.etc_dir(ns).exists():
+                raise LabError(f"{netns.etc_dir(ns)} exists: `ip netns exec` would put its files over /etc for every "
+                               f"command linerate runs in {ns}; remove it or pick another lab name")
             on_namespace(ns)
             netns.create(ns)
         case SetSysctls(netns=ns, values=values):

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from linerate.topology.firewall import TABLE
 from linerate.topology.link import OFFLOAD_FEATURES, parse_ethtool_features
 from linerate.lab.links import guest_port_drift, link_drift, link_mtus, planned_links, sysfs_drift, xfrm_drift
-from linerate.lab.routing import routing_drift
+from linerate.lab.routing import link_owners, routing_drift
 from linerate.lab.sysctls import sysctl_drift
 from linerate.topology.plan import (ADDR, CLIENT_IF, AddAddress, AddDefaultRoute, CreateNamespace, CreateVeth, LoadRuleset, Plan, RunTool, SetLink,
                                     SetSysctls, WriteSysfs)
@@ -244,8 +244,9 @@ def plan_drift(plan: Plan, dut_netns: str, exists: Callable[[str], bool], read: 
     defaults = [step for step in plan.steps if isinstance(step, AddDefaultRoute)]
     peers = [step.address for step in addresses] if namespaces else \
         [ADDR[(role, family)][0] for role in ("client", "server") for family in (4, 6)]  # a guest's plan: its own
+    owners = link_owners(namespaces, read)
     for ns in namespaces or [dut_netns]:  # a guest's plan makes no namespace: only its lab ports are compared
-        problems += routing_drift(ns, addresses, defaults, read, whole=bool(namespaces), peers=peers)
+        problems += routing_drift(ns, addresses, defaults, read, whole=bool(namespaces), peers=peers, owners=owners)
     links, fresh = planned_links(plan), new_links()
     written = {step.path for step in plan.steps if isinstance(step, WriteSysfs)}
     for ns in namespaces:

@@ -29,6 +29,12 @@ MS_BIND, MS_REC, MS_PRIVATE, MS_SHARED = 4096, 16384, 1 << 18, 1 << 20
 MNT_DETACH = 2
 NETNS_DIR = Path("/run/netns")
 
+
+def etc_dir(ns: str) -> Path:
+    """The directory whose files `ip netns exec NS` bind-mounts over /etc (ip-netns(8)); a lab's has none."""
+    return Path("/etc/netns") / ns
+
+
 T = TypeVar("T")
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 _rundir_ready = False

@@ -53,10 +53,24 @@ def paths_argv(addresses: list[str]) -> list[str]:
     return ["sh", "-c", 'for a; do ip -j route get "$a"; done', "sh", *addresses]
 
 
+def link_owners(namespaces: Iterable[str], read: Reader) -> dict[str, str]:
+    """Each address of the lab's namespaces -> the MAC of the link holding it (`ip -j address show`)."""
+    owners = {}
+    for ns in namespaces:
+        for link in _json_list(read(ns, READS["addr"])) or []:
+            mac = str(link.get("address", "")).lower()
+            for info in link.get("addr_info") or [] if mac and link.get("link_type") == "ether" else []:
+                address = _address(info.get("local")) if isinstance(info, dict) else None
+                if address is not None:
+                    owners[str(address)] = mac
+    return owners
+
+
 def routing_drift(ns: str, addresses: Iterable[AddAddress], defaults: Iterable[AddDefaultRoute], read: Reader,
-                  whole: bool = True, peers: Iterable[str] = ()) -> list[str]:
+                  whole: bool = True, peers: Iterable[str] = (), owners: dict[str, str] | None = None) -> list[str]:
     """What of `ns`'s routing differs from the plan's addresses and default routes, one phrase each; `peers`:
-    the lab's addresses, whose paths from `ns` must hold no cached exception."""
+    the lab's addresses, whose paths from `ns` must hold no cached exception; `owners` (link_owners): a neighbour
+    entry for one of them must name the MAC of the link that holds it, whatever its state."""
     addresses = [a for a in addresses if a.netns == ns]
     ports = {a.ifname for a in addresses}
     held = _addresses(read(ns, READS["addr"]))
@@ -114,6 +128,11 @@ def routing_drift(ns: str, addresses: Iterable[AddAddress], defaults: Iterable[A
         if fixed and counts(entry.get("dev"), dst):
             problems.append(f"{ns} has a {'/'.join([*state, *flags]).lower()} neighbour entry the file's lab has not: "
                             f"{entry.get('dst')} lladdr {entry.get('lladdr')} dev {entry.get('dev')}"[:200])
+            continue
+        owner, lladdr = (owners or {}).get(str(dst)), str(entry.get("lladdr", "")).lower()
+        if owner and lladdr and lladdr != owner:  # a REACHABLE entry lasts 15-45 s, and is refreshed while used
+            problems.append(f"{ns} resolves {entry.get('dst')} to {lladdr} ({'/'.join(state).lower()}), but the "
+                            f"lab's link with that address is {owner}"[:200])
     return problems
 
 

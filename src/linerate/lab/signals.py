@@ -1,6 +1,12 @@
 """SIGTERM and SIGHUP as exceptions, so `finally` blocks that remove what linerate created run
 when a user or a supervisor stops it (SIGINT already raises KeyboardInterrupt). SIGKILL cannot be
-caught: for that, every creation is recorded first (lab/registry.py) and `lab clean` finishes."""
+caught: for that, every creation is recorded first (lab/registry.py) and `lab clean` finishes.
+
+A SIGHUP or SIGINT that linerate was started with ignored stays ignored, as POSIX tools keep it:
+`nohup` (nohup(1): "run a command immune to hangups") and a non-interactive shell's background job
+(POSIX Shell Command Language, 2.9.3.1 Asynchronous AND-OR Lists: SIGINT and SIGQUIT ignored) ask
+for exactly that. SIGTERM (systemd, timeout(1), kill) always ends a run.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +28,11 @@ class _Deferring(threading.local):
 _deferring = _Deferring()
 
 
+def _kept_ignored(sig: int) -> bool:
+    """A SIGHUP or SIGINT ignored now (nohup, a background job) stays so; SIGTERM never does."""
+    return sig != signal.SIGTERM and signal.getsignal(sig) == signal.SIG_IGN
+
+
 def raise_interrupted(signum, _frame):
     raise Interrupted(f"stopped by {signal.Signals(signum).name}; what was created was removed", signum)
 
@@ -31,7 +42,7 @@ def terminations_raise() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # handlers can only be set on the main thread; the caller's own handlers stay
         return
-    saved = {sig: signal.signal(sig, raise_interrupted) for sig in TERMINATIONS}
+    saved = {sig: signal.signal(sig, raise_interrupted) for sig in TERMINATIONS if not _kept_ignored(sig)}
     try:
         yield
     finally:
@@ -52,7 +63,7 @@ def terminations_deferred() -> Iterator[None]:
     ending = isinstance(sys.exc_info()[1], (KeyboardInterrupt, Interrupted))
     held: list[int] = []
     saved = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
-             for sig in (*TERMINATIONS, signal.SIGINT)}
+             for sig in (*TERMINATIONS, signal.SIGINT) if not _kept_ignored(sig)}
     _deferring.active = True
     try:
         yield

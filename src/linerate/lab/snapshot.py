@@ -60,9 +60,11 @@ STATE_FLAGS = frozenset({"NO-CARRIER", "LOWER_UP", "DORMANT", "M-DOWN"})
 
 
 def take(namespaces: list[str], read: Reader, programs: Callable[[str, list[str]], Any] | None = None,
-         workspaces: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+         workspaces: frozenset[str] = frozenset(),
+         attributes: Callable[[str], Any] | None = None) -> dict[str, dict[str, Any]]:
     """namespace -> {what: its normalised read}; a read that fails is kept as "" (compared like any other).
-    programs(namespace, its links): the eBPF programs on them (lab/bpf_hooks.py in_named_namespace), when given.
+    programs(namespace, its links): the eBPF programs on them (lab/bpf_hooks.py in_named_namespace), when given;
+    attributes(namespace): every netlink attribute of its links (lab/link_attributes.py), when given.
     workspaces: the namespaces where an operator may capture (a generator's): elsewhere a link's promiscuity and
     allmulti counts are compared too (a macvlan on a lab link, even one moved to another namespace, makes it
     promiscuous: the only trace it leaves in the lab's)."""
@@ -90,6 +92,8 @@ def take(namespaces: list[str], read: Reader, programs: Callable[[str, list[str]
             held[f"filters of {name}"] = {parent: found for parent, found in filters.items() if found not in ([], "")}
         if programs is not None:
             held["eBPF programs"] = programs(ns, names)
+        if attributes is not None:
+            held["netlink attributes of its links"] = attributes(ns)
         snapshot[ns] = held
     return snapshot
 

@@ -27,6 +27,9 @@ EDGE_TOLERANCE = 0.02  # of an interval's length
 MIN_WINDOW_SHARE = 0.5  # of the measured duration: less common time than this fails the trial
 SLOW_SHARE = 0.8  # a pair below this share of the other pairs' median is named
 START_TOLERANCE_S = 0.1  # a pair's set-up may differ from the others' by this much (the launch skew here: ms)
+# over SSH each pair's launch and end are seen through its own SSH channel, whose start and close add ~0.02-0.15 s
+# that differ between sessions (0.10-0.14 s between two pairs seen here); well below a retransmitted SYN's 1 s
+REMOTE_START_TOLERANCE_S = 0.3
 
 
 @dataclass(frozen=True)
@@ -76,9 +79,10 @@ def rate_bps(intervals: list[Interval]) -> float:
     return sum(i.bits_per_second * (i.end_s - i.start_s) for i in intervals) / seconds if seconds > 0 else 0.0
 
 
-def pool_trial(members: list[Member], params: TrialParams) -> Trial:
+def pool_trial(members: list[Member], params: TrialParams, start_tolerance_s: float = START_TOLERANCE_S) -> Trial:
     """The pooled trial: failed (naming the pair) when any pair failed or the pairs did not send together
-    for long enough; else the aggregate over the common window, each pair's figure in telemetry["pairs"]."""
+    for long enough; else the aggregate over the common window, each pair's figure in telemetry["pairs"].
+    start_tolerance_s: how far the pairs' set-ups may differ (late_starter)."""
     first = members[0].trial
     argv = tuple(arg for member in members for arg in (*member.trial.argv, ";"))[:-1]
     common = dict(params=params, argv=argv, generator=first.generator, generator_version=first.generator_version,
@@ -102,14 +106,14 @@ def pool_trial(members: list[Member], params: TrialParams) -> Trial:
             return Trial(status="failed", error=f"pair {index + 1} ({member.name}): {why}",
                          telemetry={"pairs": _pairs(members, {})}, **common)
         reports.append((member.launched - base, intervals))
-    late = late_starter(members)
+    late = late_starter(members, start_tolerance_s)
     if late is not None:
         return Trial(status="failed", telemetry={"pairs": _pairs(members, {})}, error=late, **common)
     start = max(offset + intervals[0].start_s for offset, intervals in reports)
     end = min(offset + intervals[-1].end_s for offset, intervals in reports)
     skew_ms = round(max(offset for offset, _ in reports) * 1000, 1)
     window = {"pairs": len(members), "window_s": round(max(0.0, end - start), 3), "start_skew_ms": skew_ms,
-              "measured_s": params.duration_s}
+              "measured_s": params.duration_s, "setup_spread_s": setup_spread(members)}
     if end - start < MIN_WINDOW_SHARE * params.duration_s:
         return Trial(status="failed", telemetry={"pool": window, "pairs": _pairs(members, {})},
                      error=f"the {len(members)} pairs sent together for {max(0.0, end - start):.2f} s of "
@@ -130,18 +134,27 @@ def pool_trial(members: list[Member], params: TrialParams) -> Trial:
                  congestion=first.congestion, telemetry={"pool": window, "pairs": _pairs(members, figures)}, **common)
 
 
-def late_starter(members: list[Member]) -> str | None:
+def setup_spread(members: list[Member]) -> float | None:
+    """How far apart the pairs' set-ups were (late_starter), seconds: the uncertainty of where their intervals
+    sit beside each other; None when an end was not seen."""
+    if any(m.ended is None for m in members):
+        return None
+    setup = [m.ended - m.trial.params.duration_s - m.launched for m in members]
+    return round(max(setup) - min(setup), 3)
+
+
+def late_starter(members: list[Member], tolerance_s: float = START_TOLERANCE_S) -> str | None:
     """Why the launch instants do not place the pairs' intervals (None: they do). Each pair's measuring began
     at its launch plus its set-up (connect, parameters, omitted seconds) and ended just before its process did;
     a pair whose set-up took longer than the others' (a retransmitted SYN: 1 s) would be placed wrongly by its
-    launch, so the two anchors must agree within START_TOLERANCE_S."""
+    launch, so the two anchors must agree within tolerance_s."""
     if any(m.ended is None for m in members):
         return None
     # measuring lasts duration_s whichever intervals the server printed (its last one can be missing)
     setup = [m.ended - m.trial.params.duration_s - m.launched for m in members]
     quickest = min(setup)
     for index, extra in enumerate(s - quickest for s in setup):
-        if extra > START_TOLERANCE_S:
+        if extra > tolerance_s:
             return (f"pair {index + 1} ({members[index].name}) began measuring {extra:.2f} s later after its launch "
                     "than the quickest pair (a slow connect?): its intervals cannot be placed beside theirs")
     return None
@@ -191,8 +204,11 @@ def pair_summary(trial: Trial) -> list[str]:
     pool, pairs = trial.telemetry.get("pool"), trial.telemetry.get("pairs") or []
     if not pool:
         return []
+    spread = pool.get("setup_spread_s") or 0.0
+    setups = f"; their set-ups {spread:.2f} s apart" if spread >= 0.01 else ""  # over SSH: the channels' own
     lines = [f"  {len(pairs)} pairs sent together for {pool['window_s']:.2f} s of {pool['measured_s']} s "
-             f"(starts {pool['start_skew_ms']:g} ms apart); the aggregate counts only that window" if len(pairs) > 1
+             f"(starts {pool['start_skew_ms']:g} ms apart{setups}); the aggregate counts only that window"
+             if len(pairs) > 1
              else f"  one pair, counted over {pool['window_s']:.2f} s of {pool['measured_s']} s"]
     for pair in pairs:
         figure = "failed" if pair["throughput_bps"] is None else f"{pair['throughput_bps'] / 1e6:9.2f} Mbit/s"

@@ -50,14 +50,15 @@ OPTIONAL_TOOLS = (
 
 
 def tool_checks(executors: dict[str, SshExecutor]) -> list[Check]:
+    """Each optional tool on every host of its side (a pool's client2 ... as its client)."""
     checks = []
-    for role, binary, argv, purpose in OPTIONAL_TOOLS:
-        if role not in executors:
-            continue
-        result = executors[role].run(argv, timeout_s=TIMEOUT_S, check=False)
-        first = next((line.strip() for line in (result.stdout + result.stderr).splitlines() if line.strip()), "")
-        found = result.returncode == 0 or first.startswith(binary)  # trafgen --version exits 1
-        checks.append(Check(f"{role} {binary}", found, first[:80] if found else f"not found; {purpose}", optional=True))
+    for side, binary, argv, purpose in OPTIONAL_TOOLS:
+        for role in (r for r in executors if r.rstrip("0123456789") == side):
+            result = executors[role].run(argv, timeout_s=TIMEOUT_S, check=False)
+            first = next((line.strip() for line in (result.stdout + result.stderr).splitlines() if line.strip()), "")
+            found = result.returncode == 0 or first.startswith(binary)  # trafgen --version exits 1
+            checks.append(Check(f"{role} {binary}", found, first[:80] if found else f"not found; {purpose}",
+                                optional=True))
     return checks
 
 
@@ -66,9 +67,11 @@ def passed(checks: list[Check]) -> bool:
 
 
 def path_check(inventory: Inventory, executors: dict[str, SshExecutor], driver: DutDriver, family: int,
-               port: int) -> Check:
-    """A UDP burst client -> server; the DUT must have forwarded (Linux) / received (BSD) it."""
-    address = inventory.address(family)
+               port: int, pair: tuple[str, str] = ("client", "server")) -> Check:
+    """A UDP burst from a pair's client to its server; the DUT must have forwarded (Linux) / received (BSD) it."""
+    client, server = pair
+    name = f"path IPv{family}" + (f" {client} -> {server}" if inventory.pooled else "")
+    address = inventory.address(family, server)
     dut = executors["dut"]
     before = driver.snapshot(dut).counters
     params = TrialParams(family=family, protocol="udp", udp_bitrate_bps=20_000_000, duration_s=1, omit_s=0, port=port)
@@ -76,25 +79,25 @@ def path_check(inventory: Inventory, executors: dict[str, SshExecutor], driver: 
     at = argv.index("--time")
     argv = argv[:at] + argv[at + 2:] + ["--blockcount", str(BURST_PACKETS), "--length", "1000"]
     try:
-        result = executors["client"].run(argv, timeout_s=30, check=False)
+        result = executors[client].run(argv, timeout_s=30, check=False)
     except LinerateError as exc:
-        return Check(f"path IPv{family}", False, f"the burst to {address} did not finish: {exc}")
+        return Check(name, False, f"the burst to {address} did not finish: {exc}")
     after = driver.snapshot(dut).counters
     try:
         trial = iperf3.parse(result.stdout, params, argv)
     except LinerateError as exc:
-        return Check(f"path IPv{family}", False, f"the burst to {address} failed: {exc}")
+        return Check(name, False, f"the burst to {address} failed: {exc}")
     if not trial.ok:
-        return Check(f"path IPv{family}", False, f"the burst to {address} failed: {trial.error}")
+        return Check(name, False, f"the burst to {address} failed: {trial.error}")
     sent = trial.packets_sent or BURST_PACKETS
     delta = counters.delta(before, after)
     seen = delta["forwarded_packets"] if driver.family == "linux" else rx_packets(delta)
     what = "forwarded" if driver.family == "linux" else "received"
     if seen < PATH_RATIO * sent:
-        return Check(f"path IPv{family}", False, f"a burst of {sent} packets from client to {address} raised the DUT's "
+        return Check(name, False, f"a burst of {sent} packets from {client} to {address} raised the DUT's "
                      f"{what} counters by only {seen}: test traffic does not cross the DUT (the server is reachable "
                      "another way); fix the routes or the test addresses")
-    return Check(f"path IPv{family}", True, f"{sent} packets sent, DUT {what} {seen}")
+    return Check(name, True, f"{sent} packets sent, DUT {what} {seen}")
 
 
 def probe_check(dut: SshExecutor, probe: Probe) -> Check:
@@ -145,7 +148,7 @@ def run_checks(inventory: Inventory, *, accept_new: bool = False, on_message=lam
                 version = environment[role]["iperf3_version"]
                 checks.append(Check(f"{role} iperf3", version is not None, version or "iperf3 not found"))
         checks += tool_checks(executors)
-        if {"client", "server", "dut"} <= executors.keys() and driver is not None:
+        if set(inventory.hosts()) <= executors.keys() and driver is not None:
             checks += burst_checks(inventory, executors, driver)
     finally:
         close_hosts(executors)
@@ -165,27 +168,33 @@ def burst_checks(inventory: Inventory, executors: dict[str, SshExecutor], driver
     except ConfigError as exc:
         journal.close()
         return [Check("path", False, f"not run: {exc.problem}")]
-    server, checks = executors["server"], []
+    checks: list[Check] = []
+    started: list[tuple[str, str, str, int, int]] = []  # (role, workdir, pidfile, its journal entries)
     try:
-        workdir = scratch.new_scratch_path(inventory.identity_key())
-        made = journal.add("server", SCRATCH_KIND, workdir, "", None)
-        pidfile = f"{workdir}/iperf3-check.pid"
-        started = journal.add("server", "process", pidfile, "", None)
-        try:
-            server.run(scratch.make_argv(workdir), timeout_s=TIMEOUT_S)
-            start_server(server, pidfile, SERVER_PORT + 1, 60)  # not the run's port: a run may hold it
+        for _, role in inventory.pair_roles():
+            workdir = scratch.new_scratch_path(inventory.identity_key())
+            pidfile = f"{workdir}/iperf3-check.pid"
+            started.append((role, workdir, pidfile, journal.add(role, SCRATCH_KIND, workdir, "", None),
+                            journal.add(role, "process", pidfile, "", None)))
+            executors[role].run(scratch.make_argv(workdir), timeout_s=TIMEOUT_S)
+            # not the run's port: a run may hold it
+            start_server(executors[role], pidfile, SERVER_PORT + 1, 60)
+        for pair in inventory.pair_roles():
             for family in (4, 6):
-                if inventory.address(family):
-                    checks.append(path_check(inventory, executors, driver, family, SERVER_PORT + 1))
-        except LinerateError as exc:
-            checks.append(Check("path", False, f"could not run the burst: {exc}"))
-        finally:
-            with terminations_deferred():  # a signal now waits until the server is stopped and the directory gone
-                stop_server(server, pidfile)
-                journal.done(started)
-                if server.run(scratch.remove_argv(workdir), timeout_s=TIMEOUT_S, check=False).returncode == 0:
-                    journal.done(made)
+                if inventory.address(family, pair[1]):
+                    checks.append(path_check(inventory, executors, driver, family, SERVER_PORT + 1, pair))
+    except LinerateError as exc:
+        checks.append(Check("path", False, f"could not run the burst: {exc}"))
     finally:
-        journal.close()
+        with terminations_deferred():  # a signal now waits until every server is stopped and its directory gone
+            try:
+                for role, workdir, pidfile, made, process in started:
+                    server = executors[role]
+                    stop_server(server, pidfile)
+                    journal.done(process)
+                    if server.run(scratch.remove_argv(workdir), timeout_s=TIMEOUT_S, check=False).returncode == 0:
+                        journal.done(made)
+            finally:
+                journal.close()
     return checks
 

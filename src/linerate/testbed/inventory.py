@@ -15,6 +15,11 @@ ConfigError naming the file, the key and what is allowed; nothing is contacted b
     os = "opnsense"
     interfaces = ["igb0", "igb1"]     # the DUT ports whose offload flags the experiment may set
 
+A generator pool (docs/generator-pools.md): `[[client]]` and `[[server]]` arrays of the same tables,
+paired in order (client 1 with server 1 ...) or by `pairs = [[1, 2], [2, 1]]` (1-based: client,
+server). Their roles are client, client2 ... and server, server2 ..., as in a pooled namespace lab.
+A single `[client]` table is a pool of one.
+
 Every value that reaches a remote command is checked against a strict pattern here (user names,
 host names, interface names), and every argv element is quoted again by the SshExecutor.
 """
@@ -25,15 +30,15 @@ import hashlib
 import ipaddress
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from linerate.calc.linerate import parse_rate
 from linerate.errors import ConfigError
 from linerate.exec.ssh import SshTarget
 from linerate.inputs import parse_toml, read_text
-from linerate.model import MAX_BITRATE_BPS, MIN_BITRATE_BPS
+from linerate.model import MAX_BITRATE_BPS, MAX_PAIRS, MIN_BITRATE_BPS, pair_roles
 from linerate.numbers import is_ascii_int
 from linerate.testbed.knobs import IFNAME_RE
 
@@ -158,9 +163,10 @@ class Inventory(BaseModel):
 
     name: str = Field("testbed", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     known_hosts: str = "~/.ssh/known_hosts"
-    client: HostEntry
-    server: HostEntry
+    client: list[HostEntry]  # a [client] table, or a pool's [[client]] tables
+    server: list[HostEntry]
     dut: HostEntry | None = None
+    pairs: list[tuple[StrictInt, StrictInt]] | None = Field(None, min_length=1, max_length=MAX_PAIRS)  # 1-based (client, server)
     link: str | None = None  # the path's line rate ("1g"); else the DUT NICs' negotiated speed
 
     @field_validator("link")
@@ -179,21 +185,77 @@ class Inventory(BaseModel):
             raise ValueError(f"{value[:60]!r} is not a file path; give the known_hosts file, e.g. ~/.ssh/known_hosts")
         return value
 
+    @field_validator("client", "server", mode="before")
+    @classmethod
+    def _pool(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return [value]  # one table: a pool of one
+        if not isinstance(value, list):
+            raise ValueError("is not a table: write [client] / [server] (or [[client]] tables for a generator pool)")
+        if not 1 <= len(value) <= MAX_PAIRS:
+            raise ValueError(f"a pool holds 1 to {MAX_PAIRS} hosts ([[client]] / [[server]] tables), not {len(value)}")
+        return value
+
     @model_validator(mode="after")
     def _addresses(self) -> "Inventory":
-        if self.server.test_address is None and self.server.test_address6 is None:
-            raise ValueError("server needs test_address and/or test_address6: the address traffic is sent to")
-        for role in ("client", "server"):
-            if getattr(self, role).os is not None or getattr(self, role).interfaces:
+        for role, entry in self.generator_hosts().items():
+            if entry.os is not None or entry.interfaces:
                 raise ValueError(f"{role}: os and interfaces are DUT keys; put them under [dut]")
+        for role, entry in self.servers().items():
+            if entry.test_address is None and entry.test_address6 is None:
+                raise ValueError(f"{role} needs test_address and/or test_address6: the address traffic is sent to")
+        clients, servers = list(self.clients()), list(self.servers())
+        if self.pairs is None and len(clients) != len(servers):
+            raise ValueError(f"{len(clients)} client(s) and {len(servers)} server(s): pair them with pairs = [[1, 1], ...] "
+                             "(client, server; 1-based) or list as many of each")
+        for client, server in self.pairs or ():
+            if not 1 <= client <= len(clients) or not 1 <= server <= len(servers):
+                raise ValueError(f"pairs: [{client}, {server}] names a host the inventory does not have "
+                                 f"({len(clients)} clients, {len(servers)} servers; 1-based)")
+        paired = self.pair_roles()
+        for role in (*clients, *servers):
+            if not any(role in pair for pair in paired):
+                raise ValueError(f"{role} is in no pair (pairs); remove it or pair it")
+        used = [server for _, server in paired]
+        if len(set(used)) != len(used):
+            twice = next(server for server in used if used.count(server) > 1)
+            raise ValueError(f"pairs: {twice} is in two pairs; a server's iperf3 takes one client at a time")
+        machines = [(_canonical_host(parse_ssh(e.ssh, e.port)[1]), parse_ssh(e.ssh, e.port)[2])
+                    for e in self.servers().values()]
+        if len(set(machines)) != len(machines):
+            raise ValueError("two servers are one host (the same ssh host and port): their iperf3 servers would "
+                             "share one port; list each server host once")
         return self
 
-    def hosts(self) -> dict[str, HostEntry]:
-        return {role: entry for role, entry in (("client", self.client), ("dut", self.dut), ("server", self.server))
-                if entry is not None}
+    def clients(self) -> dict[str, HostEntry]:
+        """role -> host of every client: client, client2 ... (a pool's; one [client] is a pool of one)."""
+        return _roles(self.client, 0)
 
-    def address(self, family: int) -> str | None:
-        return self.server.test_address if family == 4 else self.server.test_address6
+    def servers(self) -> dict[str, HostEntry]:
+        return _roles(self.server, 1)
+
+    def generator_hosts(self) -> dict[str, HostEntry]:
+        return {**self.clients(), **self.servers()}
+
+    @property
+    def pooled(self) -> bool:
+        return len(self.pair_roles()) > 1
+
+    def pair_roles(self) -> list[tuple[str, str]]:
+        """(client role, server role) of every pair, in order."""
+        clients, servers = list(self.clients()), list(self.servers())
+        if self.pairs is None:
+            return list(zip(clients, servers))
+        return [(clients[c - 1], servers[s - 1]) for c, s in self.pairs if c <= len(clients) and s <= len(servers)]
+
+    def hosts(self) -> dict[str, HostEntry]:
+        dut = {"dut": self.dut} if self.dut is not None else {}
+        return {**self.clients(), **dut, **self.servers()}
+
+    def address(self, family: int, server: str = "server") -> str | None:
+        """The test address of a server (the first one's by default) for this family."""
+        entry = self.servers()[server]
+        return entry.test_address if family == 4 else entry.test_address6
 
     def known_hosts_path(self) -> Path:
         return Path(self.known_hosts).expanduser()
@@ -222,6 +284,10 @@ class Inventory(BaseModel):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _roles(entries: list[HostEntry], side: int) -> dict[str, HostEntry]:
+    return {pair_roles(index)[side]: entry for index, entry in enumerate(entries)}
+
+
 def _canonical_host(host: str) -> str:
     """One spelling per address (2001:2::1 and 2001:0002:0:0::1 are one host), names in lower case."""
     try:
@@ -233,10 +299,13 @@ def _canonical_host(host: str) -> str:
 def _describe(exc: ValidationError) -> str:
     problems = []
     for error in exc.errors():
-        loc = ".".join(str(part) for part in error["loc"]) or "(file)"
+        parts = list(error["loc"])
+        if len(parts) > 1 and parts[0] in ("client", "server") and isinstance(parts[1], int):
+            parts[:2] = [pair_roles(parts[1])[0 if parts[0] == "client" else 1]]  # [[client]] 2 is client2
+        loc = ".".join(str(part) for part in parts) or "(file)"
         if error["type"] == "extra_forbidden":
             problems.append(f"unknown key '{loc}'; allowed: {', '.join(HostEntry.model_fields)} in [client], "
-                            f"[server], [dut], and {', '.join(('name', 'known_hosts'))} at the top")
+                            f"[server], [dut], and {', '.join(('name', 'known_hosts', 'link', 'pairs'))} at the top")
         elif error["type"] == "missing":
             problems.append(f"{loc} is missing")
         else:

@@ -85,22 +85,31 @@ def is_swept(pid: int, program: str, scratch: str) -> bool:
     return program in RUN_PROGRAMS and is_leftover(pid, program, scratch)
 
 
-SOCKETS = ["ss", "-Htuanp"]  # every TCP and UDP socket of a namespace with its processes (ss(8))
+SOCKETS = ["ss", "-Htuwanp"]  # every TCP, UDP and raw socket of a namespace with its processes (ss(8))
 
 
 def senders(ss_output: str) -> list[tuple[int, str, str]]:
-    """`ss -Htuanp` -> (pid, program, peer) of each process with a socket connected to a peer other than loopback
-    (state ESTAB: a TCP connection or a connected UDP socket): traffic that would share the lab with a trial."""
+    """`ss -Htuwanp` -> (pid, program, peer) of each process that can send through the lab: a socket connected
+    to a peer other than loopback (state ESTAB: a TCP connection or a connected UDP socket), or an unconnected
+    UDP or raw socket not bound to loopback (it sends to any address with sendto()). A listening
+    TCP socket is a server's, and a packet socket (a capture's) is not listed by these options."""
     found = set()
     for line in ss_output.splitlines():
         fields = line.split()
-        if len(fields) < 6 or fields[1] != "ESTAB":
+        if len(fields) < 6:
             continue
-        host = fields[5].rpartition(":")[0].strip("[]").removeprefix("::ffff:")
+        if fields[1] == "ESTAB":
+            peer = fields[5]
+            host = peer.rpartition(":")[0].strip("[]").removeprefix("::ffff:")
+        elif fields[0] in ("udp", "raw") and fields[1] == "UNCONN":
+            peer = "any address (an unconnected socket)"
+            host = fields[4].rpartition(":")[0].strip("[]").removeprefix("::ffff:")
+        else:
+            continue
         if host.startswith("127.") or host == "::1":
             continue
         for program, pid in re.findall(r'\("((?:[^"\\]|\\.)*)",pid=([0-9]+)', line.partition("users:(")[2]):
-            found.add((int(pid), program, fields[5]))
+            found.add((int(pid), program, peer))
     return sorted(found)
 
 

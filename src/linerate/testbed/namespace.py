@@ -30,8 +30,9 @@ from linerate.lab.snapshot import TRACING, host_settings, module_parameters, sch
 from linerate.lab.snapshot import processes as snapshot_processes
 from linerate.lab.snapshot import take as take_snapshot
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
-from linerate.lab.netns import (canonical_qdiscs, canonical_ruleset, new_links, new_namespace_sysctls, new_veth_features,
-                                per_namespace_net_keys)
+from linerate.lab.link_attributes import read_links
+from linerate.lab.netns import (canonical_qdiscs, canonical_ruleset, etc_dir, new_links, new_namespace_sysctls,
+                                new_veth_features, per_namespace_net_keys, run_in)
 from linerate.lab.placement import Placement, givable
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
@@ -174,7 +175,8 @@ class NamespaceTestbed:
         own = self.own_processes()
         workspaces = frozenset(self.spec.netns(role) for pair in self.spec.pair_roles() for role in pair)
         return {**take_snapshot(sorted(self.record.namespaces), _read_in,
-                                lambda ns, links: ebpf_programs(str(NETNS_DIR / ns), links), workspaces),
+                                lambda ns, links: ebpf_programs(str(NETNS_DIR / ns), links), workspaces,
+                                _link_attributes),
                 "the host": {"processes": snapshot_processes(own, _read_file, os.listdir),
                              "net settings": host_settings(_read_file, os.listdir, per_namespace_net_keys()),
                              "scheduler settings": scheduler_settings(_read_file, os.listdir),
@@ -209,6 +211,9 @@ class NamespaceTestbed:
         for ns in self.spec.namespaces:
             if not (NETNS_DIR / ns).exists():
                 continue
+            if etc_dir(ns).exists():  # its files would stand in for /etc in every command run there
+                problems.append(f"{etc_dir(ns)} exists: `ip netns exec` puts its files over /etc for every "
+                                f"command linerate runs in {ns} (remove it)")
             for pid, program in programs_in_netns(ns):
                 if pid in own:
                     continue
@@ -401,6 +406,15 @@ def _read_in(ns: str, argv: list[str]) -> str:
     """A read in one of the lab's namespaces: its stdout, "" when the command failed."""
     done = NetnsExecutor(ns).run(argv, timeout_s=15, check=False)
     return done.stdout if done.returncode == 0 else ""
+
+
+def _link_attributes(ns: str) -> dict | str:
+    """Every netlink attribute of the links of one of the lab's namespaces (lab/link_attributes.py); why not, as
+    text (compared like any other read), where it cannot be read."""
+    try:
+        return run_in(ns, read_links)
+    except (OSError, ValueError) as exc:
+        return f"unreadable: {getattr(exc, 'strerror', None) or exc}"
 
 
 def _sysctl_or_none(ns: str, key: str) -> str:

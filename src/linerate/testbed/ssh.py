@@ -1,6 +1,6 @@
 """SshTestbed: client, DUT and server are real hosts from an inventory, reached over SSH.
 
-One SshTestbed serves a whole run: it connects once per host, starts the traffic server on the
+One SshTestbed serves a whole run: it connects once per host, starts the traffic server on every
 server host, and applies each cell's DUT knobs when a trial needs them (`view(lab_params)` is
 what the scheduler sees as one "lab"). Real hosts cannot hold two knob sets at once, so views
 share the testbed and switch knobs on demand.
@@ -30,7 +30,8 @@ from linerate.errors import ConfigError, ExecError, LinerateError, RestoreFailed
 from linerate.exec import scratch
 from linerate.exec.ssh import SshExecutor, SshSession
 from linerate.lab.signals import terminations_deferred, terminations_raise
-from linerate.model import Trial, TrialParams
+from linerate.model import ONE_PAIR, Trial, TrialParams
+from linerate.pool.window import REMOTE_START_TOLERANCE_S
 from linerate.store.db import Store
 from linerate.testbed.fingerprint import host_fingerprint
 from linerate.testbed.inventory import Inventory
@@ -41,11 +42,10 @@ from linerate.testbed.ssh_restore import (NGINX_KIND, SCRATCH_KIND, claim_machin
                                           start_server, stop_server)
 from linerate.traffic.nginx_server import NginxServer, ServerSpec, http_server
 from linerate.tuning.catalog import runtime_recommendations
-from linerate.trial import measure_read_cost_or_none, run_trial
+from linerate.trial import PoolPair, measure_read_cost_or_none, run_trial
 
 SERVER_IDLE_TIMEOUT_S = 600  # a server whose controller died exits after this long without a test
 SERVER_PORT = 5201
-SCRATCH_ROLES = ("client", "server")  # the hosts linerate writes files on (the DUT: none)
 TIMEOUT_S = 15
 
 
@@ -105,6 +105,12 @@ def detect_driver(dut: SshExecutor, declared_os: str | None) -> DutDriver:
     return driver_for(family)
 
 
+def pool_refusal(inventory: Inventory, test: str) -> str:
+    return (f"{inventory.name} is a generator pool of {len(inventory.pair_roles())} pairs; on real hosts {test} drives "
+            "one client/server pair today (throughput trials, run and tune use the pool): use an inventory of one "
+            "[client] and one [server]")
+
+
 class SshTestbed:
 
     def __init__(self, inventory: Inventory, store: Store, *, accept_new: bool = False,
@@ -117,7 +123,7 @@ class SshTestbed:
         self.key = inventory.identity_key()
         self.executors: dict[str, SshExecutor] = {}
         self.driver: DutDriver | None = None
-        self.generator_drivers: dict[str, DutDriver] = {}  # client/server: their CPUs are read too
+        self.generator_drivers: dict[str, DutDriver] = {}  # clients and servers: their CPUs are read too
         self.line_rate: dict | None = None
         self.active: dict[tuple[str, str], tuple[int, str]] = {}  # (kind, name) -> (journal id, original)
         self.users = 0
@@ -145,7 +151,7 @@ class SshTestbed:
         self.environment = {role: host_fingerprint(host, self.driver if role == "dut" else None,
                                                    self.inventory.dut.interfaces if role == "dut" else ())
                             for role, host in self.executors.items()}
-        for role in ("client", "server"):  # their CPUs are read with the DUT's; family from `uname -s`
+        for role in self.inventory.generator_hosts():  # their CPUs are read with the DUT's; family from `uname -s`
             family = detect_family(self.environment[role].get("os") or "")
             if family is not None:
                 self.generator_drivers[role] = driver_for(family)
@@ -238,12 +244,10 @@ class SshTestbed:
         return problems
 
     def _make_scratch(self) -> None:
-        """The run's own directory on the client and the server (exec/scratch.py): journaled, then
-        made fresh; every file linerate writes there lives in it, and a restore removes it whole."""
-        for role in SCRATCH_ROLES:
-            host = self.executors.get(role)
-            if host is None:
-                continue
+        """The run's own directory on every client and server (exec/scratch.py): journaled, then made
+        fresh; every file linerate writes there lives in it, and a restore removes it whole (the DUT: none)."""
+        for role in self.inventory.generator_hosts():
+            host = self.executors[role]
             path = scratch.new_scratch_path(self.key)
             self.journal.add(role, SCRATCH_KIND, path, "", None)
             try:
@@ -254,10 +258,12 @@ class SshTestbed:
             host.scratch_dir = path
 
     def _start_server(self) -> None:
-        server = self.executors["server"]
-        pidfile = f"{server.scratch_dir}/iperf3-{self.port}.pid"
-        self.journal.add("server", "process", pidfile, "", None)
-        start_server(server, pidfile, self.port, SERVER_IDLE_TIMEOUT_S)
+        """An iperf3 server on every server host of a pair, journaled before it starts."""
+        for _, role in self.inventory.pair_roles():
+            server = self.executors[role]
+            pidfile = f"{server.scratch_dir}/iperf3-{self.port}.pid"
+            self.journal.add(role, "process", pidfile, "", None)
+            start_server(server, pidfile, self.port, SERVER_IDLE_TIMEOUT_S, pool=self.inventory.pooled)
 
     # --- knobs --------------------------------------------------------------------------------------
 
@@ -354,22 +360,35 @@ class SshTestbed:
 
     # --- trials ---------------------------------------------------------------------------------------
 
+    def refuse_pool(self, test: str) -> None:
+        if self.inventory.pooled:
+            raise ConfigError("--testbed", pool_refusal(self.inventory, test))
+
     def run_trial(self, params: TrialParams) -> Trial:
-        address = self.inventory.address(params.family)
-        if address is None:
-            return Trial(status="failed", params=params, argv=(), error=f"the inventory's server has no IPv"
-                         f"{params.family} test address (test_address{'6' if params.family == 6 else ''})")
+        pairs = []
+        for client, server in self.inventory.pair_roles():
+            address = self.inventory.address(params.family, server)
+            if address is None:
+                return Trial(status="failed", params=params, argv=(), error=f"the inventory's {server} has no IPv"
+                             f"{params.family} test address (test_address{'6' if params.family == 6 else ''})")
+            pairs.append(PoolPair(client, server, self.executors[client], address))
+        if self.inventory.pooled and params.direction == "bidir":
+            return Trial(status="failed", params=params, argv=(), error="bidir on a generator pool: a pool sums one "
+                         "direction's receivers; measure forward and reverse apart")
         params = dataclasses.replace(params, port=self.port)
         hosts = self.generator_hosts()
         try:
-            return run_trial(self.executors["client"], self.executors.get("dut"), params, address, driver=self.driver,
-                             generator_hosts=hosts, read_cost_s=self.read_cost_s)
+            return run_trial(pairs[0].executor, self.executors.get("dut"), params, pairs[0].address,
+                             driver=self.driver, generator_hosts=hosts, read_cost_s=self.read_cost_s,
+                             pool=pairs if self.inventory.pooled else None, start_tolerance_s=REMOTE_START_TOLERANCE_S)
         finally:
             if params.congestion:  # iperf3 < 3.18 keeps it for later clients (NamespaceTestbed.forget_congestion)
                 with terminations_deferred():
-                    pidfile = f"{self.executors['server'].scratch_dir}/iperf3-{self.port}.pid"
-                    stop_server(self.executors["server"], pidfile)
-                    start_server(self.executors["server"], pidfile, self.port, SERVER_IDLE_TIMEOUT_S)
+                    for _, role in self.inventory.pair_roles():
+                        server = self.executors[role]
+                        pidfile = f"{server.scratch_dir}/iperf3-{self.port}.pid"
+                        stop_server(server, pidfile)
+                        start_server(server, pidfile, self.port, SERVER_IDLE_TIMEOUT_S, pool=self.inventory.pooled)
 
 
 class SshView:
@@ -445,6 +464,7 @@ class SshView:
         return {} if dut is None or self.testbed.driver is None else self.testbed.driver.state_timeouts(dut)
 
     def packet_path(self, family: int, generator: str = "auto") -> TestbedPath:
+        self.testbed.refuse_pool("rfc2544")  # SshTestbeds.check said so before the run; never one pair of a pool
         return TestbedPath(self, family, generator)
 
     def state_path(self, family: int) -> Any:
@@ -452,6 +472,7 @@ class SshView:
                           "on real hosts its phase 2 needs the server's route back through the DUT, not built yet")
 
     def http_server(self, spec: ServerSpec) -> contextlib.AbstractContextManager[NginxServer]:
+        self.testbed.refuse_pool("cps")
         return self.testbed.http_server(spec)
 
     def run_trial(self, params: TrialParams) -> Trial:
@@ -492,6 +513,9 @@ class SshTestbeds:
         refuse_unsupported(cells, "ssh", self.inventory)
 
     def check(self, cells: list[dict[str, Any]], extra_required: set[str] = frozenset()) -> str:
-        """The axes only: the hosts are checked by `linerate testbed check` (it contacts them)."""
+        """The axes, and a pool against a test that drives one pair; the hosts are checked by
+        `linerate testbed check` (it contacts them)."""
         self.refuse_unsupported(cells)
+        if ONE_PAIR in extra_required and self.inventory.pooled:
+            raise ConfigError("--testbed", pool_refusal(self.inventory, "this test"))
         return f"testbed {self.inventory.name}: axes ok; `linerate testbed check INVENTORY` checks the hosts"

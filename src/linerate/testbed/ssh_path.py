@@ -82,7 +82,7 @@ class TestbedPath(FramePath):
         info = link_info(self.client, route.dev)
         self.device, self.mtu = route.dev, int(info["mtu"])
         self.flow = trafgen.FlowSpec(family, info["address"], self._gateway_mac(route, family),
-                                     route.prefsrc or testbed.inventory.client.test_address, address,
+                                     route.prefsrc or testbed.inventory.clients()["client"].test_address, address,
                                      dst_port=testbed.port)
         self.link_bps = testbed.line_rate["bps"] if testbed.line_rate else None
         self.description = view.description

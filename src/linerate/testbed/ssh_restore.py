@@ -100,9 +100,10 @@ def _gone_within(server: SshExecutor, pid: str, wait_s: float, clock, sleep) -> 
     return True
 
 
-def start_server(server: SshExecutor, pidfile: str, port: int, idle_timeout_s: int) -> None:
-    """Start iperf3 as a daemon and wait for its pid file (written just before it listens)."""
-    server.run(IPERF3.server_daemon_argv(port, pidfile, idle_timeout_s), timeout_s=TIMEOUT_S)
+def start_server(server: SshExecutor, pidfile: str, port: int, idle_timeout_s: int, *, pool: bool = False) -> None:
+    """Start iperf3 as a daemon and wait for its pid file (written just before it listens); pool: it
+    reports the receiver's intervals (a generator pool's pair)."""
+    server.run(IPERF3.server_daemon_argv(port, pidfile, idle_timeout_s, pool), timeout_s=TIMEOUT_S)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         if is_ascii_int(server.run(["cat", pidfile], timeout_s=TIMEOUT_S, check=False).stdout.strip()):

@@ -304,12 +304,12 @@ class Iperf3Generator:
         """One pair's run in a pool: the same, with the server's per-interval receiver report attached."""
         return client_argv(params, server_address) + ["--get-server-output"]
 
-    def server_daemon_argv(self, port: int, pidfile: str, idle_timeout_s: int) -> list[str]:
+    def server_daemon_argv(self, port: int, pidfile: str, idle_timeout_s: int, pool: bool = False) -> list[str]:
         """A server on a remote host that ends by itself: --idle-timeout makes it exit when no test
         came for that long (a controller that died cannot leave it running for ever), --pidfile
-        lets `testbed restore` stop it by pid, never by name."""
-        return ["iperf3", "--server", "--port", str(port), "--daemon", "--pidfile", pidfile,
-                "--idle-timeout", str(idle_timeout_s)]
+        lets `testbed restore` stop it by pid, never by name. A pool's server reports the receiver's
+        intervals as server_argv's does."""
+        return [*server_argv(port, pool), "--daemon", "--pidfile", pidfile, "--idle-timeout", str(idle_timeout_s)]
 
     def timeout_s(self, params: TrialParams) -> float:
         return client_timeout_s(params)

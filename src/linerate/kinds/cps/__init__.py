@@ -25,6 +25,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from linerate.model import ONE_PAIR
 from linerate.errors import ConfigError
 from linerate.experiment.config import Experiment
 from linerate.experiment.plugins import RunContext
@@ -60,7 +61,7 @@ class Cps:
     bit_rate_samples = False
 
     def required_features(self, experiment: Experiment) -> set[str]:
-        return {"binary h2load", "binary nginx"}
+        return {"binary h2load", "binary nginx", ONE_PAIR}
     option_keys = OPTION_KEYS
 
     def check(self, experiment: Experiment) -> None:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from linerate.model import ONE_PAIR
 from linerate.axes import lab_key
 from linerate.errors import ConfigError
 from linerate.experiment.config import Experiment
@@ -80,7 +81,7 @@ class Rfc2544:
 
     def required_features(self, experiment: Experiment) -> set[str]:
         """trafgen when the file asks for it; with auto the client falls back to iperf3 UDP."""
-        return {"binary trafgen"} if experiment.generator == "trafgen" else set()
+        return {ONE_PAIR} | ({"binary trafgen"} if experiment.generator == "trafgen" else set())
     option_keys: tuple[str, ...] = ()  # top-level keys of its own (beyond Experiment's fields)
 
     def cell_settings(self, experiment: Experiment) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from linerate.model import ONE_PAIR
 from linerate.errors import ConfigError
 from linerate.experiment.config import Experiment
 from linerate.experiment.plugins import RunContext
@@ -39,7 +40,7 @@ class Rfc9693:
     option_keys = OPTION_KEYS
 
     def required_features(self, experiment: Experiment) -> set[str]:
-        return {"binary trafgen"}
+        return {"binary trafgen", ONE_PAIR}
 
     def check(self, experiment: Experiment) -> None:
         refuse_throughput_keys(experiment, "rfc9693", "family")
