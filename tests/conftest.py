@@ -1,7 +1,18 @@
 import os
+import signal
 from pathlib import Path
 
 import pytest
+
+
+def pytest_configure(config):
+    """The suite asserts what linerate does with SIGHUP and SIGINT as a terminal starts it. A run started with
+    them ignored (nohup, a background job of a script) would hand that on to every command the tests start, and
+    linerate keeps an ignored SIGHUP/SIGINT ignored (lab/signals.py): reset them, here and for those commands."""
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 DATA = Path(__file__).parent / "data"
 
