@@ -80,10 +80,10 @@ def test_what_a_pool_cannot_do_is_refused_before_anything_runs(cell, field):
     assert caught.value.field == field
 
 
-def test_an_inventory_cannot_take_pairs_yet():
+def test_a_testbed_of_real_hosts_takes_its_pool_from_the_inventory_not_the_pairs_axis():
     with pytest.raises(ConfigError) as caught:
         refuse_unsupported([{"pairs": 2}], "ssh")
-    assert caught.value.field == "pairs"
+    assert caught.value.field == "pairs" and "[[client]] and [[server]] tables" in caught.value.problem
 
 
 # --- the common window --------------------------------------------------------------------------
@@ -280,3 +280,21 @@ def test_pairs_seen_through_ssh_channels_may_differ_in_set_up_by_the_remote_tole
     assert "their set-ups 0.20 s apart" in pair_summary(trial)[0]
     late = Member("client2", "server2", "b", 10.0, run([100] * 6), ended=10.0 + 1.3 + 3.0)  # a retransmitted SYN
     assert not pool_trial([on_time, late], params, REMOTE_START_TOLERANCE_S).ok
+
+
+def test_export_writes_each_pairs_own_iperf3_output_of_a_pooled_trial(tmp_path):
+    from linerate.report.iperf3_files import export_iperf3_json
+    from linerate.store.db import Store
+
+    up, slow = real("masq-tcp-up-1000m"), real("masq-tcp-up-10m")
+    trial = pool_trial([Member("client", "server", "a", 0.0, up), Member("client2", "server2", "b", 0.0, slow)],
+                       up.params)
+    store = Store(tmp_path / "r.db")
+    experiment = store.create_experiment("pooled", "run", {})
+    [cell] = store.ensure_cells(experiment, [{"family": 4, "pairs": 2}]).values()
+    trial_id = store.add_trial(cell, 0, 1, trial, final=True)
+    (tmp_path / "out").mkdir(mode=0o755)
+    done = export_iperf3_json(store, "pooled", str(tmp_path / "out"))
+    names = [Path(path).name for path in done.files]
+    assert names == [f"trial-{trial_id}_cell-{cell}_rep-0_attempt-1_pair-{n}_ok.json" for n in (1, 2)]
+    assert [Path(path).read_text() for path in done.files] == [up.raw, slow.raw]  # each as its iperf3 wrote it

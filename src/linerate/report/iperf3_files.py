@@ -3,7 +3,8 @@ and the store kept it (the trials table's raw column), one file per trial, for u
 in their own tools.
 
 A file is named after its trial: `trial-<trial id>_cell-<cell id>_rep-<repetition>_attempt-<attempt>
-_<ok|failed>.json`. Trials without stored output (a trial that failed before iperf3 ran) are
+_<ok|failed>.json`; a generator pool's trial gives one file per pair, `..._attempt-<attempt>_pair-<N>_<ok|failed>.json`
+(each pair's own iperf3 output: the trial's figure is their sum over the common window, pool/window.py). Trials without stored output (a trial that failed before iperf3 ran) are
 counted, not written. DIR is created when missing (its parent must exist). An existing DIR must be this
 user's and writable by no one else: the file names are linerate's, so a link another user planted under one
 would have root write wherever it points. A name already taken by a link or a non-file is refused before
@@ -37,9 +38,10 @@ class Iperf3Export:
                 "trials_without_output": self.without_output}
 
 
-def trial_file_name(row) -> str:
+def trial_file_name(row, pair: int | None = None) -> str:
+    """The file of a trial's iperf3 output; pair: one pair's of a generator pool's trial (`_pair-N`)."""
     return (f"trial-{row['id']}_cell-{row['cell_id']}_rep-{row['repetition']}_attempt-{row['attempt']}"
-            f"_{'ok' if row['status'] == 'ok' else 'failed'}.json")
+            f"{'' if pair is None else f'_pair-{pair}'}_{'ok' if row['status'] == 'ok' else 'failed'}.json")
 
 
 def check_directory(directory: str) -> None:
@@ -79,13 +81,17 @@ def export_iperf3_json(store: Store, experiment_ref: str | None, directory: str)
         raise ConfigError(OPTION, f"{steered}; give a path through folders only you (or root) can write")
     check_directory(directory)  # again: what is there now (made by us, or changed since)
     result = Iperf3Export(directory, experiment.id)
-    planned = [(row, os.path.join(directory, trial_file_name(row))) for row in rows if texts.get(row["id"])]
+    pairs = store.pair_texts(row["id"] for row in rows)  # a pooled trial: one file per pair, none for the sum
+    planned = [(text, os.path.join(directory, trial_file_name(row, pair if row["id"] in pairs else None)))
+               for row in rows
+               for pair, text in (sorted(pairs[row["id"]].items()) if row["id"] in pairs else [(1, texts.get(row["id"]))])
+               if text]
     for _, path in planned:  # every name checked before the first file is written
         if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
             raise ConfigError(OPTION, f"{path} exists and is not a regular file (a link?): linerate writes its "
                               "own files only; remove it or name another directory")
-    result.without_output = [row["id"] for row in rows if not texts.get(row["id"])]
-    for row, path in planned:
-        output.write(path, texts[row["id"]], OPTION)
+    result.without_output = [row["id"] for row in rows if not texts.get(row["id"]) and row["id"] not in pairs]
+    for text, path in planned:
+        output.write(path, text, OPTION)
         result.files.append(path)
     return result

@@ -24,7 +24,7 @@ from typing import Any
 
 from linerate.errors import ConfigError
 from linerate.model import TRIAL_COLUMNS, Trial
-from linerate.numbers import is_ascii_int
+from linerate.numbers import ascii_int, is_ascii_int
 from linerate.process import ProcessRef, this_host
 from linerate.safepath import absolute, others_may_write, untrusted_component
 from linerate.store import integrity, schema
@@ -453,6 +453,21 @@ class Store:
     def lab_states(self, ids: Iterable[int]) -> dict[int, dict]:
         """Read-back knob states by id (trials refer to them by lab_state_id)."""
         return {k: json.loads(v) for k, v in self._rows_by_id("lab_states", "state", ids).items()}
+
+    def pair_texts(self, trial_ids: Iterable[int]) -> dict[int, dict[int, str]]:
+        """trial id -> {pair number: its iperf3 -J text} for the pooled trials among them (pool/window.py keeps
+        each pair's output as the trial's raw text "pairN")."""
+        out: dict[int, dict[int, str]] = {}
+        wanted = sorted(set(trial_ids))
+        for start in range(0, len(wanted), 500):  # under SQLite's bound-parameter limit
+            chunk = wanted[start:start + 500]
+            for trial_id, host, text in self.conn.execute(
+                    f"SELECT trial_id, host, text FROM trial_raw WHERE phase='iperf3' AND host LIKE 'pair%' "
+                    f"AND trial_id IN ({', '.join('?' * len(chunk))})", chunk):
+                number = ascii_int(host.removeprefix("pair"))
+                if number is not None and text:
+                    out.setdefault(trial_id, {})[number] = text
+        return out
 
     def trial_texts(self, trial_ids: Iterable[int]) -> dict[int, str]:
         """trial id -> the generator's raw output (iperf3 -J text), for the trials asked for only."""

@@ -85,8 +85,8 @@ def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -
             continue
         pooled = [n for n in POOL_AXES if cell.get(n, AXES[n].default) != AXES[n].default]
         if pooled:
-            raise ConfigError(pooled[0], f"{cell[pooled[0]]!r}: a generator pool runs in the namespace lab; an "
-                              "inventory holds one [client] and one [server] (remove it)")
+            raise ConfigError(pooled[0], f"{cell[pooled[0]]!r} builds a pool in the namespace lab; on real hosts the "
+                              "pool is the inventory's [[client]] and [[server]] tables (remove the axis)")
         for name, what in {**NAMESPACE_ONLY, **{n: 'a VM DUT (dut = "vm")' for n in VM_AXES}}.items():
             if name in cell and cell[name] != AXES[name].default:
                 raise ConfigError(name, f"{cell[name]!r} needs {what}, which only the namespace lab emulates; on a "
