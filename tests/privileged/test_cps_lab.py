@@ -132,11 +132,26 @@ def test_a_stopped_or_killed_cps_on_a_kept_lab_leaves_it_usable(tmp_path):
             time.sleep(1)
             if sig == signal.SIGTERM:
                 assert proc.returncode == 143 and not in_namespace("lr-cpk1-client", "tcpdump")
-        assert in_namespace("lr-cpk1-server", "nginx")  # the SIGKILLed one's: lab clean stops it, the lab stays
-        cleaned = linerate("lab", "clean").stdout
-        assert "stopped the nginx a killed cps left in lab cpk1" in cleaned, cleaned
+        assert in_namespace("lr-cpk1-server", "nginx")  # the SIGKILLed one's: the next command stops it
+        linerate("trial", "--lab", "cpk1", "--duration", "1")
         time.sleep(0.5)
         assert not in_namespace("lr-cpk1-server", "nginx") and "lr-cpk1-dut" in netns_names()
+        # and `lab clean` does too, with no command on the lab (a stand-in: a program named nginx)
+        stand_in = tmp_path / "nginx"
+        stand_in.write_bytes(Path("/bin/sleep").read_bytes())
+        stand_in.chmod(0o700)
+        held = subprocess.Popen(["ip", "netns", "exec", "lr-cpk1-server", str(stand_in), "60"])
+        try:
+            deadline = time.monotonic() + 10
+            while not in_namespace("lr-cpk1-server", "nginx") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            cleaned = linerate("lab", "clean").stdout
+            assert "stopped the nginx a killed cps left in lab cpk1" in cleaned, cleaned
+            assert held.wait(timeout=10) == -signal.SIGKILL
+        finally:
+            held.kill()
+            held.wait()
+        assert "lr-cpk1-dut" in netns_names()
         # a SIGKILLed rfc9693 on the kept lab left its counting tables (the server's drops UDP 5201) and pcaps
         proc = subprocess.Popen([*LINERATE, "rfc9693", "--lab", "cpk1", "--connections", "500", "--start-connections",
                                  "500", "--db", str(tmp_path / "r.db")], stdout=subprocess.DEVNULL,

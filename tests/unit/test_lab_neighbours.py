@@ -32,3 +32,4 @@ def test_a_neighbour_entry_with_another_mac_than_its_addresss_link_is_named_in_a
     right = routing_drift("lrx-d", [], [], read, owners=owners)
     assert not [line for line in right if "resolves" in line], right
     assert READS["neigh"] == ["ip", "-j", "neigh", "show", "nud", "all"]
+

@@ -21,11 +21,15 @@ from linerate.topology.plan import CreateNamespace, CreateTap, CreateVeth, Plan,
 Reader = Callable[[str, list[str]], str]  # (namespace, argv) -> the command's stdout
 
 LINKS = ["ip", "-d", "-j", "link", "show"]
-# a link's NAPI deferral (Documentation/networking/napi.rst) and each queue's receive/transmit steering
+# a link's NAPI deferral and threaded NAPI (Documentation/networking/napi.rst, Documentation/ABI/testing/
+# sysfs-class-net: `threaded`) and each queue's receive/transmit steering
 # (Documentation/networking/scaling.rst): 0 unless someone (or the plan's RPS steps) set it; a fixed script, no values
 SYSFS = ["sh", "-c", "grep -H . /sys/class/net/*/gro_flush_timeout /sys/class/net/*/napi_defer_hard_irqs "
          "/sys/class/net/*/queues/*/rps_cpus /sys/class/net/*/queues/*/rps_flow_cnt /sys/class/net/*/queues/*/xps_cpus "
          "2>/dev/null; true"]
+# read apart (captured fixtures hold the read above): NAPI in a kernel thread instead of softirq, and transmit
+# steering by receive queue
+SYSFS_MORE = ["sh", "-c", "grep -H . /sys/class/net/*/threaded /sys/class/net/*/queues/*/xps_rxqs 2>/dev/null; true"]
 # what the kernel gives every link (include/linux/netdevice.h GSO_LEGACY_MAX_SIZE, GSO_MAX_SEGS, GRO_LEGACY_MAX_SIZE):
 # a guest's NICs are compared with these (no new virtio NIC can be made there to compare with)
 KERNEL_SIZES = {"gso_max_size": 65536, "gso_max_segs": 65535, "gro_max_size": 65536}
@@ -128,12 +132,13 @@ def sysfs_drift(ns: str, devices: set[str] | None, planned: set[str], read: Read
     none (`planned`: the sysfs paths its steps write, compared on their own). devices None: every link of ns; a
     guest's (devices given) XPS masks are its driver's own (virtio-net sets them per queue)."""
     problems = []
-    for line in read(ns, SYSFS).splitlines():
+    more = read(ns, SYSFS_MORE) if devices is None else ""  # a lab namespace's links; a guest's are its driver's
+    for line in (read(ns, SYSFS) + "\n" + more).splitlines():
         path, _, value = line.partition(":")
         parts = path.split("/")  # /sys/class/net/<link>/<key> or /sys/class/net/<link>/queues/<queue>/<key>
         if len(parts) not in (6, 8) or path in planned or (devices is not None and parts[4] not in devices):
             continue
-        if devices is not None and parts[-1] == "xps_cpus":
+        if devices is not None and parts[-1] in ("xps_cpus", "xps_rxqs"):
             continue
         if value.replace(",", "").strip().strip("0"):
             what = parts[-1] if len(parts) == 6 else f"{parts[6]}/{parts[7]}"

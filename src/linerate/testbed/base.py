@@ -268,6 +268,7 @@ class KeptLab:
             try:
                 if self.lab.record is not None:  # every input is checked by now: this command will measure
                     stop_leftover_programs(self.lab.record)  # a killed command's generator would disturb it
+                    self.lab.stop_killed_cps_server()  # and a killed cps's nginx would hold the port and memory
                     self.lab.restore_client_ports()  # and a killed rfc2544's pacing would stand in for a pair link
                     self.lab.fresh_servers()  # and what a server holds that no read shows goes with it
                 # the reads' cost places a trial's second DUT read (trial.window_offsets): measured on the lab as it is

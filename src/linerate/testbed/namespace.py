@@ -294,6 +294,14 @@ class NamespaceTestbed:
         # derived from the lab id, so `lab down` and `lab clean` (after a SIGKILL) remove it with the lab;
         return http_server(self.executor("server"), addresses, spec)  # a new directory in the lab's scratch
 
+    def stop_killed_cps_server(self) -> list[int]:
+        """A kept lab's nginx when no cps serves there now (its HTTP lock is free): a killed cps's, stopped."""
+        server = self.spec.netns("server")
+        if not self.keep or not nginx_pids(server):
+            return []
+        with self.registry.serving_free(self.spec.lab_id) as free:
+            return stop_stale_nginx(server) if free else []
+
     def run_trial(self, params: TrialParams) -> Trial:
         try:
             return run_trial(self.executor("client"), self.executor("dut"), params,
