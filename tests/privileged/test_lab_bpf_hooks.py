@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from linerate.lab.bpf_hooks import host_flow_dissector, in_named_namespace, netfilter_programs, of_cgroups, of_processes
+from linerate.lab.bpf_hooks import host_flow_dissector, in_namespace, netfilter_programs, of_cgroups, of_processes
+from linerate.lab.netns import read_in
 from linerate.lab.placement import cgroup_hierarchies
 from tests.privileged import bpf_programs
 
@@ -33,7 +34,7 @@ def namespace():
 
 
 def listed(ns: str) -> dict:
-    return in_named_namespace(f"/run/netns/{ns}", ["v0", "v1"])
+    return read_in(ns, lambda: in_namespace(["v0", "v1"]))
 
 
 def test_a_program_on_a_links_tcx_hook_is_listed_until_it_is_detached(namespace):
@@ -46,7 +47,7 @@ def test_a_program_on_a_links_tcx_hook_is_listed_until_it_is_detached(namespace)
     assert all(programs == [] for programs in attached.values()), attached  # the other hooks hold none
     in_ns(namespace, sys.executable, HELPER, "detach-tcx", "v0", "ingress", program)
     assert listed(namespace)["tcx ingress of v0"] == []
-    assert in_named_namespace("/run/netns/lrt-bpf-none", ["v0"]).startswith("unreadable: ")  # no such namespace
+    assert read_in("lrt-bpf-none", lambda: in_namespace(["v0"])).startswith("unreadable: ")  # no such namespace
 
 
 def test_a_namespaces_flow_dissector_is_listed_for_it_and_not_for_the_host(namespace):

@@ -8,6 +8,7 @@ import pytest
 from linerate.errors import ConfigError
 from linerate.model import ONE_PAIR
 from linerate.testbed.inventory import parse_inventory
+from linerate.testbed.knobs import refuse_unsupported
 from linerate.testbed.ssh import SshTestbeds
 
 ONE = """name = "bench"
@@ -94,3 +95,10 @@ def test_a_pool_refuses_a_test_that_drives_one_pair_before_it_connects():
         pooled.check([{}], {"binary h2load", ONE_PAIR})
     assert "axes ok" in pooled.check([{}], set())  # throughput: the pool sums its pairs
     assert "axes ok" in SshTestbeds(parse_inventory(ONE), None).check([{}], {ONE_PAIR})
+
+
+def test_bidir_on_a_pool_is_refused_before_anything_runs_and_one_pair_takes_it():
+    with pytest.raises(ConfigError) as caught:
+        refuse_unsupported([{"direction": "bidir"}], "ssh", parse_inventory(POOL))
+    assert caught.value.field == "direction" and "a pool sums one direction's receivers" in caught.value.problem
+    refuse_unsupported([{"direction": "bidir"}], "ssh", parse_inventory(ONE))

@@ -189,9 +189,8 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
     from linerate.errors import LinerateError
     from linerate.lab.registry import Registry, vet
     from linerate.lab.signals import terminations_deferred
-    from linerate.model import lab_namespace
     from linerate.testbed.kept_sweep import sweep_kept_lab
-    from linerate.testbed.namespace import nginx_pids, remove_record, stop_stale_nginx
+    from linerate.testbed.namespace import remove_record, stop_killed_cps_server
 
     registry = Registry()
     removed: list[dict] = []
@@ -217,16 +216,13 @@ def cmd_lab_clean(args: argparse.Namespace) -> int:
         removed.append({"kind": record.kind, "lab": record.lab_id, "namespaces": list(record.namespaces)})
         say(f"removed {record.kind} {record.lab_id} ({', '.join(record.namespaces) or 'no namespaces'})")
     for record in registry.all():  # kept labs stay; what killed `--lab` commands left in one goes
-        server = lab_namespace(record.lab_id, "server")
         if record.kind != "lab" or record.owner is not None or vet(record, registry.state_dir) \
                 or registry.in_use(record.lab_id):
             continue  # nothing is touched
-        if nginx_pids(server):
-            with registry.serving_free(record.lab_id) as free:
-                stopped = stop_stale_nginx(server) if free else []
-            if stopped:
-                removed.append({"kind": "nginx", "lab": record.lab_id, "pids": stopped})
-                say(f"stopped the nginx a killed cps left in lab {record.lab_id} (pid {', '.join(map(str, stopped))})")
+        stopped = stop_killed_cps_server(registry, record.lab_id)
+        if stopped:
+            removed.append({"kind": "nginx", "lab": record.lab_id, "pids": stopped})
+            say(f"stopped the nginx a killed cps left in lab {record.lab_id} (pid {', '.join(map(str, stopped))})")
         if not sweep_kept_lab(record, remove=False):
             continue  # looked only: nothing written, not even a lock file
         with registry.unused(record.lab_id) as free:

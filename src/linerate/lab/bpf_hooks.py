@@ -6,8 +6,8 @@ BPF_PROG_QUERY (for a cgroup, BPF_F_QUERY_EFFECTIVE: those it inherits too) and 
 BPF_OBJ_GET_INFO_BY_FD tells of it: its name, type and tag (a hash of its instructions), not its id, which
 changes when the same program is loaded again. Attach types and commands: include/uapi/linux/bpf.h.
 
-lab/snapshot.py takes a namespace's and its links' with the namespace's other reads (in_named_namespace: a thread
-enters the namespace, no process is started)."""
+lab/snapshot.py takes a namespace's and its links' with the namespace's other reads (in_namespace, on a thread that
+entered the namespace: lab/netns.py read_in; no process is started)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import os
 import platform
 import socket
 import struct
-import threading
 from pathlib import Path
 
 from linerate.lab.placement import cgroup_hierarchies
@@ -39,7 +38,6 @@ ON_CGROUPS = {"inet ingress": 0, "inet egress": 1, "inet sock create": 2, "sock 
 PROGRAM_TYPES = {1: "socket_filter", 3: "sched_cls", 4: "sched_act", 8: "cgroup_skb", 9: "cgroup_sock",
                  13: "sock_ops", 18: "cgroup_sock_addr", 22: "flow_dissector", 23: "cgroup_sysctl",
                  25: "cgroup_sockopt", 30: "sk_lookup", 32: "netfilter"}  # enum bpf_prog_type
-CLONE_NEWNET = 0x40000000  # sched.h
 MAX_PROGRAMS = 64
 ATTR_BYTES = 128  # more than each command's part of union bpf_attr; the kernel takes zeroes past its own
 
@@ -109,30 +107,6 @@ def in_namespace(links: list[str]) -> dict[str, list[str] | str]:
             continue  # a link that went meanwhile: the namespace's links read says so
         for what, attach_type in ON_LINKS.items():
             found[f"{what} of {link}"] = listed(index, attach_type)
-    return found
-
-
-def in_named_namespace(path: str, links: list[str]) -> dict[str, list[str] | str] | str:
-    """in_namespace for the namespace bound at path (/run/netns/NAME), read by a thread that enters it (setns(2)
-    moves only the calling thread), so no process is started per namespace; why not, as text, where it cannot."""
-    found: dict[str, list[str] | str] | str = {}
-
-    def read() -> None:
-        nonlocal found
-        try:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                if LIBC.setns(fd, CLONE_NEWNET) != 0:
-                    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-            finally:
-                os.close(fd)
-            found = in_namespace(links)
-        except Exception as e:  # noqa: BLE001 - said as the read's value, never a thread's traceback
-            found = f"unreadable: {getattr(e, 'strerror', None) or e}"
-
-    reader = threading.Thread(target=read, name="bpf-hooks")
-    reader.start()
-    reader.join()
     return found
 
 

@@ -109,6 +109,15 @@ def run_in(name: str, fn: Callable[[], T]) -> T:
     return _on_thread(work)
 
 
+def read_in(name: str, fn: Callable[[], T]) -> T | str:
+    """run_in for a read: what fn() gives in namespace `name`, or why not, as text ("unreadable: ..."), which a
+    kept lab's snapshot compares like any other value."""
+    try:
+        return run_in(name, fn)
+    except (OSError, ValueError) as exc:
+        return f"unreadable: {getattr(exc, 'strerror', None) or exc}"
+
+
 def remove(name: str) -> bool:
     """Unmount and delete /run/netns/NAME. False when it did not exist."""
     path = NETNS_DIR / name

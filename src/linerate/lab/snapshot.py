@@ -63,7 +63,7 @@ def take(namespaces: list[str], read: Reader, programs: Callable[[str, list[str]
          workspaces: frozenset[str] = frozenset(),
          attributes: Callable[[str], Any] | None = None) -> dict[str, dict[str, Any]]:
     """namespace -> {what: its normalised read}; a read that fails is kept as "" (compared like any other).
-    programs(namespace, its links): the eBPF programs on them (lab/bpf_hooks.py in_named_namespace), when given;
+    programs(namespace, its links): the eBPF programs on them (lab/bpf_hooks.py in_namespace), when given;
     attributes(namespace): every netlink attribute of its links (lab/link_attributes.py), when given.
     workspaces: the namespaces where an operator may capture (a generator's): elsewhere a link's promiscuity and
     allmulti counts are compared too (a macvlan on a lab link, even one moved to another namespace, makes it

@@ -134,13 +134,20 @@ def pool_trial(members: list[Member], params: TrialParams, start_tolerance_s: fl
                  congestion=first.congestion, telemetry={"pool": window, "pairs": _pairs(members, figures)}, **common)
 
 
-def setup_spread(members: list[Member]) -> float | None:
-    """How far apart the pairs' set-ups were (late_starter), seconds: the uncertainty of where their intervals
-    sit beside each other; None when an end was not seen."""
+def setups(members: list[Member]) -> list[float] | None:
+    """Each pair's set-up: from its launch until its measuring began, which lasted duration_s whichever intervals
+    the server printed (its last one can be missing) and ended just before its process did; None when an end was
+    not seen."""
     if any(m.ended is None for m in members):
         return None
-    setup = [m.ended - m.trial.params.duration_s - m.launched for m in members]
-    return round(max(setup) - min(setup), 3)
+    return [m.ended - m.trial.params.duration_s - m.launched for m in members]
+
+
+def setup_spread(members: list[Member]) -> float | None:
+    """How far apart the pairs' set-ups were, seconds: the uncertainty of where their intervals sit beside each
+    other."""
+    setup = setups(members)
+    return None if setup is None else round(max(setup) - min(setup), 3)
 
 
 def late_starter(members: list[Member], tolerance_s: float = START_TOLERANCE_S) -> str | None:
@@ -148,10 +155,9 @@ def late_starter(members: list[Member], tolerance_s: float = START_TOLERANCE_S) 
     at its launch plus its set-up (connect, parameters, omitted seconds) and ended just before its process did;
     a pair whose set-up took longer than the others' (a retransmitted SYN: 1 s) would be placed wrongly by its
     launch, so the two anchors must agree within tolerance_s."""
-    if any(m.ended is None for m in members):
+    setup = setups(members)
+    if setup is None:
         return None
-    # measuring lasts duration_s whichever intervals the server printed (its last one can be missing)
-    setup = [m.ended - m.trial.params.duration_s - m.launched for m in members]
     quickest = min(setup)
     for index, extra in enumerate(s - quickest for s in setup):
         if extra > tolerance_s:

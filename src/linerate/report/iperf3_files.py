@@ -82,15 +82,15 @@ def export_iperf3_json(store: Store, experiment_ref: str | None, directory: str)
     check_directory(directory)  # again: what is there now (made by us, or changed since)
     result = Iperf3Export(directory, experiment.id)
     pairs = store.pair_texts(row["id"] for row in rows)  # a pooled trial: one file per pair, none for the sum
-    planned = [(text, os.path.join(directory, trial_file_name(row, pair if row["id"] in pairs else None)))
-               for row in rows
-               for pair, text in (sorted(pairs[row["id"]].items()) if row["id"] in pairs else [(1, texts.get(row["id"]))])
-               if text]
+    outputs = {row["id"]: sorted(pairs[row["id"]].items()) if row["id"] in pairs else [(None, texts.get(row["id"]))]
+               for row in rows}
+    planned = [(text, os.path.join(directory, trial_file_name(row, pair)))
+               for row in rows for pair, text in outputs[row["id"]] if text]
     for _, path in planned:  # every name checked before the first file is written
         if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
             raise ConfigError(OPTION, f"{path} exists and is not a regular file (a link?): linerate writes its "
                               "own files only; remove it or name another directory")
-    result.without_output = [row["id"] for row in rows if not texts.get(row["id"]) and row["id"] not in pairs]
+    result.without_output = [row["id"] for row in rows if not any(text for _, text in outputs[row["id"]])]
     for text, path in planned:
         output.write(path, text, OPTION)
         result.files.append(path)

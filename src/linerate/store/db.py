@@ -442,12 +442,9 @@ class Store:
             (experiment_id,) + ((trial_id,) if trial_id is not None else ())))
 
     def _rows_by_id(self, table: str, column: str, ids: Iterable[int]) -> dict[int, Any]:
-        wanted = sorted(set(ids))
         out: dict[int, Any] = {}
-        for start in range(0, len(wanted), 500):  # under SQLite's bound-parameter limit
-            chunk = wanted[start:start + 500]
-            out.update(self.conn.execute(
-                f"SELECT id, {column} FROM {table} WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+        for chunk, marks in _chunks(ids):
+            out.update(self.conn.execute(f"SELECT id, {column} FROM {table} WHERE id IN ({marks})", chunk))
         return out
 
     def lab_states(self, ids: Iterable[int]) -> dict[int, dict]:
@@ -458,12 +455,10 @@ class Store:
         """trial id -> {pair number: its iperf3 -J text} for the pooled trials among them (pool/window.py keeps
         each pair's output as the trial's raw text "pairN")."""
         out: dict[int, dict[int, str]] = {}
-        wanted = sorted(set(trial_ids))
-        for start in range(0, len(wanted), 500):  # under SQLite's bound-parameter limit
-            chunk = wanted[start:start + 500]
+        for chunk, marks in _chunks(trial_ids):
             for trial_id, host, text in self.conn.execute(
-                    f"SELECT trial_id, host, text FROM trial_raw WHERE phase='iperf3' AND host LIKE 'pair%' "
-                    f"AND trial_id IN ({', '.join('?' * len(chunk))})", chunk):
+                    "SELECT trial_id, host, text FROM trial_raw WHERE phase='iperf3' AND host LIKE 'pair%' "
+                    f"AND trial_id IN ({marks})", chunk):
                 number = ascii_int(host.removeprefix("pair"))
                 if number is not None and text:
                     out.setdefault(trial_id, {})[number] = text
@@ -576,4 +571,13 @@ class Store:
             self.conn.execute("UPDATE dut_journal SET restored_at=? WHERE id=?", (time.time(), entry_id))
 
 
+def _chunks(ids: Iterable[int], size: int = 500) -> Iterable[tuple[list[int], str]]:
+    """The distinct ids in runs of `size` (under SQLite's bound-parameter limit), each with its "?, ?, ..." marks."""
+    wanted = sorted(set(ids))
+    for start in range(0, len(wanted), size):
+        chunk = wanted[start:start + size]
+        yield chunk, ", ".join("?" * len(chunk))
+
+
 __all__ = ["ExperimentRow", "Store", "cell_key", "default_db_path"]
+

@@ -220,10 +220,10 @@ class Inventory(BaseModel):
         if len(set(used)) != len(used):
             twice = next(server for server in used if used.count(server) > 1)
             raise ValueError(f"pairs: {twice} is in two pairs; a server's iperf3 takes one client at a time")
-        machines = [(_canonical_host(parse_ssh(e.ssh, e.port)[1]), parse_ssh(e.ssh, e.port)[2])
-                    for e in self.servers().values()]
+        keys = self.host_keys()
+        machines = [keys[role][0] for role in servers]
         if len(set(machines)) != len(machines):
-            raise ValueError("two servers are one host (the same ssh host and port): their iperf3 servers would "
+            raise ValueError("two servers are one host (the same ssh host, port and jump host): their iperf3 servers would "
                              "share one port; list each server host once")
         return self
 
@@ -246,7 +246,7 @@ class Inventory(BaseModel):
         clients, servers = list(self.clients()), list(self.servers())
         if self.pairs is None:
             return list(zip(clients, servers))
-        return [(clients[c - 1], servers[s - 1]) for c, s in self.pairs if c <= len(clients) and s <= len(servers)]
+        return [(clients[c - 1], servers[s - 1]) for c, s in self.pairs]  # in range: _addresses checked it first
 
     def hosts(self) -> dict[str, HostEntry]:
         dut = {"dut": self.dut} if self.dut is not None else {}

@@ -91,6 +91,9 @@ def refuse_unsupported(cells: list[dict[str, Any]], kind: str, inventory=None) -
             if name in cell and cell[name] != AXES[name].default:
                 raise ConfigError(name, f"{cell[name]!r} needs {what}, which only the namespace lab emulates; on a "
                                   "real testbed the hosts' own configuration decides it (remove the axis)")
+        if inventory is not None and inventory.pooled and cell.get("direction") == "bidir":
+            raise ConfigError("direction", "bidir on a generator pool (the inventory's [[client]]/[[server]] tables): "
+                              "a pool sums one direction's receivers; measure forward and reverse apart")
         knobs = cell.get("dut_sysctls", "default") != "default" or cell.get("dut_offloads", "default") != "default"
         if knobs and (inventory is None or inventory.dut is None):
             raise ConfigError("dut_sysctls", "DUT knobs need a [dut] host in the inventory")

@@ -20,7 +20,7 @@ from linerate.dut.linux import LinuxDriver
 from linerate.errors import ConfigError, LabError
 from linerate.exec import LocalExecutor, NetnsExecutor
 from linerate.exec.scratch import is_scratch_path, new_scratch_path
-from linerate.lab.bpf_hooks import in_named_namespace as ebpf_programs
+from linerate.lab.bpf_hooks import in_namespace as ebpf_programs
 from linerate.lab.bpf_hooks import host_flow_dissector, netfilter_programs
 from linerate.lab.bpf_hooks import of_processes as cgroup_programs
 from linerate.lab.conform import plan_drift
@@ -32,7 +32,7 @@ from linerate.lab.snapshot import take as take_snapshot
 from linerate.lab.apply import NETNS_DIR, apply_plan, pids_in_netns, programs_in_netns, read_sysctl, remove_namespaces
 from linerate.lab.link_attributes import read_links
 from linerate.lab.netns import (canonical_qdiscs, canonical_ruleset, etc_dir, new_links, new_namespace_sysctls,
-                                new_veth_features, per_namespace_net_keys, run_in)
+                                new_veth_features, per_namespace_net_keys, read_in)
 from linerate.lab.placement import Placement, givable
 from linerate.lab.registry import LabRecord, Registry, vet
 from linerate.lab.signals import terminations_deferred, terminations_raise
@@ -175,8 +175,8 @@ class NamespaceTestbed:
         own = self.own_processes()
         workspaces = frozenset(self.spec.netns(role) for pair in self.spec.pair_roles() for role in pair)
         return {**take_snapshot(sorted(self.record.namespaces), _read_in,
-                                lambda ns, links: ebpf_programs(str(NETNS_DIR / ns), links), workspaces,
-                                _link_attributes),
+                                lambda ns, links: read_in(ns, lambda: ebpf_programs(links)), workspaces,
+                                lambda ns: read_in(ns, read_links)),
                 "the host": {"processes": snapshot_processes(own, _read_file, os.listdir),
                              "net settings": host_settings(_read_file, os.listdir, per_namespace_net_keys()),
                              "scheduler settings": scheduler_settings(_read_file, os.listdir),
@@ -295,12 +295,7 @@ class NamespaceTestbed:
         return http_server(self.executor("server"), addresses, spec)  # a new directory in the lab's scratch
 
     def stop_killed_cps_server(self) -> list[int]:
-        """A kept lab's nginx when no cps serves there now (its HTTP lock is free): a killed cps's, stopped."""
-        server = self.spec.netns("server")
-        if not self.keep or not nginx_pids(server):
-            return []
-        with self.registry.serving_free(self.spec.lab_id) as free:
-            return stop_stale_nginx(server) if free else []
+        return stop_killed_cps_server(self.registry, self.spec.lab_id) if self.keep else []
 
     def run_trial(self, params: TrialParams) -> Trial:
         try:
@@ -416,15 +411,6 @@ def _read_in(ns: str, argv: list[str]) -> str:
     return done.stdout if done.returncode == 0 else ""
 
 
-def _link_attributes(ns: str) -> dict | str:
-    """Every netlink attribute of the links of one of the lab's namespaces (lab/link_attributes.py); why not, as
-    text (compared like any other read), where it cannot be read."""
-    try:
-        return run_in(ns, read_links)
-    except (OSError, ValueError) as exc:
-        return f"unreadable: {getattr(exc, 'strerror', None) or exc}"
-
-
 def _sysctl_or_none(ns: str, key: str) -> str:
     try:
         return read_sysctl(ns, key)
@@ -448,6 +434,16 @@ def remove_owned_dir(path: str) -> None:
 def nginx_pids(ns: str) -> list[int]:
     """The nginx processes in a lab namespace (ns is one linerate derived from a lab's id). Looks only."""
     return [pid for pid, program in programs_in_netns(ns) if program == "nginx"]
+
+
+def stop_killed_cps_server(registry: Registry, lab_id: str) -> list[int]:
+    """A kept lab's nginx when no cps serves there now (its HTTP lock is free): a killed cps's, stopped (by the
+    next command on the lab, or `lab clean`). Its pids."""
+    server = lab_namespace(lab_id, "server")
+    if not nginx_pids(server):
+        return []
+    with registry.serving_free(lab_id) as free:
+        return stop_stale_nginx(server) if free else []
 
 
 def stop_stale_nginx(ns: str) -> list[int]:

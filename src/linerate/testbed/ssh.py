@@ -260,10 +260,15 @@ class SshTestbed:
     def _start_server(self) -> None:
         """An iperf3 server on every server host of a pair, journaled before it starts."""
         for _, role in self.inventory.pair_roles():
-            server = self.executors[role]
-            pidfile = f"{server.scratch_dir}/iperf3-{self.port}.pid"
-            self.journal.add(role, "process", pidfile, "", None)
-            start_server(server, pidfile, self.port, SERVER_IDLE_TIMEOUT_S, pool=self.inventory.pooled)
+            self.journal.add(role, "process", self._server_pidfile(role), "", None)
+            self._launch_server(role)
+
+    def _server_pidfile(self, role: str) -> str:
+        return f"{self.executors[role].scratch_dir}/iperf3-{self.port}.pid"
+
+    def _launch_server(self, role: str) -> None:
+        start_server(self.executors[role], self._server_pidfile(role), self.port, SERVER_IDLE_TIMEOUT_S,
+                     pool=self.inventory.pooled)
 
     # --- knobs --------------------------------------------------------------------------------------
 
@@ -372,9 +377,6 @@ class SshTestbed:
                 return Trial(status="failed", params=params, argv=(), error=f"the inventory's {server} has no IPv"
                              f"{params.family} test address (test_address{'6' if params.family == 6 else ''})")
             pairs.append(PoolPair(client, server, self.executors[client], address))
-        if self.inventory.pooled and params.direction == "bidir":
-            return Trial(status="failed", params=params, argv=(), error="bidir on a generator pool: a pool sums one "
-                         "direction's receivers; measure forward and reverse apart")
         params = dataclasses.replace(params, port=self.port)
         hosts = self.generator_hosts()
         try:
@@ -385,10 +387,8 @@ class SshTestbed:
             if params.congestion:  # iperf3 < 3.18 keeps it for later clients (NamespaceTestbed.forget_congestion)
                 with terminations_deferred():
                     for _, role in self.inventory.pair_roles():
-                        server = self.executors[role]
-                        pidfile = f"{server.scratch_dir}/iperf3-{self.port}.pid"
-                        stop_server(server, pidfile)
-                        start_server(server, pidfile, self.port, SERVER_IDLE_TIMEOUT_S, pool=self.inventory.pooled)
+                        stop_server(self.executors[role], self._server_pidfile(role))
+                        self._launch_server(role)
 
 
 class SshView:
