@@ -45,11 +45,16 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(VENV)/bin/linerate demo
 
+# The unit and CLI tests touch no lab and time nothing: two workers (pytest-xdist). The privileged tests build
+# labs and measure on this machine's CPUs: one at a time. Both parts always run; either failing fails the target.
 test: install reference-image
-	$(PY) -m pytest tests -q -p no:cacheprovider --durations=60
+	status=0; \
+	$(PY) -m pytest tests/unit tests/cli -q -p no:cacheprovider -n 2 --durations=15 || status=1; \
+	$(PY) -m pytest tests/privileged -q -p no:cacheprovider --durations=60 || status=1; \
+	exit $$status
 
 test-unit: install
-	$(PY) -m pytest tests/unit tests/cli -q
+	$(PY) -m pytest tests/unit tests/cli -q -n 2
 
 test-privileged: install reference-image
 	$(PY) -m pytest tests/privileged -q

@@ -12,6 +12,7 @@ import pytest
 
 from linerate.lab.apply import remove_namespaces
 from linerate.lab.registry import Registry
+from linerate.vm.accel import write_cache
 
 pytestmark = pytest.mark.privileged
 
@@ -26,6 +27,23 @@ def pytest_collection_modifyitems(items):
 
 def netns_names() -> set[str]:
     return set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()
+
+
+_KVM_PROBE: dict[str, str] = {}  # the first real probe's answer this session (vm/accel.py)
+
+
+@pytest.fixture(autouse=True)
+def kvm_probed_once_per_session():
+    """Whether a KVM guest boots here is a fact of the machine's boot, which linerate keeps in its state
+    directory (vm/accel.py). Each test has its own state directory, so each VM test would boot the ~14 s KVM
+    probe again: the first test that needs it runs it for real, the later ones start with its answer, as the
+    commands of one user on one machine do."""
+    cache = Registry().state_dir / ".kvm-probe"
+    if "text" in _KVM_PROBE:
+        write_cache(cache, _KVM_PROBE["text"])
+    yield
+    if "text" not in _KVM_PROBE and cache.is_file():
+        _KVM_PROBE["text"] = cache.read_text()
 
 
 @pytest.fixture(autouse=True)

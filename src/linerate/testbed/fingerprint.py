@@ -55,24 +55,30 @@ def controller_fingerprint(host: Executor | None = None) -> dict:
     }
 
 
+# what host_fingerprint reads, in one batch: an SSH exec costs a channel and a remote shell start (~0.2 s on the
+# test bed's hosts, one RTT more on a far one), so these ~8 commands a host went one round trip instead of eight
+HOST_PROBES = {"os": ["uname", "-s"], "kernel": ["uname", "-r"], "machine": ["uname", "-m"],
+               "cpuinfo": ["cat", "/proc/cpuinfo"], "nproc": ["nproc"],  # Linux
+               "ncpu": ["sysctl", "-n", "hw.ncpu"], "model": ["sysctl", "-n", "hw.model"],  # the BSDs
+               "iperf3": ["iperf3", "--version"]}
+
+
 def host_fingerprint(executor: SshExecutor, driver: DutDriver | None = None,
                      interfaces: list[str] | tuple[str, ...] = ()) -> dict:
     """Kernel/OS, CPU model and count, NIC drivers and offloads, iperf3 version of one host."""
-    def out(argv: list[str]) -> str | None:
-        result = executor.run(argv, timeout_s=TIMEOUT_S, check=False)
-        return result.stdout.strip() or None if result.returncode == 0 else None
-
-    system = out(["uname", "-s"]) or "?"
-    info = {"os": system, "kernel": out(["uname", "-r"]), "machine": out(["uname", "-m"])}
+    argvs = [*HOST_PROBES.values(), *(["ethtool", "-i", ifname] for ifname in interfaces if driver is not None)]
+    results = executor.run_many(argvs, timeout_s=TIMEOUT_S)
+    said = {name: (result.stdout.strip() or None if result.returncode == 0 else None)
+            for name, result in zip([*HOST_PROBES, *(f"ethtool {ifname}" for ifname in interfaces)], results)}
+    system = said["os"] or "?"
+    info = {"os": system, "kernel": said["kernel"], "machine": said["machine"]}
     if system == "Linux":
-        cpuinfo = out(["cat", "/proc/cpuinfo"]) or ""
-        models = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
-        info.update(cpu_model=models[0] if models else None, cpu_count=ascii_int(out(["nproc"]) or "") or None)
+        models = [line.split(":", 1)[1].strip() for line in (said["cpuinfo"] or "").splitlines()
+                  if line.startswith("model name")]
+        info.update(cpu_model=models[0] if models else None, cpu_count=ascii_int(said["nproc"] or "") or None)
     else:
-        count = out(["sysctl", "-n", "hw.ncpu"])
-        info.update(cpu_model=out(["sysctl", "-n", "hw.model"]), cpu_count=ascii_int(count or "") or None)
-    version = executor.run(["iperf3", "--version"], timeout_s=TIMEOUT_S, check=False)
-    parsed = parse_iperf3_version(version.stdout + version.stderr) if version.returncode == 0 else None
+        info.update(cpu_model=said["model"], cpu_count=ascii_int(said["ncpu"] or "") or None)
+    parsed = parse_iperf3_version(said["iperf3"] or "")
     info["iperf3_version"] = ".".join(map(str, parsed)) if parsed else None
     if driver is not None:
         info["offloads"] = {}
@@ -82,7 +88,7 @@ def host_fingerprint(executor: SshExecutor, driver: DutDriver | None = None,
             except LinerateError as exc:
                 info["offloads"][ifname] = {"error": str(exc)[:200]}
             if system == "Linux":
-                driver_line = next((line for line in (out(["ethtool", "-i", ifname]) or "").splitlines()
+                driver_line = next((line for line in (said[f"ethtool {ifname}"] or "").splitlines()
                                     if line.startswith("driver:")), None)
                 info.setdefault("nic_drivers", {})[ifname] = driver_line.split(":", 1)[1].strip() if driver_line else None
     return info

@@ -86,8 +86,8 @@ def stop_server(server: SshExecutor, pidfile: str, *, clock=time.monotonic, slee
 
 def _comm(server: SshExecutor, pid: str) -> str:
     """The program pid runs (ps(1) comm, without a path); "" when there is none."""
-    shown = server.run(["ps", "-p", pid, "-o", "comm="], timeout_s=TIMEOUT_S, check=False).stdout
-    return shown.strip().rsplit("/", 1)[-1]
+    [shown] = server.run_many([["ps", "-p", pid, "-o", "comm="]], timeout_s=TIMEOUT_S)  # polled: the session's shell
+    return shown.stdout.strip().rsplit("/", 1)[-1]
 
 
 def _gone_within(server: SshExecutor, pid: str, wait_s: float, clock, sleep) -> bool:
@@ -106,7 +106,7 @@ def start_server(server: SshExecutor, pidfile: str, port: int, idle_timeout_s: i
     server.run(IPERF3.server_daemon_argv(port, pidfile, idle_timeout_s, pool), timeout_s=TIMEOUT_S)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        if is_ascii_int(server.run(["cat", pidfile], timeout_s=TIMEOUT_S, check=False).stdout.strip()):
+        if is_ascii_int(server.run_many([["cat", pidfile]], timeout_s=TIMEOUT_S)[0].stdout.strip()):
             time.sleep(0.2)
             return
         time.sleep(0.1)

@@ -37,7 +37,7 @@ def _cache_path() -> Path:
     return Registry().state_dir / ".kvm-probe"
 
 
-def _write_cache(path: Path, text: str) -> None:
+def write_cache(path: Path, text: str) -> None:
     """Into our own directory only (statedir.ensure refuses one that is not), through a new file that
     no link can redirect, renamed into place."""
     statedir.ensure(path.parent)
@@ -74,7 +74,7 @@ def kvm_status(use_cache: bool = True) -> tuple[bool, str]:
     if not os.path.exists("/dev/kvm"):
         return False, "/dev/kvm missing"
     usable, why = _probe_by_booting()
-    _write_cache(_cache_path(), json.dumps({"boot_id": _boot_id(), "usable": usable, "why": why}))
+    write_cache(_cache_path(), json.dumps({"boot_id": _boot_id(), "usable": usable, "why": why}))
     return usable, why
 
 
