@@ -6,7 +6,10 @@ from pathlib import Path
 import pytest
 
 from linerate.axes import lab_spec
+from linerate.diagnose.facts import cell_facts
+from linerate.diagnose.rules import diagnose
 from linerate.errors import ConfigError
+from linerate.kinds.throughput.calibration import flags_for
 from linerate.model import LAB_ROLES, Trial, TrialParams
 from linerate.pool.window import (REMOTE_START_TOLERANCE_S, Member, counted, measured, pair_summary, pool_trial,
                                   rate_bps)
@@ -198,6 +201,25 @@ def test_two_real_runs_as_a_pool_sum_their_figures_over_the_common_window():
     assert slow_pair["throughput_bps"] == pytest.approx(slow.throughput_bps, rel=0.02)
     assert trial.throughput_bps == pytest.approx(fast_pair["throughput_bps"] + slow_pair["throughput_bps"])
     assert trial.telemetry["pool"]["slow"][0].startswith("pair 2 (client2 -> server2)")
+
+
+def test_the_pool_host_whose_sender_cpu_was_the_limit_is_named_in_the_verdict():
+    # masq-tcp-up-10m's client reported host_total 100.02%, masq-tcp-up-1000m's 2.8% (their own end sections)
+    fast, busy = real("masq-tcp-up-1000m"), real("masq-tcp-up-10m")
+    trial = pool_trial([Member("client", "server", "a", 0.0, fast), Member("client2", "server2", "b", 0.0, busy)],
+                       fast.params)
+    assert flags_for(trial, None) == ["generator-bound"]  # the busiest pair's sender decides, as with one pair
+    stored = [{"telemetry": json.loads(json.dumps(trial.telemetry))}]  # as a report reads it back
+    facts = cell_facts({"direction": "forward", "pairs": 2}, stored, mean_bps=trial.throughput_bps, retransmits=None,
+                       ceiling_bps=None, line_rate_source=None, flags=("generator-bound",))
+    assert facts.busy_senders == [("client2", pytest.approx(100.02, abs=0.01))]
+    [verdict] = [v for v in diagnose(facts) if v.code == "generator-bound"]
+    assert verdict.evidence.startswith("client2's CPU at 100% (iperf3's figure for the sending host")
+    # in reverse the servers send: their figures (0.5% and 0.01%) name no host, and the verdict stays the general one
+    reverse = cell_facts({"direction": "reverse", "pairs": 2}, stored, mean_bps=None, retransmits=None,
+                         ceiling_bps=None, line_rate_source=None, flags=("generator-bound",))
+    assert reverse.busy_senders == []
+    assert [v for v in diagnose(reverse) if v.code == "generator-bound"][0].evidence.startswith("the client/server")
 
 
 def test_a_pools_packet_path_splits_the_load_and_sums_what_was_sent_and_counted():

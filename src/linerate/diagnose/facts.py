@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
+from linerate.traffic.iperf3 import SENDER_CPU_LIMIT_PCT
+
 VIRTIO_NIC = re.compile(r"^(vtnet\d+|virtio\d+)")
 STACK_DROP_KEYS = {"softnet_dropped": "Linux input backlog (softnet_stat dropped)",
                    "tcp_backlog_drops": "TCP socket backlog"}
@@ -28,6 +30,7 @@ class Facts:
     streams: int | None = None
     protocol: str = "tcp"
     generator_bound: bool = False
+    busy_senders: list[tuple[str, float]] = field(default_factory=list)  # a pool's (host, CPU %) at the limit
     shared_kernel: bool = False
     os_family: str | None = None
     cpus: list[dict[str, float]] = field(default_factory=list)  # {"cpu", "busy_pct", "interrupt_pct", ...}
@@ -196,7 +199,25 @@ def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], *, mean_bps
     elif re.search(r"\b(tx|rx)=on\b", offloads):
         facts.checksum_offload = "on"
     facts.pppoe = "pppoe" in str(params.get("encap", ""))
+    facts.busy_senders = busy_senders(str(params.get("direction", "forward")), trials)
     return facts
+
+
+def busy_senders(direction: str, trials: list[dict[str, Any]]) -> list[tuple[str, float]]:
+    """A generator pool's sending hosts whose iperf3 put their CPU at SENDER_CPU_LIMIT_PCT or more (each host's
+    highest of the trials, busiest first): which of several hosts was the limit. The sender is the client
+    forward, the server in reverse, both bidir; a trial without pairs (one generator host) names none."""
+    sides = {"forward": ("client",), "reverse": ("server",)}.get(direction, ("client", "server"))
+    highest: dict[str, float] = {}
+    for trial in trials:
+        pairs = (trial.get("telemetry") or {}).get("pairs")
+        for pair in pairs if isinstance(pairs, list) else []:
+            for side in sides:
+                host, pct = (pair.get(side), pair.get(f"cpu_{side}_pct")) if isinstance(pair, dict) else (None, None)
+                if isinstance(host, str) and isinstance(pct, (int, float)) and not isinstance(pct, bool):
+                    highest[host] = max(highest.get(host, 0.0), float(pct))
+    return sorted(((host, pct) for host, pct in highest.items() if pct >= SENDER_CPU_LIMIT_PCT),
+                  key=lambda item: (-item[1], item[0]))
 
 
 def _measurement_facts(telemetry: dict[str, Any], facts: Facts) -> float | None:

@@ -17,6 +17,7 @@ from linerate.diagnose.queues import is_usb_host
 from linerate.diagnose.state_rules import NEARLY_FULL_SHARE, failures_since_boot, state_verdicts
 from linerate.diagnose.verdict import NEGLIGIBLE_DROP_SHARE, SATURATED_PCT, SINCE_BOOT, Verdict
 from linerate.dut.state_table import firewall
+from linerate.traffic.iperf3 import SENDER_CPU_LIMIT_PCT
 
 AT_LINE_RATE = 0.97  # of the calculated goodput for the link, MTU and family
 ALL_BUSY_MIN_PCT = 80.0  # every CPU at least this busy, and on average SATURATED_PCT
@@ -96,10 +97,16 @@ def line_rate_unknown(facts: Facts) -> Verdict | None:
 def generator_bound(facts: Facts) -> Verdict | None:
     if not facts.generator_bound:
         return None
+    if facts.busy_senders:  # a pool: which of its hosts
+        hosts = ", ".join(f"{host}'s CPU at {pct:.0f}%" for host, pct in facts.busy_senders)
+        return Verdict("generator-bound", "limit", "generator-bound",
+                       f"{hosts} (iperf3's figure for the sending host; the limit is {SENDER_CPU_LIMIT_PCT:.0f}%)",
+                       "the figure measures that host, not the DUT: give it fewer streams or a faster machine, or "
+                       "add a pair on another host")
     return Verdict("generator-bound", "limit", "generator-bound",
                    "the client/server without a firewall or shaper reached about the same rate, or the "
-                   "sender's CPU was >= 90%", "the figure measures the test hosts, not the DUT: use faster "
-                   "or separate client/server hosts, or more streams spread over their CPUs")
+                   f"sender's CPU was >= {SENDER_CPU_LIMIT_PCT:.0f}%", "the figure measures the test hosts, not the DUT: "
+                   "use faster or separate client/server hosts, or more streams spread over their CPUs")
 
 
 @rule("shared-kernel")

@@ -184,7 +184,10 @@ def _pairs(members: list[Member], figures: dict[int, tuple[float, float]]) -> li
         out.append({"pair": index + 1, "client": member.client, "server": member.server, "address": member.address,
                     "status": member.trial.status, "error": member.trial.error, "throughput_bps": rate,
                     "counted_s": seconds, "run_bps": member.trial.throughput_bps,
-                    "retransmits": member.trial.retransmits})
+                    "retransmits": member.trial.retransmits,
+                    # iperf3's own figures of each end's host (cpu_utilization_percent host_total): which host of
+                    # the pool was the limit (diagnose/facts.py busy_senders)
+                    "cpu_client_pct": member.trial.cpu_local_pct, "cpu_server_pct": member.trial.cpu_remote_pct})
     return out
 
 

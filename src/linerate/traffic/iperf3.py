@@ -19,6 +19,9 @@ from linerate.errors import ParseError
 from linerate.model import MAX_BITRATE_BPS, MIN_BITRATE_BPS, Trial, TrialParams
 
 CONNECT_TIMEOUT_MS = 3000
+# A sender whose iperf3 reports its host's CPU at or above this measured that host, not the path: the trial is
+# flagged generator-bound (kinds/throughput/calibration.py) and a pool's busy hosts are named (diagnose/facts.py).
+SENDER_CPU_LIMIT_PCT = 90.0
 
 
 POOL_INTERVAL_S = 0.5  # a pool's servers report the receiver's bytes this often (pool/window.py)

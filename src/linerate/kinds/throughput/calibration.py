@@ -25,9 +25,9 @@ from linerate.axes import AXES, trial_params
 from linerate.kinds.throughput.scheduler import LabFactory
 from linerate.model import Trial
 from linerate.store.db import Store
+from linerate.traffic.iperf3 import SENDER_CPU_LIMIT_PCT
 
 BASELINE_RATIO = 0.90
-SENDER_CPU_LIMIT_PCT = 90.0
 CALIBRATION_TRIALS = 3
 GENERATOR_BOUND = "generator-bound"
 SHAPE_AXES = ("mtu", "offloads", "family", "streams", "direction", "protocol", "udp_bitrate_bps",
