@@ -1,5 +1,6 @@
 """What several test kinds share: the combinations a search kind runs, its refusals of throughput's
-keys, its --dry-run lines, its option checks, and a DUT read that fails softly. The seam a kind
+keys, its --dry-run lines, its option checks, the DUT's state table read through the testbed's driver,
+and a DUT read that fails softly. The seam a kind
 plugs into (TestKind, RunContext, Event) is the runner's: experiment/plugins.py.
 
 Imported by kinds/ only."""
@@ -107,6 +108,17 @@ class ReadOrEmpty:
     def take_missing(self) -> list[str]:
         missing, self.missing = self.missing, []
         return missing
+
+
+def state_counters(bed: Any) -> Callable[[], dict[str, int]]:
+    """A read of the DUT firewall's state table (dut/state_parsers.py keys) through the testbed's own driver
+    and DUT executor, the ones every testbed has; a testbed without a DUT host reads {}."""
+    return lambda: {} if bed.driver is None else bed.driver.state_counters(bed.executor("dut"))
+
+
+def state_timeouts(bed: Any) -> Callable[[], dict[str, int]]:
+    """A read of the DUT firewall's state timeouts (seconds), as state_counters."""
+    return lambda: {} if bed.driver is None else bed.driver.state_timeouts(bed.executor("dut"))
 
 
 def read_or_empty(read: Callable[[], dict], what: str = "DUT telemetry") -> ReadOrEmpty:

@@ -80,10 +80,6 @@ class Testbed(Protocol):
 
     def dut_counters(self) -> dict[str, int]: ...  # cumulative interface counters, through the driver
 
-    def state_counters(self) -> dict[str, int]: ...  # the DUT firewall's state table (dut/state_parsers.py keys)
-
-    def state_timeouts(self) -> dict[str, int]: ...  # its state timeouts, seconds
-
     def packet_path(self, family: int, generator: str = "auto") -> ContextManager[Any]: ...  # search/measurer.py
 
     def state_path(self, family: int) -> ContextManager[Any]: ...  # rfc9693's two phases (search/state_path.py)

@@ -41,12 +41,6 @@ class FakeTestbed:
     def dut_counters(self) -> dict[str, int]:
         return {}
 
-    def state_counters(self) -> dict[str, int]:
-        return {}
-
-    def state_timeouts(self) -> dict[str, int]:
-        return {}
-
     def packet_path(self, family: int, generator: str = "auto") -> ContextManager[Any]:
         raise LinerateError("a fake testbed has no packet path")
 

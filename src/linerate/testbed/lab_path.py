@@ -184,10 +184,10 @@ class LabStatePath(StatePath):
                                                 self.forward.dst_ip)
 
     def state_counters(self) -> dict[str, int]:
-        return self.testbed.state_counters()
+        return self.testbed.driver.state_counters(self.testbed.executor("dut"))
 
     def state_timeouts(self) -> dict[str, int]:
-        return self.testbed.state_timeouts()
+        return self.testbed.driver.state_timeouts(self.testbed.executor("dut"))
 
     def dut_counters(self) -> dict[str, int]:
         return self.testbed.dut_counters()

@@ -268,12 +268,6 @@ class NamespaceTestbed:
     def dut_counters(self) -> dict[str, int]:
         return self.driver.path_counters(self.executor("dut"))
 
-    def state_counters(self) -> dict[str, int]:
-        return self.driver.state_counters(self.executor("dut"))
-
-    def state_timeouts(self) -> dict[str, int]:
-        return self.driver.state_timeouts(self.executor("dut"))
-
     def packet_path(self, family: int, generator: str = "auto") -> LabPath | PoolPath:
         if self.spec.pairs > 1:  # every pair sends its share; the search sees the sums
             return PoolPath([LabPath(self, family, generator, pair=index) for index in range(self.spec.pairs)])

@@ -455,14 +455,6 @@ class SshView:
             return {}
         return self.testbed.driver.path_counters(dut)
 
-    def state_counters(self) -> dict[str, int]:
-        dut = self.testbed.executors.get("dut")
-        return {} if dut is None or self.testbed.driver is None else self.testbed.driver.state_counters(dut)
-
-    def state_timeouts(self) -> dict[str, int]:
-        dut = self.testbed.executors.get("dut")
-        return {} if dut is None or self.testbed.driver is None else self.testbed.driver.state_timeouts(dut)
-
     def packet_path(self, family: int, generator: str = "auto") -> TestbedPath:
         self.testbed.refuse_pool("rfc2544")  # SshTestbeds.check said so before the run; never one pair of a pool
         return TestbedPath(self, family, generator)

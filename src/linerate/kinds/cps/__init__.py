@@ -16,7 +16,7 @@ executor), run.py (rounds, storage, resume), report.py (md, json, csv).
 
 The server comes from the testbed (Testbed.http_server(spec): a context manager giving a running
 nginx with `url(object_bytes, family)`, `new_errors()` and `version`; traffic/nginx_server.py), the
-DUT's state table from its driver (Testbed.state_counters()), read around every trial.
+DUT's state table from the testbed's driver (kinds/base.py state_counters), read around every trial.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from linerate.dut.state_table import linger_seconds
 from linerate.errors import LinerateError
 from linerate.experiment.config import Experiment
 from linerate.experiment.plugins import Event, RunContext
-from linerate.kinds.base import read_or_empty, rounds, search_pairs, testbeds_open
+from linerate.kinds.base import read_or_empty, rounds, search_pairs, state_counters, state_timeouts, testbeds_open
 from linerate.kinds.cps.options import CpsOptions
 from linerate.kinds.cps.report import dut_os
 from linerate.kinds.cps.search import CLIENT, PASS, RateSearch
@@ -249,8 +249,8 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             spec = ServerSpec(options.object_sizes, options.http_port, families, options.server_workers,
                               server_closes=options.closer == "server")
             servers[key] = stack.enter_context(beds[key].http_server(spec))
-            timeouts[key] = read_or_empty(beds[key].state_timeouts)()
-            baselines[key] = read_or_empty(beds[key].state_counters)().get("state_count")
+            timeouts[key] = read_or_empty(state_timeouts(beds[key]))()
+            baselines[key] = read_or_empty(state_counters(beds[key]))().get("state_count")
             lingers[key] = linger_seconds(os_name, timeouts[key]) + 5
             version = _version(beds[key].executor("client"), h2load.version_argv(), h2load.parse_version)
             versions[key] = f"h2load {version}" if version else "h2load"
@@ -261,7 +261,7 @@ def run_cps(context: RunContext, options: CpsOptions, *, sleep: Callable[[float]
             bed, server = beds[key], servers[key]
             client, url = bed.executor("client"), server.url(size, family)
 
-            read_state = read_or_empty(bed.state_counters, "the DUT's state table")
+            read_state = read_or_empty(state_counters(bed), "the DUT's state table")
             read_dut = read_or_empty(bed.dut_counters, "the DUT's counters")
             linger = lingers[key]
 
