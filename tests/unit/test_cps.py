@@ -418,6 +418,22 @@ def test_a_later_repetition_starts_at_the_bracket_the_one_before_found():
     assert simulate(10**9, max_rate=5000, bracket=(top.lower, None)).history == [(5000, PASS)]
 
 
+@pytest.mark.parametrize("moved, at_most", [(-0.003, 3), (-0.02, 7), (+0.003, 4), (+0.02, 7)])
+def test_a_later_repetition_steps_from_its_bracket_by_its_width_not_by_half(moved, at_most):
+    # a 16k search on the lab's 1g link: 7,200 passed in repetition 1, then was served late as repetition 2's first
+    # trial; halving from there took 9 trials back up to 7,170
+    first = simulate(7185)
+    capacity = first.lower * (1 + moved)
+    again = simulate(capacity, bracket=(first.lower, first.upper))
+    assert again.lower <= capacity < again.upper and again.limit == "DUT"
+    granularity = h2load.pacing(again.upper).granularity_per_s
+    assert again.upper - again.lower <= max(0.005 * again.upper, granularity)
+    assert len(again.history) <= at_most, again.history
+    assert all(rate >= first.lower / 2 for rate, _ in again.history)  # never back to half the rate
+    far = simulate(first.lower / 3, bracket=(first.lower, first.upper))  # a box that really moved still converges
+    assert far.lower <= first.lower / 3 < far.upper and len(far.history) <= 2 * math.log2(100_000) + 2
+
+
 def errors(*lines):
     """A server whose error log has these new lines (what a trial reads of it)."""
     return SimpleNamespace(new_errors=lambda: list(lines))
