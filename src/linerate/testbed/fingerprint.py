@@ -55,8 +55,8 @@ def controller_fingerprint(host: Executor | None = None) -> dict:
     }
 
 
-# what host_fingerprint reads, in one batch: an SSH exec costs a channel and a remote shell start (~0.2 s on the
-# test bed's hosts, one RTT more on a far one), so these ~8 commands a host went one round trip instead of eight
+# what host_fingerprint reads, in one batch through the session's shell: an SSH exec costs a channel and a remote
+# shell start (~0.2 s on the test bed's hosts, more on a far one), so a host's ~8 reads take one round trip, not 8
 HOST_PROBES = {"os": ["uname", "-s"], "kernel": ["uname", "-r"], "machine": ["uname", "-m"],
                "cpuinfo": ["cat", "/proc/cpuinfo"], "nproc": ["nproc"],  # Linux
                "ncpu": ["sysctl", "-n", "hw.ncpu"], "model": ["sysctl", "-n", "hw.model"],  # the BSDs
