@@ -104,8 +104,11 @@ def test_a_kept_image_lab_reads_the_guest_over_ssh_runs_rfc2544_and_a_sigkill_le
         # 6 s: room for two reads over SSH of up to ~2.5 s each under load (TCG here: 0.7-1.2 s idle)
         trial = json.loads(linerate("trial", "--lab", name, "--duration", "6", "--json").stdout)
         assert trial["status"] == "ok" and trial["throughput_bps"] > 50e6
-        dut = trial["telemetry"]["dut"]  # the guest read over SSH twice within the traffic
-        assert dut["window_reads"] == 2 and dut["cpu"] and 0 < dut["cpu"][0]["busy_pct"] <= 100, dut
+        dut = trial["telemetry"]["dut"]  # the guest read over SSH twice within the traffic ...
+        assert dut["window_reads"] >= 1 and dut["cpu"] and 0 < dut["cpu"][0]["busy_pct"] <= 100, dut
+        if dut["window_reads"] < 2:  # ... unless a read under load took the time the second needed: then it says so
+            # (CI run 75 here, under CPU steal: the first read outlasted the trial's 6 s)
+            assert "ended before window read 2" in dut.get("partial", ""), dut
         booted = json.loads(started.stdout)["vm"]["boot_to_ready_s"]
         if booted > 12:  # a progress line every 10 s while it boots (TCG here: ~17 s)
             assert f"VM DUT: {path.name} booting (" in started.stderr, started.stderr
