@@ -105,10 +105,12 @@ def test_a_kept_image_lab_reads_the_guest_over_ssh_runs_rfc2544_and_a_sigkill_le
         trial = json.loads(linerate("trial", "--lab", name, "--duration", "6", "--json").stdout)
         assert trial["status"] == "ok" and trial["throughput_bps"] > 50e6
         dut = trial["telemetry"]["dut"]  # the guest read over SSH twice within the traffic ...
-        assert dut["window_reads"] >= 1 and dut["cpu"] and 0 < dut["cpu"][0]["busy_pct"] <= 100, dut
-        if dut["window_reads"] < 2:  # ... unless a read under load took the time the second needed: then it says so
-            # (CI run 75 here, under CPU steal: the first read outlasted the trial's 6 s)
-            assert "ended before window read 2" in dut.get("partial", ""), dut
+        assert dut["window_reads"] >= 1, dut
+        if dut["window_reads"] == 2:  # the guest's CPU over the window between them
+            assert dut["cpu"] and 0 < dut["cpu"][0]["busy_pct"] <= 100, dut
+        else:  # ... unless a read under load took the time the second needed: then it says so, and gives no CPU
+            # (CI runs 75 and 76 here, under CPU steal: the first read outlasted the trial's 6 s)
+            assert "ended before window read 2" in dut.get("partial", "") and not dut.get("cpu"), dut
         booted = json.loads(started.stdout)["vm"]["boot_to_ready_s"]
         if booted > 12:  # a progress line every 10 s while it boots (TCG here: ~17 s)
             assert f"VM DUT: {path.name} booting (" in started.stderr, started.stderr
