@@ -12,7 +12,7 @@ import pytest
 
 from linerate.lab.apply import remove_namespaces
 from linerate.lab.registry import Registry
-from linerate.vm.accel import write_cache
+from linerate.vm.accel import cache_path, write_cache
 
 pytestmark = pytest.mark.privileged
 
@@ -38,7 +38,7 @@ def kvm_probed_once_per_session():
     directory (vm/accel.py). Each test has its own state directory, so each VM test would boot the ~14 s KVM
     probe again: the first test that needs it runs it for real, the later ones start with its answer, as the
     commands of one user on one machine do."""
-    cache = Registry().state_dir / ".kvm-probe"
+    cache = cache_path()
     if "text" in _KVM_PROBE:
         write_cache(cache, _KVM_PROBE["text"])
     yield

@@ -229,7 +229,7 @@ def test_the_kvm_probe_cache_lives_in_our_own_state_directory(tmp_path, monkeypa
     from linerate.vm import accel
 
     monkeypatch.setenv("LINERATE_STATE_DIR", str(tmp_path / "labs"))
-    path = accel._cache_path()
+    path = accel.cache_path()
     assert path.parent == tmp_path / "labs" and not path.name.endswith(".json")  # never read as a lab record
     accel.write_cache(path, '{"usable": false}')
     assert path.read_text() == '{"usable": false}' and oct(os.stat(path.parent).st_mode & 0o777) == "0o700"

@@ -31,7 +31,7 @@ def _boot_id() -> str:
     return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
 
 
-def _cache_path() -> Path:
+def cache_path() -> Path:
     """In the labs' state directory (linerate's own, 0700; never its parent, which may be a shared
     /tmp), under a name no lab record can have."""
     return Registry().state_dir / ".kvm-probe"
@@ -56,7 +56,7 @@ def cached_kvm_status() -> tuple[bool | None, str]:
     except OSError as exc:
         return False, f"/dev/kvm: {exc.strerror}"
     try:
-        fd = os.open(_cache_path(), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(cache_path(), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd) as handle:
             doc = json.loads(handle.read(4096))
         if doc.get("boot_id") == _boot_id():
@@ -74,7 +74,7 @@ def kvm_status(use_cache: bool = True) -> tuple[bool, str]:
     if not os.path.exists("/dev/kvm"):
         return False, "/dev/kvm missing"
     usable, why = _probe_by_booting()
-    write_cache(_cache_path(), json.dumps({"boot_id": _boot_id(), "usable": usable, "why": why}))
+    write_cache(cache_path(), json.dumps({"boot_id": _boot_id(), "usable": usable, "why": why}))
     return usable, why
 
 

@@ -122,13 +122,13 @@ class RateSearch:
             return self.pace(min(self.bracket[1], self.max_rate))  # the earlier bracket's top, before doubling past it
         if self.upper is None:  # every trial passed so far: up by a growing step from the bracket, else double
             top = self.pace(self.max_rate)
-            step = self._step()
+            step = self._step(at_bracket=2)  # its lower and upper rate both passed
             grown = self.pace(min(self.lower * (1 + step), self.max_rate)) if step < 1 else None
             if grown is not None and grown > self.lower:
                 return grown
             return None if self.lower >= top else self.pace(min(2 * self.lower, self.max_rate))
         if self.lower is None:  # nothing passed yet: down by a growing step from the bracket, else halve
-            step = self._step()
+            step = self._step(at_bracket=1)  # its lower rate failed
             lowered = self.pace(self.upper * (1 - step)) if step < 0.5 else None
             if lowered is not None and self.min_rate <= lowered < self.upper:
                 return lowered
@@ -139,17 +139,14 @@ class RateSearch:
         rate = self.pace((self.lower + self.upper) / 2)
         return None if rate <= self.lower or rate >= self.upper else rate
 
-    def _step(self) -> float:
+    def _step(self, at_bracket: int) -> float:
         """The relative step from an earlier repetition's bracket: its width (at least relative_width), doubled
-        for each trial of this search so far beyond the first (every one of them moved the same way: all
-        failed, or all passed); 1 (double or halve) without a bracket that has both ends."""
-        if not self.bracket or self.bracket[1] is None or not self.bracket[1]:
+        for each trial of this search after the `at_bracket` it made at the bracket's ends (every one of them
+        moved the same way: all failed, or all passed); 1 (double or halve) without a bracket with both ends."""
+        if not self.bracket or not self.bracket[1]:
             return 1.0
         lower, upper = self.bracket
-        width = max(self.relative_width, (upper - lower) / upper)
-        moved = len(self.history) - (2 if self.upper is None and self.lower is not None and
-                                     any(rate >= upper for rate, _ in self.history) else 1)
-        return width * 2 ** max(0, moved)
+        return max(self.relative_width, (upper - lower) / upper) * 2 ** max(0, len(self.history) - at_bracket)
 
     def record(self, rate: float, result: str) -> None:
         if result not in VERDICTS:
