@@ -14,6 +14,38 @@ def pytest_configure(config):
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
+
+def found_before_this_run() -> str:
+    """What this run shares the machine with: labs and guests another (killed) run left here. They take CPU
+    from the timing-sensitive tests and their names from fixed-name ones; the tests never remove them (each
+    removes exactly what it created), so the summary says they were there."""
+    names = sorted(name for name in (os.listdir("/run/netns") if os.path.isdir("/run/netns") else ())
+                   if name.startswith(("lr-", "lrt-")))
+    guests = []
+    for entry in Path("/proc").iterdir():
+        if not (entry.name.isascii() and entry.name.isdecimal()):
+            continue
+        try:
+            program = (entry / "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if program.endswith(b"qemu-system-x86_64"):
+            guests.append(entry.name)
+    if not (names or guests):
+        return ""
+    shown = " ".join(names[:6]) + (" ..." if len(names) > 6 else "")
+    return (f"found before this run: {len(names)} lab namespaces ({shown or 'none'}), {len(guests)} qemu processes"
+            + (f" (pids {' '.join(guests[:6])})" if guests else ""))
+
+
+_FOUND_BEFORE = found_before_this_run()
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _FOUND_BEFORE:
+        terminalreporter.write_line(_FOUND_BEFORE)
+
+
 DATA = Path(__file__).parent / "data"
 
 

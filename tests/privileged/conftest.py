@@ -4,6 +4,7 @@ created, never anything found by name pattern — and then fails the test if any
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,9 @@ def put_back(state: Path, true: str) -> None:
     servers start again before each command that measures (testbed/namespace.py fresh_servers)."""
     now = json.loads(state.read_text())
     state.write_text(json.dumps({**json.loads(true), "servers": now["servers"]}))
+
+
+def unique_lab_name(prefix: str) -> str:
+    """A lab name no other run chose: `prefix` and random hex, 8 characters (a lab name's most). A fixed name
+    meets what a killed run on the same machine left: CI on a reused host found lr-vm1-client already there."""
+    return (prefix + secrets.token_hex(4))[:8]

@@ -12,7 +12,11 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from tests.privileged.conftest import linerate, netns_names
+from tests.privileged.conftest import linerate, netns_names, unique_lab_name
+
+# lab names no other run chose (a fixed one meets what a killed run on this machine left)
+CPK1 = unique_lab_name("cpk1")
+CPK3 = unique_lab_name("cpk3")
 
 
 def pids(name: str) -> list[str]:
@@ -114,13 +118,13 @@ def test_a_stopped_or_killed_cps_on_a_kept_lab_leaves_it_usable(tmp_path):
 
     from tests.privileged.conftest import LINERATE
 
-    linerate("lab", "up", "--name", "cpk1", "--firewall", "stateful")
+    linerate("lab", "up", "--name", CPK1, "--firewall", "stateful")
     try:
-        argv = [*LINERATE, "cps", "--lab", "cpk1", "--object-sizes", "1k", "--trial-duration", "1",
+        argv = [*LINERATE, "cps", "--lab", CPK1, "--object-sizes", "1k", "--trial-duration", "1",
                 "--max-rate", "400", "--repetitions", "1"]
-        for sig, ready in ((signal.SIGTERM, lambda: in_namespace("lr-cpk1-client", "tcpdump")),
-                           (signal.SIGKILL, lambda: set(daemons_in_namespace("lr-cpk1-server", "nginx")) - earlier)):
-            earlier = set(in_namespace("lr-cpk1-server", "nginx"))  # the run before may still be stopping its own
+        for sig, ready in ((signal.SIGTERM, lambda: in_namespace(f"lr-{CPK1}-client", "tcpdump")),
+                           (signal.SIGKILL, lambda: set(daemons_in_namespace(f"lr-{CPK1}-server", "nginx")) - earlier)):
+            earlier = set(in_namespace(f"lr-{CPK1}-server", "nginx"))  # the run before may still be stopping its own
             proc = subprocess.Popen([*argv, "--db", str(tmp_path / f"{sig.name}.db")], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
             deadline = time.monotonic() + 120
@@ -131,74 +135,74 @@ def test_a_stopped_or_killed_cps_on_a_kept_lab_leaves_it_usable(tmp_path):
             proc.wait(timeout=60)
             time.sleep(1)
             if sig == signal.SIGTERM:
-                assert proc.returncode == 143 and not in_namespace("lr-cpk1-client", "tcpdump")
-        assert in_namespace("lr-cpk1-server", "nginx")  # the SIGKILLed one's: the next command stops it
-        linerate("trial", "--lab", "cpk1", "--duration", "1")
+                assert proc.returncode == 143 and not in_namespace(f"lr-{CPK1}-client", "tcpdump")
+        assert in_namespace(f"lr-{CPK1}-server", "nginx")  # the SIGKILLed one's: the next command stops it
+        linerate("trial", "--lab", CPK1, "--duration", "1")
         time.sleep(0.5)
-        assert not in_namespace("lr-cpk1-server", "nginx") and "lr-cpk1-dut" in netns_names()
+        assert not in_namespace(f"lr-{CPK1}-server", "nginx") and f"lr-{CPK1}-dut" in netns_names()
         # and `lab clean` does too, with no command on the lab (a stand-in: a program named nginx)
         stand_in = tmp_path / "nginx"
         stand_in.write_bytes(Path("/bin/sleep").read_bytes())
         stand_in.chmod(0o700)
-        held = subprocess.Popen(["ip", "netns", "exec", "lr-cpk1-server", str(stand_in), "60"])
+        held = subprocess.Popen(["ip", "netns", "exec", f"lr-{CPK1}-server", str(stand_in), "60"])
         try:
             deadline = time.monotonic() + 10
-            while not in_namespace("lr-cpk1-server", "nginx") and time.monotonic() < deadline:
+            while not in_namespace(f"lr-{CPK1}-server", "nginx") and time.monotonic() < deadline:
                 time.sleep(0.05)
             cleaned = linerate("lab", "clean").stdout
-            assert "stopped the nginx a killed cps left in lab cpk1" in cleaned, cleaned
+            assert f"stopped the nginx a killed cps left in lab {CPK1}" in cleaned, cleaned
             assert held.wait(timeout=10) == -signal.SIGKILL
         finally:
             held.kill()
             held.wait()
-        assert "lr-cpk1-dut" in netns_names()
+        assert f"lr-{CPK1}-dut" in netns_names()
         # a SIGKILLed rfc9693 on the kept lab left its counting tables (the server's drops UDP 5201) and pcaps
-        proc = subprocess.Popen([*LINERATE, "rfc9693", "--lab", "cpk1", "--connections", "500", "--start-connections",
+        proc = subprocess.Popen([*LINERATE, "rfc9693", "--lab", CPK1, "--connections", "500", "--start-connections",
                                  "500", "--db", str(tmp_path / "r.db")], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
-        while "linerate_rfc9693" not in tables("lr-cpk1-server") and proc.poll() is None \
+        while "linerate_rfc9693" not in tables(f"lr-{CPK1}-server") and proc.poll() is None \
                 and time.monotonic() < deadline:
             time.sleep(0.05)
-        second = linerate("trial", "--lab", "cpk1", "--duration", "1", check=False)  # one measuring command at a time
+        second = linerate("trial", "--lab", CPK1, "--duration", "1", check=False)  # one measuring command at a time
         assert second.returncode == 2 and "is measuring for another linerate command" in second.stderr, second.stderr
         proc.kill()
         proc.wait(timeout=60)
-        assert "linerate_rfc9693" in tables("lr-cpk1-server")
+        assert "linerate_rfc9693" in tables(f"lr-{CPK1}-server")
         cleaned = linerate("lab", "clean").stdout
-        assert "nftables table inet linerate_rfc9693 in lr-cpk1-server" in cleaned, cleaned
-        assert not any("linerate_rfc9693" in tables(f"lr-cpk1-{role}") for role in ("client", "dut", "server"))
-        assert not in_namespace("lr-cpk1-client", "trafgen")  # no generator of the killed run left sending
+        assert f"nftables table inet linerate_rfc9693 in lr-{CPK1}-server" in cleaned, cleaned
+        assert not any("linerate_rfc9693" in tables(f"lr-{CPK1}-{role}") for role in ("client", "dut", "server"))
+        assert not in_namespace(f"lr-{CPK1}-client", "trafgen")  # no generator of the killed run left sending
         # a /tmp cleaner removed the idle lab's scratch directory and something else took its name: refused
-        scratch = json.loads((Path(os.environ["LINERATE_STATE_DIR"]) / "cpk1.json").read_text())["scratch"]
+        scratch = json.loads((Path(os.environ["LINERATE_STATE_DIR"]) / f"{CPK1}.json").read_text())["scratch"]
         shutil.rmtree(scratch)
         os.symlink(str(tmp_path), scratch)
         try:
-            taken = linerate("trial", "--lab", "cpk1", "--duration", "1", check=False)
+            taken = linerate("trial", "--lab", CPK1, "--duration", "1", check=False)
             assert taken.returncode == 2 and "is not the lab's own any more" in taken.stderr, taken.stderr
         finally:
             os.unlink(scratch)
         # an iperf3 client runs on a worker thread: SIGTERM stops it with the command; a SIGKILLed one's
         # client is stopped by the next command on the lab before it measures
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            proc = subprocess.Popen([*LINERATE, "trial", "--lab", "cpk1", "--duration", "30"],
+            proc = subprocess.Popen([*LINERATE, "trial", "--lab", CPK1, "--duration", "30"],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             deadline = time.monotonic() + 60
-            while not in_namespace("lr-cpk1-client", "iperf3") and proc.poll() is None \
+            while not in_namespace(f"lr-{CPK1}-client", "iperf3") and proc.poll() is None \
                     and time.monotonic() < deadline:
                 time.sleep(0.05)
             proc.send_signal(sig)
             proc.wait(timeout=60)
             if sig == signal.SIGTERM:
                 time.sleep(0.5)
-                assert proc.returncode == 143 and not in_namespace("lr-cpk1-client", "iperf3")
-        assert in_namespace("lr-cpk1-client", "iperf3")  # the SIGKILLed trial's client, still sending
+                assert proc.returncode == 143 and not in_namespace(f"lr-{CPK1}-client", "iperf3")
+        assert in_namespace(f"lr-{CPK1}-client", "iperf3")  # the SIGKILLed trial's client, still sending
         again = linerate(*argv[3:], "--db", str(tmp_path / "again.db"), "--json", timeout=600)
-        assert not in_namespace("lr-cpk1-client", "iperf3")
+        assert not in_namespace(f"lr-{CPK1}-client", "iperf3")
         assert json.loads(again.stdout)["configurations"][0]["cps"]["n"] == 1
-        assert not in_namespace("lr-cpk1-server", "nginx")
+        assert not in_namespace(f"lr-{CPK1}-server", "nginx")
     finally:
-        linerate("lab", "down", "cpk1")
+        linerate("lab", "down", CPK1)
 
 
 def test_a_refused_command_on_a_kept_lab_stops_nothing_and_an_operators_capture_is_left_alone(tmp_path):
@@ -207,21 +211,21 @@ def test_a_refused_command_on_a_kept_lab_stops_nothing_and_an_operators_capture_
     their own survive both a refused command and a measuring one."""
     import time
 
-    linerate("lab", "up", "--name", "cpk3")
-    capture = subprocess.Popen(["ip", "netns", "exec", "lr-cpk3-server", "tcpdump", "-i", "any", "-w",
+    linerate("lab", "up", "--name", CPK3)
+    capture = subprocess.Popen(["ip", "netns", "exec", f"lr-{CPK3}-server", "tcpdump", "-i", "any", "-w",
                                 str(tmp_path / "mine.pcap")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    own_server = subprocess.Popen(["ip", "netns", "exec", "lr-cpk3-server", "iperf3", "-s", "-p", "5299"],
+    own_server = subprocess.Popen(["ip", "netns", "exec", f"lr-{CPK3}-server", "iperf3", "-s", "-p", "5299"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.5)
-        refused = linerate("cps", "--lab", "cpk3", "--object-sizes", "1k", "--max-rate", "-5", "--db",
+        refused = linerate("cps", "--lab", CPK3, "--object-sizes", "1k", "--max-rate", "-5", "--db",
                            str(tmp_path / "c.db"), check=False)
         assert refused.returncode == 2, refused.stderr
         assert capture.poll() is None and own_server.poll() is None
-        linerate("trial", "--lab", "cpk3", "--duration", "1")
+        linerate("trial", "--lab", CPK3, "--duration", "1")
         assert capture.poll() is None and own_server.poll() is None, "an operator's process was stopped"
     finally:
         for proc in (capture, own_server):
             proc.terminate()
             proc.wait(timeout=10)
-        linerate("lab", "down", "cpk3")
+        linerate("lab", "down", CPK3)

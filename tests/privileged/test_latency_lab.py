@@ -10,7 +10,10 @@ import subprocess
 import threading
 import time
 
-from tests.privileged.conftest import linerate
+from tests.privileged.conftest import linerate, unique_lab_name
+
+# lab names no other run chose (a fixed one meets what a killed run on this machine left)
+LATQ = unique_lab_name("latq")
 
 LINK_BPS = 1e9
 WIRE_OVERHEAD = 24  # FCS, preamble/SFD and inter-frame gap the shaper charges per frame (topology/link.py)
@@ -29,12 +32,12 @@ def sample_queue_delay_ms(namespace: str, stop: threading.Event, out: list) -> N
 
 
 def test_loaded_rtt_rises_by_the_shaper_queue(tmp_path):
-    linerate("lab", "up", "--name", "latq", "--link", "1g")
+    linerate("lab", "up", "--name", LATQ, "--link", "1g")
     try:
         stop, delays = threading.Event(), []
-        sampler = threading.Thread(target=sample_queue_delay_ms, args=("lr-latq-dut", stop, delays))
+        sampler = threading.Thread(target=sample_queue_delay_ms, args=(f"lr-{LATQ}-dut", stop, delays))
         trial_run = threading.Thread(target=lambda: results.append(linerate(
-            "trial", "--lab", "latq", "--latency", "--congestion", "cubic", "--duration", "4", "--json")))
+            "trial", "--lab", LATQ, "--latency", "--congestion", "cubic", "--duration", "4", "--json")))
         results = []
         trial_run.start()
         time.sleep(2.5)  # idle probes (1 s) and iperf3's omit second: the queue has formed
@@ -44,7 +47,7 @@ def test_loaded_rtt_rises_by_the_shaper_queue(tmp_path):
         sampler.join()
         trial_run.join()
     finally:
-        linerate("lab", "down", "latq")
+        linerate("lab", "down", LATQ)
     trial = json.loads(results[0].stdout)
     assert trial["status"] == "ok" and trial["throughput_bps"] > 0.9e9
     idle, loaded = trial["rtt_idle_p50_ms"], trial["rtt_loaded_p50_ms"]

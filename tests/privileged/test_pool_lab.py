@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 
 from linerate.calc import LinkInput, goodput
-from tests.privileged.conftest import put_back, LINERATE, linerate, netns_names
+from tests.privileged.conftest import put_back, LINERATE, linerate, netns_names, unique_lab_name
+
+# lab names no other run chose (a fixed one meets what a killed run on this machine left)
+POOL2 = unique_lab_name("pool2")
+POOLK = unique_lab_name("poolk")
 
 CEILING_100M = goodput(LinkInput(100e6, 1500, 4, True, "tcp")).goodput_bps  # 94.1 Mbit/s of TCP payload
 
@@ -51,25 +55,25 @@ def pair_shapers(ns: str) -> list[str]:
 
 
 def test_a_kept_pooled_lab_runs_every_pair_and_lab_down_removes_all_its_namespaces(tmp_path):
-    linerate("lab", "up", "--name", "pool2", "--pairs", "2", "--pair-link", "100m")
+    linerate("lab", "up", "--name", POOL2, "--pairs", "2", "--pair-link", "100m")
     try:
         status = json.loads(linerate("lab", "status", "--json").stdout)
-        lab = next(row for row in status["labs"] if row["name"] == "pool2")
+        lab = next(row for row in status["labs"] if row["name"] == POOL2)
         assert len(lab["namespaces"]) == 7 and len(lab["server_pids"]) == 2
-        out = json.loads(linerate("trial", "--lab", "pool2", "--duration", "2", "--json").stdout)
+        out = json.loads(linerate("trial", "--lab", POOL2, "--duration", "2", "--json").stdout)
         assert [p["server"] for p in out["telemetry"]["pairs"]] == ["server", "server2"]
-        shaped = pair_shapers("lr-pool2-client2")
+        shaped = pair_shapers(f"lr-{POOL2}-client2")
         assert len(shaped) == 2
         # rfc2544 on the pool: each client sends its share, paced on its own port, which gets its pair link back
-        proc = linerate("rfc2544", "--lab", "pool2", "--frame-sizes", "1518", "--json")
+        proc = linerate("rfc2544", "--lab", POOL2, "--frame-sizes", "1518", "--json")
         [row] = json.loads(proc.stdout)["results"]
         assert row["ndr_fps"] == pytest.approx(2 * 8127, rel=0.02)  # 2 x the 100 Mbit/s line rate at 1518 B
-        assert pair_shapers("lr-pool2-client") == pair_shapers("lr-pool2-client2") == shaped
-        said_otherwise_changes_nothing("pool2", shaped, tmp_path)
+        assert pair_shapers(f"lr-{POOL2}-client") == pair_shapers(f"lr-{POOL2}-client2") == shaped
+        said_otherwise_changes_nothing(POOL2, shaped, tmp_path)
     finally:
-        linerate("lab", "down", "pool2")
+        linerate("lab", "down", POOL2)
     leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert "lr-pool2-" not in leftovers
+    assert f"lr-{POOL2}-" not in leftovers
 
 
 def said_otherwise_changes_nothing(lab: str, shaped: list[str], tmp_path: Path) -> None:
@@ -152,14 +156,14 @@ def trafgen_running(ns: str) -> bool:
 def test_a_pooled_rfc2544_cut_short_leaves_every_pair_link_as_it_was(sig, tmp_path):
     """Each client's send paces on its own port and puts the pair link back; a signal mid-send waits for that,
     and after a SIGKILL `lab clean` puts it back."""
-    linerate("lab", "up", "--name", "poolk", "--pairs", "2", "--pair-link", "100m")
+    linerate("lab", "up", "--name", POOLK, "--pairs", "2", "--pair-link", "100m")
     try:
-        shaped = pair_shapers("lr-poolk-client")
-        proc = subprocess.Popen([*LINERATE, "rfc2544", "--lab", "poolk", "--frame-sizes", "1518", "--trial-duration",
+        shaped = pair_shapers(f"lr-{POOLK}-client")
+        proc = subprocess.Popen([*LINERATE, "rfc2544", "--lab", POOLK, "--frame-sizes", "1518", "--trial-duration",
                                  "4", "--db", str(tmp_path / "r.db")], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
-        while not (trafgen_running("lr-poolk-client") and trafgen_running("lr-poolk-client2")):
+        while not (trafgen_running(f"lr-{POOLK}-client") and trafgen_running(f"lr-{POOLK}-client2")):
             assert proc.poll() is None and time.monotonic() < deadline, "never saw both pairs sending"
             time.sleep(0.05)
         time.sleep(0.3)  # inside the paced sends
@@ -167,10 +171,10 @@ def test_a_pooled_rfc2544_cut_short_leaves_every_pair_link_as_it_was(sig, tmp_pa
         proc.wait(timeout=60)
         if sig == signal.SIGKILL:
             swept = linerate("lab", "clean").stdout
-            assert "the pair link of lr-poolk-client" in swept
+            assert f"the pair link of lr-{POOLK}-client" in swept
         else:
             assert proc.returncode == 143, proc.stderr
-        assert pair_shapers("lr-poolk-client") == pair_shapers("lr-poolk-client2") == shaped
-        assert not trafgen_running("lr-poolk-client") and not trafgen_running("lr-poolk-client2")
+        assert pair_shapers(f"lr-{POOLK}-client") == pair_shapers(f"lr-{POOLK}-client2") == shaped
+        assert not trafgen_running(f"lr-{POOLK}-client") and not trafgen_running(f"lr-{POOLK}-client2")
     finally:
-        linerate("lab", "down", "poolk")
+        linerate("lab", "down", POOLK)

@@ -22,9 +22,16 @@ from linerate.lab.registry import LabRecord, Registry
 from linerate.model import probe_namespace
 from linerate.process import ProcessRef
 from tests.conftest import DATA
-from tests.privileged.conftest import LINERATE, linerate, netns_names, pid_alive
+from tests.privileged.conftest import LINERATE, linerate, netns_names, pid_alive, unique_lab_name
 from tests.privileged.sshbed import SshBed, sh
 from tests.privileged.test_testbed_ssh import iperf3_on, sigkill_when
+
+# lab names no other run chose (a fixed one meets what a killed run on this machine left)
+PA1 = unique_lab_name("pa1")
+PB1 = unique_lab_name("pb1")
+PC1 = unique_lab_name("pc1")
+SH1 = unique_lab_name("sh1")
+VMK1 = unique_lab_name("vmk1")
 
 TTL = "net.ipv4.ip_default_ttl"
 FAKE_SYSCTL = """#!/bin/sh
@@ -264,7 +271,7 @@ def test_a_shared_state_directory_is_never_chmodded(tmp_path, monkeypatch):
     monkeypatch.setenv("LINERATE_STATE_DIR", str(shared))
     before = netns_names()
     try:
-        proc = linerate("lab", "up", "--name", "sh1", check=False)
+        proc = linerate("lab", "up", "--name", SH1, check=False)
     finally:
         monkeypatch.setenv("LINERATE_STATE_DIR", own)  # the teardown fixture reads the test's own registry
     assert proc.returncode == 2 and "1777" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
@@ -274,17 +281,17 @@ def test_a_shared_state_directory_is_never_chmodded(tmp_path, monkeypatch):
 
 def test_lab_clean_removes_every_lab_past_a_planted_vm_link(tmp_path):
     before = netns_names()
-    for name in ("pa1", "pb1", "pc1"):
+    for name in (PA1, PB1, PC1):
         linerate("lab", "up", "--name", name)
     registry = Registry()
-    (registry.state_dir / "pa1.vm").symlink_to(tmp_path)
+    (registry.state_dir / f"{PA1}.vm").symlink_to(tmp_path)
     try:
         proc = linerate("lab", "clean", "--all", check=False)
-        assert proc.returncode == 1 and "left lab pa1 untouched" in proc.stdout
-        assert not any(ns.startswith(("lr-pb1-", "lr-pc1-")) for ns in netns_names())  # the later labs went
-        assert any(ns.startswith("lr-pa1-") for ns in netns_names()) and tmp_path.is_dir()
+        assert proc.returncode == 1 and f"left lab {PA1} untouched" in proc.stdout
+        assert not any(ns.startswith((f"lr-{PB1}-", f"lr-{PC1}-")) for ns in netns_names())  # the later labs went
+        assert any(ns.startswith(f"lr-{PA1}-") for ns in netns_names()) and tmp_path.is_dir()
     finally:
-        (registry.state_dir / "pa1.vm").unlink()
+        (registry.state_dir / f"{PA1}.vm").unlink()
         linerate("lab", "clean", "--all")
     assert netns_names() == before
 
@@ -317,11 +324,11 @@ def test_a_namespace_killed_before_its_mount_is_removed_and_a_planted_file_is_no
 
 def test_a_vm_lab_killed_while_booting_is_removed_by_lab_clean():
     before = netns_names()
-    proc = subprocess.Popen([*LINERATE, "lab", "up", "--name", "vmk1", "--dut", "vm", "--accel", "tcg"],
+    proc = subprocess.Popen([*LINERATE, "lab", "up", "--name", VMK1, "--dut", "vm", "--accel", "tcg"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def booting() -> bool:
-        record = Registry().load("vmk1") if (Registry().state_dir / "vmk1.json").exists() else None
+        record = Registry().load(VMK1) if (Registry().state_dir / f"{VMK1}.json").exists() else None
         return bool(record and record.servers and not record.vm)  # qemu started, the guest not ready
 
     qemu = []
@@ -330,7 +337,7 @@ def test_a_vm_lab_killed_while_booting_is_removed_by_lab_clean():
         while not booting():
             assert time.monotonic() < deadline and proc.poll() is None, "never saw the VM booting"
             time.sleep(0.05)
-        qemu = [s.pid for s in Registry().load("vmk1").servers]
+        qemu = [s.pid for s in Registry().load(VMK1).servers]
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
@@ -338,14 +345,14 @@ def test_a_vm_lab_killed_while_booting_is_removed_by_lab_clean():
             proc.kill()
             proc.wait()
     status = json.loads(linerate("lab", "status", "--json").stdout)["labs"]
-    assert [row["state"] for row in status if row["name"] == "vmk1"] == ["orphaned"]
+    assert [row["state"] for row in status if row["name"] == VMK1] == ["orphaned"]
     out = linerate("lab", "clean").stdout  # without --all
-    assert "removed lab vmk1" in out
+    assert f"removed lab {VMK1}" in out
     deadline = time.monotonic() + 10
     while any(pid_alive(pid) for pid in qemu) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(pid_alive(pid) for pid in qemu)
-    assert netns_names() == before and not (Registry().state_dir / "vmk1.vm").exists()
+    assert netns_names() == before and not (Registry().state_dir / f"{VMK1}.vm").exists()
 
 
 @pytest.mark.parametrize("mode", ["flood", "hang"])

@@ -10,7 +10,10 @@ import sqlite3
 import subprocess
 import time
 
-from tests.privileged.conftest import LINERATE, linerate, netns_names
+from tests.privileged.conftest import LINERATE, linerate, netns_names, unique_lab_name
+
+# lab names no other run chose (a fixed one meets what a killed run on this machine left)
+CONF1 = unique_lab_name("conf1")
 
 CRASHY = """
 name = "crashy"
@@ -114,11 +117,11 @@ def test_udp_overload_of_an_emulated_100m_link_shows_loss_and_shaper_drops():
 
 
 def test_lab_option_that_conflicts_with_the_lab_is_refused():
-    linerate("lab", "up", "--name", "conf1", "--firewall", "stateful")
+    linerate("lab", "up", "--name", CONF1, "--firewall", "stateful")
     try:
-        proc = linerate("trial", "--lab", "conf1", "--firewall", "nat", "--mtu", "9000", check=False)
-        assert proc.returncode == 2 and "lab conf1 was built with firewall=stateful" in proc.stderr
-        same = linerate("trial", "--lab", "conf1", "--firewall", "stateful", "--duration", "1")
+        proc = linerate("trial", "--lab", CONF1, "--firewall", "nat", "--mtu", "9000", check=False)
+        assert proc.returncode == 2 and f"lab {CONF1} was built with firewall=stateful" in proc.stderr
+        same = linerate("trial", "--lab", CONF1, "--firewall", "stateful", "--duration", "1")
         assert "Mbit/s" in same.stdout
     finally:
-        linerate("lab", "down", "conf1")
+        linerate("lab", "down", CONF1)

@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 from linerate.lab.registry import Registry
-from tests.privileged.conftest import put_back, LINERATE, linerate, netns_names
+from tests.privileged.conftest import put_back, LINERATE, linerate, netns_names, unique_lab_name
+
+# lab names no other run chose (a fixed one meets what a killed run on this machine left)
+VM1 = unique_lab_name("vm1")
 
 
 def qemu_processes(lab_id: str) -> list[int]:
@@ -40,29 +43,29 @@ def assert_gone(lab_id: str) -> None:
 
 def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing(tmp_path):
     before = netns_names()
-    out = linerate("lab", "up", "--name", "vm1", "--dut", "vm", "--accel", "tcg", "--firewall", "stateful").stdout
+    out = linerate("lab", "up", "--name", VM1, "--dut", "vm", "--accel", "tcg", "--firewall", "stateful").stdout
     try:
         assert "VM DUT: 1 vCPU, 256 MiB, tcg" in out, out
         status = json.loads(linerate("lab", "status", "--json").stdout)["labs"][0]
         assert status["vm"]["accel"] == "tcg" and status["vm"]["vcpus"] == 1
         assert 0 < status["vm"]["boot_to_ready_s"] < 60
-        assert len(qemu_processes("vm1")) == 1
+        assert len(qemu_processes(VM1)) == 1
         for family in ("4", "6"):
-            trial = json.loads(linerate("trial", "--lab", "vm1", "--family", family, "--duration", "2", "--json").stdout)
+            trial = json.loads(linerate("trial", "--lab", VM1, "--family", family, "--duration", "2", "--json").stdout)
             assert trial["status"] == "ok" and trial["throughput_bps"] > 10e6, trial
             dut = trial["telemetry"]["dut"]
             assert dut["shared_kernel"] is False and len(dut["cpu"]) == 1  # the guest's own vCPU
             assert trial["dut_counters"]["forwarded_packets"] > 1000
         assert trial["testbed"]["vm"]["kernel"] and trial["testbed"]["vm"]["vcpus"] == 1  # a kept lab names its guest
         # a state file that says another guest than the qemu running: refused before anything, naming it
-        state = Path(os.environ["LINERATE_STATE_DIR"]) / "vm1.json"
+        state = Path(os.environ["LINERATE_STATE_DIR"]) / f"{VM1}.json"
         true = state.read_text()
         record = json.loads(true)
         # (one refusal names up to three differences: a forgery below of several at once must have each named)
         for said, named in (({"dut_vcpus": 2, "virtio_offloads": "off"},
                              ("qemu runs with 1 vCPUs, the file says 2", "qemu's NIC has no offload or queue properties")),
-                            ({"link_rate": "10m"}, ("lan0 in lr-vm1-dut is not shaped, the file says shaped at 10 Mbit/s",
-                                                    "wan0 in lr-vm1-dut is not shaped")),
+                            ({"link_rate": "10m"}, (f"lan0 in lr-{VM1}-dut is not shaped, the file says shaped at 10 Mbit/s",
+                                                    f"wan0 in lr-{VM1}-dut is not shaped")),
                             # inside the guest: its ruleset, a sysctl, an offload (read through the agent)
                             ({"firewall": "none", "dut_sysctls": "net.netfilter.nf_conntrack_max=1048576"},
                              ("the DUT guest filters with 4 rules in chain forward (2 on ct state)",
@@ -72,7 +75,7 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing(tmp_path):
             forged = {**record, "params": {**record["params"], **said}}
             forged.update({key: value for key, value in said.items() if key in ("mtu", "firewall")})
             state.write_text(json.dumps(forged))
-            proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
+            proc = linerate("trial", "--lab", VM1, "--duration", "1", check=False)
             assert proc.returncode == 2 and all(name in proc.stderr for name in named), proc.stderr
         # the record's own description of the guest, stored with every result, against the qemu and the guest
         for said, named in (({"vcpus": 4, "memory_mb": 256.0, "kernel": "9.9.9-fake"},
@@ -81,33 +84,33 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing(tmp_path):
                               "its record says kernel '9.9.9-fake'")),
                             ({"vcpus": True}, ("its record says vcpus True of the guest, which has 1",))):
             state.write_text(json.dumps({**record, "vm": {**record["vm"], **said}}))
-            proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
+            proc = linerate("trial", "--lab", VM1, "--duration", "1", check=False)
             assert proc.returncode == 2 and all(name in proc.stderr for name in named), proc.stderr
         # what only the record says (its boot time; an image, host key or NIC names it cannot have) is not stored
         planted = {"boot_to_ready_s": 1e-300, "image": "/srv/planted.qcow2", "os": "opnsense", "host_key": "SHA256:x",
                    "lan0_name": "eth9", "telemetry_read_ms": -1}
         state.write_text(json.dumps({**record, "vm": {**record["vm"], **planted}}))
-        kept = json.loads(linerate("trial", "--lab", "vm1", "--duration", "1", "--json").stdout)["testbed"]
+        kept = json.loads(linerate("trial", "--lab", VM1, "--duration", "1", "--json").stdout)["testbed"]
         assert set(kept["vm"]) == {"accel", "vcpus", "memory_mb", "kernel"}, kept["vm"]
         assert kept["vm_host"]["telemetry_read_ms"] != -1 and kept["vm_host"]["placement"], kept["vm_host"]
         record["servers"] = json.loads(state.read_text())["servers"]  # started again before that trial measured
         state.write_text(json.dumps({**record, "params": {**record["params"], "dut_os": "freebsd"}}))
-        proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
+        proc = linerate("trial", "--lab", VM1, "--duration", "1", check=False)
         assert proc.returncode != 0 and "describes an own image's" in proc.stderr, proc.stderr
         put_back(state, true)
         # the host's side of the guest's NIC as qemu and the guest left it (a tap with tx off forwards ~5x less)
-        tap = ["ip", "netns", "exec", "lr-vm1-dut", "ethtool", "-K", "tap-lan", "tx"]
+        tap = ["ip", "netns", "exec", f"lr-{VM1}-dut", "ethtool", "-K", "tap-lan", "tx"]
         subprocess.run([*tap, "off"], check=True, capture_output=True)
-        proc = linerate("trial", "--lab", "vm1", "--duration", "1", check=False)
+        proc = linerate("trial", "--lab", VM1, "--duration", "1", check=False)
         subprocess.run([*tap, "on"], check=True, capture_output=True)
-        assert proc.returncode == 2 and "lr-vm1-dut's offloads of tap-lan changed since the lab was kept (" in \
+        assert proc.returncode == 2 and f"lr-{VM1}-dut's offloads of tap-lan changed since the lab was kept (" in \
             proc.stderr and "tx-checksumming was on, is off" in proc.stderr, proc.stderr
-        assert linerate("trial", "--lab", "vm1", "--duration", "1").returncode == 0
+        assert linerate("trial", "--lab", VM1, "--duration", "1").returncode == 0
         # an rfc2544 SIGKILLed while it paces frames on the client's port: lab clean takes its bucket away
-        killed = subprocess.Popen([*LINERATE, "rfc2544", "--lab", "vm1", "--frame-sizes", "64", "--trial-duration", "2",
+        killed = subprocess.Popen([*LINERATE, "rfc2544", "--lab", VM1, "--frame-sizes", "64", "--trial-duration", "2",
                                    "--db", str(tmp_path / "paced.db")],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port = ["ip", "netns", "exec", "lr-vm1-client", "tc", "qdisc", "show", "dev", "eth0"]
+        port = ["ip", "netns", "exec", f"lr-{VM1}-client", "tc", "qdisc", "show", "dev", "eth0"]
         deadline = time.monotonic() + 120
         while "5ace:" not in subprocess.run(port, capture_output=True, text=True).stdout and killed.poll() is None \
                 and time.monotonic() < deadline:
@@ -116,12 +119,12 @@ def test_vm_lab_up_status_trials_v4_v6_and_down_leave_nothing(tmp_path):
         killed.wait(timeout=10)
         assert "tbf 5ace: root" in subprocess.run(port, capture_output=True, text=True).stdout, "no pacing when killed"
         cleaned = linerate("lab", "clean").stdout
-        assert "the pacing qdisc on eth0 in lr-vm1-client (removed)" in cleaned, cleaned
+        assert f"the pacing qdisc on eth0 in lr-{VM1}-client (removed)" in cleaned, cleaned
         assert "5ace:" not in subprocess.run(port, capture_output=True, text=True).stdout
-        assert linerate("trial", "--lab", "vm1", "--duration", "1").returncode == 0
+        assert linerate("trial", "--lab", VM1, "--duration", "1").returncode == 0
     finally:
-        linerate("lab", "down", "vm1")
-    assert_gone("vm1")
+        linerate("lab", "down", VM1)
+    assert_gone(VM1)
     assert netns_names() == before
 
 

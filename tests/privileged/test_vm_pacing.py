@@ -10,17 +10,20 @@ from linerate.search.measurer import measure
 from linerate.testbed.base import find_lab
 from linerate.testbed.lab_path import LabPath
 from linerate.topology.plan import CLIENT_IF
-from tests.privileged.conftest import linerate
+from tests.privileged.conftest import linerate, unique_lab_name
 from tests.privileged.test_vm_lab import assert_gone
+
+# lab names no other run chose (a fixed one meets what a killed run on this machine left)
+PACING = unique_lab_name("pace")
 
 RATE = 5000  # frames/s: well below what the TCG guest forwards spaced here (NDR ~25,000 at 64 bytes)
 
 
 def test_paced_frames_reach_the_server_through_the_guest():
-    linerate("lab", "up", "--name", "pacing", "--dut", "vm", "--firewall", "none", timeout=300)
+    linerate("lab", "up", "--name", PACING, "--dut", "vm", "--firewall", "none", timeout=300)
     lab_id = None
     try:
-        lab = find_lab("pacing", Registry())
+        lab = find_lab(PACING, Registry())
         lab_id = lab.spec.lab_id
         path = LabPath(lab, 4)
         assert path.paced  # a VM DUT has queues of its own
@@ -31,6 +34,6 @@ def test_paced_frames_reach_the_server_through_the_guest():
         assert paced.argv[-1] == "--qdisc-path"
         assert [q["kind"] for q in qdiscs] == ["noqueue"], qdiscs  # the bucket went with the trial
     finally:
-        linerate("lab", "down", "pacing", check=False)
+        linerate("lab", "down", PACING, check=False)
     assert lab_id is not None
     assert_gone(lab_id)

@@ -103,6 +103,18 @@ class SshError(LinerateError):
     """Cannot reach or log in to a host."""
 
 
+class SshUnreachable(SshError):
+    """No SSH session came up: the connection was refused or reset, or no answer came in time (a host
+    still booting may answer later; a refused login or a wrong host key is another error)."""
+
+
+def _why(exc: BaseException, seconds: float) -> str:
+    """What a failed connection attempt says; a timeout's exception says nothing, so name the wait."""
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return f"no answer within {seconds:.0f} s"
+    return str(exc) or type(exc).__name__
+
+
 @dataclass(frozen=True)
 class SshTarget:
     user: str
@@ -254,7 +266,7 @@ class SshSession:
                     self._conn = _Loop.get().call(self._connect(), self.connect_timeout_s * 3)
                 except TimeoutError:
                     self.close()
-                    raise SshError(f"{self.target}: no SSH session within {self.connect_timeout_s * 3:.0f} s") from None
+                    raise SshUnreachable(f"{self.target}: no SSH session within {self.connect_timeout_s * 3:.0f} s") from None
         return self
 
     async def _connect(self):
@@ -287,7 +299,7 @@ class SshSession:
         except asyncssh.PermissionDenied:
             raise SshError(f"{self.target}: authentication refused; check the user and the identity file") from None
         except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
-            raise SshError(f"{self.target}: cannot connect ({exc or type(exc).__name__})") from None
+            raise SshUnreachable(f"{self.target}: cannot connect ({_why(exc, self.connect_timeout_s)})") from None
 
     async def _verify_host_key(self, asyncssh, tunnel) -> None:
         known = list(load_known_hosts(self.known_hosts).match(self.target.host, self.target.host,
@@ -298,7 +310,7 @@ class SshSession:
                 self.target.host, self.target.port, tunnel=tunnel, server_host_key_algs=algs),
                 self.connect_timeout_s)
         except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
-            raise SshError(f"{self.target}: cannot connect ({exc or type(exc).__name__})") from None
+            raise SshUnreachable(f"{self.target}: cannot connect ({_why(exc, self.connect_timeout_s)})") from None
         if presented is None:
             raise SshError(f"{self.target}: the server offered no host key")
         fingerprint = presented.get_fingerprint()
@@ -369,7 +381,7 @@ class SshSession:
                     self.target.host, self.target.port, tunnel=tunnel, server_host_key_algs=offered),
                     self.connect_timeout_s)
             except (OSError, asyncssh.Error, asyncio.TimeoutError) as exc:
-                raise SshError(f"{self.target}: could not read all its host keys ({exc or type(exc).__name__}); "
+                raise SshError(f"{self.target}: could not read all its host keys ({_why(exc, self.connect_timeout_s)}); "
                                "linerate names a machine by all its host keys (so that two inventories reaching it "
                                "by different keys share one lock): let this controller open several SSH "
                                "connections in a row") from None
@@ -512,7 +524,7 @@ class SshExecutor:
             raise OutputLimitError(key, self.host, None, f"printed more than {MAX_OUTPUT_BYTES:,} bytes; linerate "
                                    "stops reading there and uses none of it") from None
         except (OSError, asyncssh.Error) as exc:
-            raise ExecError(key, self.host, None, f"connection lost: {exc or type(exc).__name__}") from None
+            raise ExecError(key, self.host, None, f"connection lost: {str(exc) or type(exc).__name__}") from None
 
     def run(self, argv: Sequence[str], *, stdin: str | None = None, timeout_s: float | None = None,
             check: bool = True) -> CommandResult:
@@ -545,7 +557,7 @@ class SshExecutor:
             raise OutputLimitError(key, self.host, None, f"printed more than {MAX_OUTPUT_BYTES:,} bytes; "
                                    "linerate stops reading there and uses none of it") from None
         except (OSError, asyncssh.Error) as exc:
-            raise ExecBroken(key, self.host, None, f"connection lost: {exc or type(exc).__name__}") from None
+            raise ExecBroken(key, self.host, None, f"connection lost: {str(exc) or type(exc).__name__}") from None
         results = batch.split(self.host, 0, out.decode(errors="replace"), "")
         return [r if r.returncode == 0 else CommandResult(r.argv, r.returncode, r.stdout, "(stderr not kept in a "
                                                           "batched read)", r.host) for r in results]

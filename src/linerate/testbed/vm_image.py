@@ -28,7 +28,7 @@ from linerate.dut.drivers import OS_DRIVERS, driver_for_os
 from linerate.errors import ConfigError, ExecError, LabError
 from linerate.exec import NetnsExecutor
 from linerate.exec.netns_tunnel import NetnsTunnel
-from linerate.exec.ssh import HostKeyError, SshError, SshExecutor, SshSession, SshTarget
+from linerate.exec.ssh import HostKeyError, SshError, SshExecutor, SshSession, SshTarget, SshUnreachable
 from linerate.lab.apply import apply_plan
 from linerate.lab.registry import LabRecord
 from linerate.process import ProcessRef, process_start_time
@@ -38,7 +38,7 @@ from linerate.topology.plan import ADDR, DUT_LAN_IF, DUT_WAN_IF
 from linerate.trial import measure_read_cost_or_none
 from linerate.vm.accel import choose_accel
 from linerate.vm.byo import OVERLAY_NAME, create_overlay, overlay_backing
-from linerate.vm.image_access import MGMT_PORT, ImageAccess, image_access, missing_pieces
+from linerate.vm.image_access import GUEST_CONNECT_TIMEOUT_S, MGMT_PORT, ImageAccess, image_access, missing_pieces
 from linerate.lab.conform import prefetched_drift
 from linerate.vm.plan import GUEST, guest_commands, guest_plan
 from linerate.vm.qemu import LAN_MAC, WAN_MAC, VmSpec
@@ -46,6 +46,7 @@ from linerate.vm.state import read_vm_state, verify_vm
 
 
 BOOT_PROGRESS_S = 10.0  # a line while it boots: an OPNsense image under TCG takes minutes
+LOGIN_RETRY_S = 2.0  # between login attempts to a guest whose sshd answers but gives no session yet
 
 
 class ImageVmTestbed(VmTestbed):
@@ -99,7 +100,7 @@ class ImageVmTestbed(VmTestbed):
             "at boot, DHCP on the third NIC: virtio, MAC 52:54:00:4c:52:03; or more time: --boot-timeout); "
             f"console: {self._console_tail()}"]
         if boot_s is not None:
-            problems += self._login()
+            problems += self._login(deadline=started + self.access.boot_timeout_s)
         if not problems:
             self.vm_info.update({"boot_to_ready_s": round(boot_s, 2), "kernel": self._guest_release(),
                                  "image": str(self.access.image), "os": self.vm.os})
@@ -177,17 +178,29 @@ class ImageVmTestbed(VmTestbed):
         path = self.directory / "qemu.log"
         return (path.read_text(errors="replace").strip()[-300:] if path.exists() else "") or "(no message)"
 
-    def _login(self) -> list[str]:
-        """Log in to the guest; what the image lacks for it (a key it accepts, the host key named)."""
+    def _login(self, deadline: float) -> list[str]:
+        """Log in to the guest; what the image lacks for it (a key it accepts, the host key named). A guest
+        that sends its banner may still be booting (under TCG, loaded: a key exchange outlasting the connect
+        timeout, CI here): no session is tried again until the boot's deadline; a refused key is not."""
         known_hosts = self.directory / "known_hosts"
         fd = os.open(known_hosts, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(self.access.known_hosts_text())
         target = SshTarget(self.access.user, "127.0.0.1", MGMT_PORT, identity=str(self.access.key))
         self.session = SshSession(target, known_hosts, accept_new=not self.access.host_keys,
-                                  on_message=self.on_message, via=NetnsTunnel(self.spec.netns("dut")))
+                                  on_message=self.on_message, via=NetnsTunnel(self.spec.netns("dut")),
+                                  connect_timeout_s=GUEST_CONNECT_TIMEOUT_S)
         try:
-            self.session.connect()
+            while True:
+                try:
+                    self.session.connect()
+                    break
+                except SshUnreachable as exc:
+                    if time.monotonic() + LOGIN_RETRY_S >= deadline:
+                        raise
+                    self.on_message(f"VM DUT: {self.access.image.name} sent its SSH banner but no session came up "
+                                    f"yet ({str(exc)[-80:]}); trying again")
+                    time.sleep(LOGIN_RETRY_S)
         except ConfigError as exc:  # the key file itself (not a private key linerate can use)
             self.session = None
             return [f"a private key linerate can use: --dut-key {exc.problem}"]
@@ -325,7 +338,7 @@ class ImageVmTestbed(VmTestbed):
                                f"(`linerate lab down {self.spec.lab_id}`) and bring it up again")
             target = SshTarget(self.vm.ssh_user, "127.0.0.1", MGMT_PORT, identity=key)
             self.session = SshSession(target, self.directory / "known_hosts",  # the host key its first login saw
-                                      via=NetnsTunnel(self.spec.netns("dut")))
+                                      via=NetnsTunnel(self.spec.netns("dut")), connect_timeout_s=GUEST_CONNECT_TIMEOUT_S)
         return SshExecutor(self.session)
 
     def _keep_names(self, names: dict[str, str]) -> None:
