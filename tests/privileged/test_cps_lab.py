@@ -76,7 +76,9 @@ def test_sigterm_stops_cps_at_once_and_leaves_nothing(tmp_path):
             proc.kill()
             proc.wait()
     assert proc.returncode == 143 and "SIGTERM" in err, err[-1000:]
-    assert stopped_s < 5, f"{stopped_s:.1f} s after SIGTERM"
+    # the search had ~40 trials of 2 s left (3 repetitions): ended within one trial's time and the teardown, it
+    # stopped at the signal (~1-2 s here idle); running on, it took minutes
+    assert stopped_s < 15, f"{stopped_s:.1f} s after SIGTERM"
     assert set(netns_names()) == before_ns and set(pids("nginx")) == before_nginx
     assert not glob.glob("/tmp/linerate-h2load.*")
 

@@ -23,9 +23,9 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     before = netns_names()
     run = subprocess.Popen([*LINERATE, "run", str(exp), "--db", str(db)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 240  # a guard only: 3 trials come after the calibration's (~20 s here idle)
     stored = 0
-    while time.monotonic() < deadline and stored < 3:
+    while time.monotonic() < deadline and stored < 3 and run.poll() is None:
         time.sleep(0.3)
         if db.exists():
             try:

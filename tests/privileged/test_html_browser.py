@@ -19,8 +19,8 @@ omit_s = 0
 family = [4, 6]
 firewall = ["none", "rules:1000"]
 [fixed]
-link_rate = "1gbit"
-"""
+link_rate = "100mbit"
+"""  # the link, not the machine's speed, sets every cell: the page shows "at line rate" on a loaded host too
 
 ONE_PROFILE = """
 name = "{name}"
@@ -88,7 +88,7 @@ def test_report_in_headless_chromium(tmp_path):
     assert [r[0][0] for r in rows[1:]] == ["IPv4 1 stream", "IPv6 1 stream"]
     for row in rows[1:]:
         for text_, attrs in row[1:]:
-            assert attrs["data-n"] == "2" and 800 < float(attrs["data-mean-mbps"]) <= 1000, text_
+            assert attrs["data-n"] == "2" and 80 < float(attrs["data-mean-mbps"]) <= 100, text_
             assert "of line rate" in text_ and "n=2" in text_ and "at line rate" in text_
     assert 'id="run-order"' in light.dom and light.dom.count("<svg") >= 2 + 2 * 4
     # screenshots: the page is drawn, white in light mode and dark with the dark scheme

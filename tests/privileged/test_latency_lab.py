@@ -11,6 +11,7 @@ import threading
 import time
 
 from tests.privileged.conftest import linerate, unique_lab_name
+from tests.privileged.test_cps_lab import in_namespace
 
 # lab names no other run chose (a fixed one meets what a killed run on this machine left)
 LATQ = unique_lab_name("latq")
@@ -40,9 +41,13 @@ def test_loaded_rtt_rises_by_the_shaper_queue(tmp_path):
             "trial", "--lab", LATQ, "--latency", "--congestion", "cubic", "--duration", "4", "--json")))
         results = []
         trial_run.start()
-        time.sleep(2.5)  # idle probes (1 s) and iperf3's omit second: the queue has formed
+        client, deadline = f"lr-{LATQ}-client", time.monotonic() + 120
+        while not in_namespace(client, "iperf3") and trial_run.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)  # after the lab's checks and the idle probes: the load starts
+        time.sleep(1.0)  # iperf3's omitted second: the queue forms
         sampler.start()
-        time.sleep(2.5)
+        while in_namespace(client, "iperf3") and time.monotonic() < deadline:
+            time.sleep(0.1)  # sampled while the load runs, whatever the machine's speed
         stop.set()
         sampler.join()
         trial_run.join()

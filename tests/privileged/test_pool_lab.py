@@ -4,6 +4,7 @@ in which every pair sent (topology/pool.py, pool/window.py)."""
 import json
 import os
 import signal
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -11,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from linerate.calc import LinkInput, goodput
+from linerate.experiment.ceiling import ABOVE_CEILING
+from linerate.pool.window import SLOW_SHARE
 from tests.privileged.conftest import put_back, LINERATE, linerate, netns_names, unique_lab_name
+from tests.privileged.test_rfc2544_lab import says_its_limit
 
 # lab names no other run chose (a fixed one meets what a killed run on this machine left)
 POOL2 = unique_lab_name("pool2")
@@ -24,12 +28,18 @@ def test_four_shaped_pairs_sum_to_four_ceilings_each_pair_at_its_own():
     before = netns_names()
     out = json.loads(linerate("trial", "--pairs", "4", "--pair-link", "100m", "--duration", "5", "--json").stdout)
     pool, pairs = out["telemetry"]["pool"], out["telemetry"]["pairs"]
-    # the shaper is exact per frame (topology/link.py: 0.9995-0.9998 of the ceiling in bench/link_accuracy.py)
-    assert out["throughput_bps"] == pytest.approx(4 * CEILING_100M, rel=0.02)
     assert [p["client"] for p in pairs] == ["client", "client2", "client3", "client4"]
-    assert all(p["throughput_bps"] == pytest.approx(CEILING_100M, rel=0.03) for p in pairs)
-    assert pool["pairs"] == 4 and 2.5 <= pool["window_s"] <= 5.1 and pool["slow"] == []
-    assert out["flags"] == []  # not above the 4 x 100m ceiling
+    assert pool["pairs"] == 4 and 2.5 <= pool["window_s"] <= 5.1, pool
+    # the aggregate is the pairs' figures over the common window, and no pair beats its own shaped link (exact per
+    # frame, topology/link.py: 0.9995-0.9998 of the ceiling in bench/link_accuracy.py)
+    rates = [p["throughput_bps"] for p in pairs]
+    assert out["throughput_bps"] == pytest.approx(sum(rates), rel=1e-6), pairs
+    assert all(0 < rate <= 1.005 * CEILING_100M for rate in rates), pairs
+    # a pair far below the others is named. How close 8 iperf3 on 2 shared CPUs get to 4 x 94.1 Mbit/s is this
+    # machine's speed (idle here: within 2%; CI run 78, loaded: 314 Mbit/s): bench/pools.py prints it
+    assert len(pool["slow"]) == sum(rate < SLOW_SHARE * statistics.median([r for r in rates if r != rate])
+                                    for rate in rates), (pool, pairs)
+    assert ABOVE_CEILING not in out["flags"], out["flags"]
     assert netns_names() == before
 
 
@@ -67,7 +77,8 @@ def test_a_kept_pooled_lab_runs_every_pair_and_lab_down_removes_all_its_namespac
         # rfc2544 on the pool: each client sends its share, paced on its own port, which gets its pair link back
         proc = linerate("rfc2544", "--lab", POOL2, "--frame-sizes", "1518", "--json")
         [row] = json.loads(proc.stdout)["results"]
-        assert row["ndr_fps"] == pytest.approx(2 * 8127, rel=0.02)  # 2 x the 100 Mbit/s line rate at 1518 B
+        assert row["theoretical_fps"] == pytest.approx(2 * 8127.4, rel=1e-4)  # 2 x the 100 Mbit/s line rate at 1518 B
+        says_its_limit(row)  # how close the paced senders get on this machine is a speed figure (bench/pools.py)
         assert pair_shapers(f"lr-{POOL2}-client") == pair_shapers(f"lr-{POOL2}-client2") == shaped
         said_otherwise_changes_nothing(POOL2, shaped, tmp_path)
     finally:

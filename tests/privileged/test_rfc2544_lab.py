@@ -36,7 +36,10 @@ def test_rfc2544_on_the_emulated_link(tmp_path):
     big, small, imix = by_size[1518], by_size[64], by_size["imix"]
     assert big["theoretical_fps"] == pytest.approx(THEORETICAL_1518)
     says_its_limit(big)
-    assert small["generator_limited"] and small["generator_max_fps"] > small["ndr_fps"] > 10_000, small
+    # 64-byte frames at 1 Gbit/s are 1.49 M/s: a namespace sender sharing its 2 CPUs with the DUT stops below that,
+    # and which of the two a loaded machine makes the limit is its speed: the limit named agrees with the trials
+    says_its_limit(small)
+    assert small["limit"] != "line rate" and small["ndr_fps"] > 10_000, small
     for result in doc["results"]:
         assert result["ndr_fps"] <= result["pdr_fps"]
     # IMIX: rated at its mean frame (353.8 B), and what reached the DUT was that mix: its bytes per

@@ -108,7 +108,9 @@ def test_udp_overload_of_an_emulated_100m_link_shows_loss_and_shaper_drops():
     proc = linerate("trial", "--link", "100m", "--protocol", "udp", "--bitrate", "1g", "--duration", "2", "--json")
     doc = json.loads(proc.stdout)
     assert doc["status"] == "ok" and doc["flags"] == []
-    assert 80 <= doc["lost_percent"] <= 95, doc["lost_percent"]  # ~90% of 1 Gbit/s cannot fit 100 Mbit/s
+    # ~90% of 1 Gbit/s cannot fit 100 Mbit/s (here); a sender the machine slows offers less, but at least twice the
+    # link: the loss is what the link could not carry of what was offered
+    assert 50 <= doc["lost_percent"] < 100, doc["lost_percent"]
     assert doc["packets_lost"] <= doc["packets_sent"]
     assert 90e6 <= doc["throughput_bps"] <= 100e6
     assert doc["dut_counters"]["shaper_dropped"] > 0.7 * doc["packets_lost"]

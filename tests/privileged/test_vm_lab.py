@@ -157,8 +157,8 @@ def test_virtio_offloads_axis_gives_a_significant_difference_with_the_applied_pr
         negotiated = json.loads(state)["vm"]["virtio_features"]["lan0"]
         assert negotiated["csum"] == ("on" if setting == "on" else "off")  # read back from the guest
         by_cell.setdefault(setting, []).append(bps)
-    on, off = by_cell["on"], by_cell["off"]
-    assert min(on) > 2 * max(off), by_cell  # measured here: ~1,400 vs ~250 Mbit/s
+    assert len(by_cell["on"]) == len(by_cell["off"]) == 5, by_cell  # ~1,400 vs ~250 Mbit/s here; one trial alone
+    # may be stolen by the host (a 150 Mbit/s "on" trial once): the comparison is the method's verdict below
     # one pair (IPv4 1 stream), B (offloads off) significantly slower: compare's own verdict line. Five trials a
     # side: with three, one slow "on" trial on this noisy 2-CPU host (1,206 vs 150 Mbit/s) left Welch's p at 0.056
     assert re.search(r"IPv4 1 stream: A [\d,]+ \(n=5\), B [\d,]+ \(n=5\) Mbit/s; .*: B is [\d.]+% slower than A, "
