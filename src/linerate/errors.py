@@ -88,3 +88,11 @@ class Interrupted(BaseException):
         super().__init__(message)
         self.signum = signum
         self.exit_code = 128 + signum
+
+
+def failure_text(exc: BaseException, seconds: float) -> str:
+    """What a failed attempt says. A timeout's exception says nothing (asyncio's and the builtin are one class
+    since Python 3.11): name the wait instead."""
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {seconds:g} s"
+    return str(exc) or type(exc).__name__

@@ -67,7 +67,7 @@ def listening_rcvbuf(ns: str) -> str:
 
 
 def trial_while(argv: list[str], ready: str) -> tuple[subprocess.CompletedProcess, int]:
-    f"""`trial --lab {CLIJ}` run while argv runs (once it printed `ready`), and argv's pid; argv is killed after."""
+    """`trial --lab CLIJ` run while argv runs (once it printed `ready`), and argv's pid; argv is killed after."""
     holder = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == ready

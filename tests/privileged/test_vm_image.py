@@ -138,6 +138,7 @@ def test_a_kept_image_lab_reads_the_guest_over_ssh_runs_rfc2544_and_a_sigkill_le
         # the NDR itself is the TCG guest's speed beside the generator (CI: 7,926 under load, 97.5%): held to the
         # limit it names, as every search on this shared machine is
         says_its_limit(result)
+        assert result["ndr_fps"] > 0.5 * result["theoretical_fps"], result  # in bursts: ~1/20 of spaced (docs/packet-rate.md)
         killed = subprocess.Popen([*LINERATE, "trial", "--lab", name, "--duration", "20"], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
         time.sleep(6)

@@ -113,7 +113,7 @@ def test_a_paced_send_spaces_frames_with_a_bucket_on_its_own_interface_and_remov
     held = trafgen.hold_argv("eth0", 20000, 64, 4)
     assert client.calls[-3:-1] == [tuple(held), ("tc", "-s", "-j", "qdisc", "show", "dev", "eth0")]
     assert held[:9] == ["tc", "qdisc", "change", "dev", "eth0", "root", "handle", trafgen.PACING_HANDLE, "tbf"]
-    assert held[held.index("rate") + 1] == "1000bit" and held[held.index("burst") + 1] == "1514"  # an MTU's frame
+    assert held[held.index("rate") + 1] == "8bit" and held[held.index("burst") + 1] == "60"  # one frame a minute
     assert held[held.index("limit") + 1] == pace[pace.index("limit") + 1]  # nothing it queues is dropped by the change
     # the bucket as the kernel took it (the real capture): 20,000 frames of 60 bytes/s = 9.6 Mbit/s, 2 ms deep
     real = trafgen.parse_queue_stats(queue)

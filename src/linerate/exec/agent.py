@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from linerate.errors import ExecError
+from linerate.errors import ExecError, failure_text
 from linerate.exec.base import Batch, CommandResult, SpawnedProcess
 
 GUEST_TIMEOUT_MARGIN_S = 5.0
@@ -159,7 +159,7 @@ class AgentExecutor:
             out, err = out_bytes.decode(errors="replace"), err_bytes.decode(errors="replace")
         except (OSError, TimeoutError) as exc:
             self.close()  # the next command reconnects; a late answer is dropped by its id
-            raise ExecError(argv, self.host, None, f"guest agent: {str(exc) or type(exc).__name__}") from None
+            raise ExecError(argv, self.host, None, f"guest agent: {failure_text(exc, limit)}") from None
         if status == 124:  # the agent killed the command at its timeout (as timeout(1) reports it)
             err = err or f"timed out after {limit:g} s in the guest"
         elif status == 125:  # the agent cut an output over its 4 MiB cap: none of it is used
@@ -189,7 +189,7 @@ class AgentExecutor:
             _, out, _ = self.exchange("".join(f"{p}\n" for p in paths), timeout_s or 60.0, tag="LRF")
         except (OSError, TimeoutError) as exc:
             self.close()
-            raise ExecError(["cat", *paths], self.host, None, f"guest agent: {str(exc) or type(exc).__name__}") from None
+            raise ExecError(["cat", *paths], self.host, None, f"guest agent: {failure_text(exc, timeout_s or 60.0)}") from None
         return split_files(paths, out, self.host)
 
     def spawn(self, argv: Sequence[str]) -> SpawnedProcess:

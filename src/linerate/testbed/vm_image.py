@@ -191,16 +191,11 @@ class ImageVmTestbed(VmTestbed):
                                   on_message=self.on_message, via=NetnsTunnel(self.spec.netns("dut")),
                                   connect_timeout_s=GUEST_CONNECT_TIMEOUT_S)
         try:
-            while True:
-                try:
-                    self.session.connect()
-                    break
-                except SshUnreachable as exc:
-                    if time.monotonic() + LOGIN_RETRY_S >= deadline:
-                        raise
-                    self.on_message(f"VM DUT: {self.access.image.name} sent its SSH banner but no session came up "
-                                    f"yet ({str(exc)[-80:]}); trying again")
-                    time.sleep(LOGIN_RETRY_S)
+            self._connect_until(deadline)
+        except SshUnreachable as exc:
+            self.session = None
+            return [f"an SSH session with it before the boot timeout ({self.access.boot_timeout_s:.0f} s; its sshd "
+                    f"sent its banner, and then: {str(exc)[-120:]}; or more time: --boot-timeout)"]
         except ConfigError as exc:  # the key file itself (not a private key linerate can use)
             self.session = None
             return [f"a private key linerate can use: --dut-key {exc.problem}"]
@@ -215,6 +210,26 @@ class ImageVmTestbed(VmTestbed):
         self.vm_info["host_key"] = self.session.host_key_fingerprint
         self.vm_info["host_key_source"] = "named" if self.access.host_keys else "first seen in this lab"
         return []
+
+    def _connect_until(self, deadline: float) -> None:
+        """The session, tried again while the guest is unreachable and the deadline allows. An attempt has up to
+        three steps' timeouts (SshSession.connect), each at most a third of the time left: the last attempt ends
+        by the deadline, not a connect timeout past it."""
+        said = 0.0
+        while True:
+            left = deadline - time.monotonic()
+            self.session.connect_timeout_s = max(1.0, min(GUEST_CONNECT_TIMEOUT_S, left / 3))
+            try:
+                self.session.connect()
+                return
+            except SshUnreachable as exc:
+                if time.monotonic() + LOGIN_RETRY_S >= deadline:
+                    raise
+                if time.monotonic() - said >= BOOT_PROGRESS_S:
+                    said = time.monotonic()
+                    self.on_message(f"VM DUT: {self.access.image.name} sent its SSH banner but gives no session yet "
+                                    f"({str(exc)[-80:]}); trying again until the boot timeout")
+            time.sleep(LOGIN_RETRY_S)
 
     def _guest_release(self) -> str:
         return self.executor("dut").run(["uname", "-sr"], timeout_s=15).stdout.strip()

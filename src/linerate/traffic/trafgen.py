@@ -125,21 +125,21 @@ def pace_argvs(device: str, rate_pps: int, frame: frames.FrameSize, family: int)
              "burst", str(bucket), "limit", str(math.ceil(bytes_per_s * 1.25) + 2 * bucket)]]
 
 
-HOLD_RATE_BIT = 1000  # the held bucket's rate: a 1514-byte frame every 12 s, none in the moment before removal
-ETHERNET_MTU_FRAME = 1514  # a 1500-byte MTU's frame as the kernel counts it (no FCS)
+HOLD_REFILL_S = 60  # the held bucket refills one frame a minute: none leaves in the moment before its removal
 
 
 def hold_argv(device: str, rate_pps: int, frame: frames.FrameSize, family: int) -> list[str]:
-    """The pacing bucket, held: the same tbf changed to HOLD_RATE_BIT with a bucket of one 1514-byte frame (or
-    the largest sent; what it holds leaves at once, then one such every 12 s). Read after this, its counters
-    stay as they are until the bucket is removed: what it still queues then never leaves. Read while it still
-    paced, frames counted as queued kept leaving until the removal, and the server counted more than were
-    sent (local CI run 75: 4,962 counted of 4,884 "sent" at 5,000 frames/s through the VM DUT). A bucket
-    below the device's MTU would also have the kernel warn (sch_tbf.c tbf_change)."""
+    """The pacing bucket, held: the same tbf changed to a bucket of the largest frame sent that refills in
+    HOLD_REFILL_S (tbf_change fills it, so at most that one frame leaves, at once; the queue and its limit are
+    kept). Read after this, its counters stay as they are until the bucket is removed: what it still queues
+    then never leaves. Read while it still paced, frames counted as queued kept leaving until the removal, and
+    the server counted more than were sent (local CI run 75: 4,962 counted of 4,884 "sent" at 5,000 frames/s
+    through the VM DUT)."""
     [pace] = pace_argvs(device, rate_pps, frame, family)
+    largest = max(size - FCS_BYTES for size in frames.cycle(frame, family))
     held = ["tc", "qdisc", "change", *pace[3:]]
-    held[held.index("rate") + 1] = f"{HOLD_RATE_BIT}bit"
-    held[held.index("burst") + 1] = str(max(ETHERNET_MTU_FRAME, *(size - FCS_BYTES for size in frames.cycle(frame, family))))
+    held[held.index("rate") + 1] = f"{math.ceil(largest * 8 / HOLD_REFILL_S)}bit"
+    held[held.index("burst") + 1] = str(largest)
     return held
 
 
