@@ -328,9 +328,10 @@ def prefetched_drift(plan: Plan, host: str, run_many: Callable[[list[list[str]]]
 
 def _answered(asked: list[list[str]], run_many: Callable[[list[list[str]]], list]) -> dict[tuple[str, ...], str]:
     """argv -> stdout ("" where it failed) of every read asked, in one run_many. The sysctls are read by one
-    `sysctl -n KEY...` (each value on its own line, in order: sysctl(8), busybox's too): a command costs
-    ~0.2-0.3 s in a TCG guest, and a guest plan reads ~20 keys. Where that one fails (a key the kernel lacks)
-    or its lines are not one a key, the keys are read one by one, in a second round trip."""
+    `sysctl -n KEY...` (each value on its own line, in order: sysctl(8); busybox's usage: [KEY[=VALUE]]...):
+    a command costs ~0.2-0.3 s in a TCG guest, and a guest plan reads several keys (6 on the reference image).
+    Where that one fails (a key the kernel lacks) or its lines are not one a key, the keys are read one by one,
+    in a second round trip."""
     keys = [argv[2] for argv in asked if argv[:2] == ["sysctl", "-n"] and len(argv) == 3]
     others = [argv for argv in asked if not (argv[:2] == ["sysctl", "-n"] and len(argv) == 3)]
     joined = [["sysctl", "-n", *keys]] if len(keys) > 1 else [["sysctl", "-n", key] for key in keys]
