@@ -13,14 +13,19 @@ def pytest_configure(config):
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not hasattr(config, "workerinput"):  # once, in the process that prints the summary (not each xdist worker)
+        config.linerate_found_before = found_before_this_run()
+
+
+def netns_names() -> set[str]:
+    return set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()
 
 
 def found_before_this_run() -> str:
     """What this run shares the machine with: labs and guests another (killed) run left here. They take CPU
     from the timing-sensitive tests and their names from fixed-name ones; the tests never remove them (each
     removes exactly what it created), so the summary says they were there."""
-    names = sorted(name for name in (os.listdir("/run/netns") if os.path.isdir("/run/netns") else ())
-                   if name.startswith(("lr-", "lrt-")))
+    names = sorted(name for name in netns_names() if name.startswith(("lr-", "lrt-")))
     guests = []
     for entry in Path("/proc").iterdir():
         if not (entry.name.isascii() and entry.name.isdecimal()):
@@ -38,12 +43,10 @@ def found_before_this_run() -> str:
             + (f" (pids {' '.join(guests[:6])})" if guests else ""))
 
 
-_FOUND_BEFORE = found_before_this_run()
-
-
-def pytest_terminal_summary(terminalreporter):
-    if _FOUND_BEFORE:
-        terminalreporter.write_line(_FOUND_BEFORE)
+def pytest_terminal_summary(terminalreporter, config):
+    found = getattr(config, "linerate_found_before", "")
+    if found:
+        terminalreporter.write_line(found)
 
 
 DATA = Path(__file__).parent / "data"

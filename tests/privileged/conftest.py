@@ -14,6 +14,7 @@ import pytest
 from linerate.lab.apply import remove_namespaces
 from linerate.lab.registry import Registry
 from linerate.vm.accel import cache_path, write_cache
+from tests.conftest import netns_names
 
 pytestmark = pytest.mark.privileged
 
@@ -24,10 +25,6 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.privileged)
             if os.geteuid() != 0:
                 item.add_marker(pytest.mark.skip(reason="needs root (CI runs these as root)"))
-
-
-def netns_names() -> set[str]:
-    return set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()
 
 
 _KVM_PROBE: dict[str, str] = {}  # the first real probe's answer this session (vm/accel.py)

@@ -542,7 +542,7 @@ class SshExecutor:
             raise OutputLimitError(key, self.host, None, f"printed more than {MAX_OUTPUT_BYTES:,} bytes; linerate "
                                    "stops reading there and uses none of it") from None
         except (OSError, asyncssh.Error) as exc:
-            raise ExecError(key, self.host, None, f"connection lost: {str(exc) or type(exc).__name__}") from None
+            raise ExecError(key, self.host, None, f"connection lost: {failure_text(exc, timeout_s or 0)}") from None
 
     def run(self, argv: Sequence[str], *, stdin: str | None = None, timeout_s: float | None = None,
             check: bool = True) -> CommandResult:
@@ -575,7 +575,7 @@ class SshExecutor:
             raise OutputLimitError(key, self.host, None, f"printed more than {MAX_OUTPUT_BYTES:,} bytes; "
                                    "linerate stops reading there and uses none of it") from None
         except (OSError, asyncssh.Error) as exc:
-            raise ExecBroken(key, self.host, None, f"connection lost: {str(exc) or type(exc).__name__}") from None
+            raise ExecBroken(key, self.host, None, f"connection lost: {failure_text(exc, timeout_s or 0)}") from None
         results = batch.split(self.host, 0, out.decode(errors="replace"), "")
         return [r if r.returncode == 0 else CommandResult(r.argv, r.returncode, r.stdout, "(stderr not kept in a "
                                                           "batched read)", r.host) for r in results]

@@ -332,21 +332,24 @@ def _answered(asked: list[list[str]], run_many: Callable[[list[list[str]]], list
     a command costs ~0.2-0.3 s in a TCG guest, and a guest plan reads several keys (6 on the reference image).
     Where that one fails (a key the kernel lacks) or its lines are not one a key, the keys are read one by one,
     in a second round trip."""
-    keys = [argv[2] for argv in asked if argv[:2] == ["sysctl", "-n"] and len(argv) == 3]
-    others = [argv for argv in asked if not (argv[:2] == ["sysctl", "-n"] and len(argv) == 3)]
-    joined = [["sysctl", "-n", *keys]] if len(keys) > 1 else [["sysctl", "-n", key] for key in keys]
-    results = run_many(others + joined)
-    answers = {tuple(argv): result.stdout if result.returncode == 0 else "" for argv, result in zip(others, results)}
-    if len(keys) == 1:
-        answers[("sysctl", "-n", keys[0])] = results[-1].stdout if results[-1].returncode == 0 else ""
-    elif keys:
-        lines = results[-1].stdout.split("\n")
-        if results[-1].returncode == 0 and len(lines) == len(keys) + 1 and lines[-1] == "":
-            answers.update({("sysctl", "-n", key): f"{line}\n" for key, line in zip(keys, lines)})
+    def stdouts(argvs: list[list[str]], results: list) -> dict[tuple[str, ...], str]:
+        return {tuple(argv): result.stdout if result.returncode == 0 else "" for argv, result in zip(argvs, results)}
+
+    def one_sysctl(argv: list[str]) -> bool:
+        return len(argv) == 3 and argv[:2] == ["sysctl", "-n"]
+
+    keys = [argv[2] for argv in asked if one_sysctl(argv)]
+    others = [argv for argv in asked if not one_sysctl(argv)]
+    results = run_many(others + ([["sysctl", "-n", *keys]] if keys else []))
+    answers = stdouts(others, results)
+    if keys:
+        joined = results[-1]
+        lines = joined.stdout.split("\n")
+        one_by_one = [["sysctl", "-n", key] for key in keys]
+        if len(keys) == 1 or joined.returncode != 0 or len(lines) != len(keys) + 1 or lines[-1] != "":
+            answers.update(stdouts(one_by_one, [joined] if len(keys) == 1 else run_many(one_by_one)))
         else:
-            one_by_one = [["sysctl", "-n", key] for key in keys]
-            answers.update({tuple(argv): result.stdout if result.returncode == 0 else ""
-                            for argv, result in zip(one_by_one, run_many(one_by_one))})
+            answers.update({tuple(argv): f"{line}\n" for argv, line in zip(one_by_one, lines)})
     return answers
 
 

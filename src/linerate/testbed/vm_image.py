@@ -221,6 +221,7 @@ class ImageVmTestbed(VmTestbed):
             self.session.connect_timeout_s = max(1.0, min(GUEST_CONNECT_TIMEOUT_S, left / 3))
             try:
                 self.session.connect()
+                self.session.connect_timeout_s = GUEST_CONNECT_TIMEOUT_S  # for a reconnect later in this command
                 return
             except SshUnreachable as exc:
                 if time.monotonic() + LOGIN_RETRY_S >= deadline:
