@@ -41,6 +41,13 @@ def test_four_shaped_pairs_sum_over_their_common_window_none_above_its_own_link(
     assert [entry.split(" (")[0] for entry in pool["slow"]] == [f"pair {i + 1}" for i in slow], (pool, pairs)
     assert out["throughput_bps"] > 0.5 * 4 * CEILING_100M, pairs  # a pool that lost a pair's share would not
     assert ABOVE_CEILING not in out["flags"], out["flags"]
+    # read against the pairs' links, the lower bottleneck here (the DUT's own link is not shaped), with the verdicts
+    # a report gives: a slow pair named is the limit; the namespace lab says its DUT is the generator's kernel
+    line = out["line_rate"]
+    assert line["source"].startswith("4 x 100m pair links") and line["ceiling_bps"] == pytest.approx(4 * CEILING_100M)
+    assert line["fraction"] == pytest.approx(out["throughput_bps"] / line["ceiling_bps"])
+    codes = [verdict["code"] for verdict in out["verdicts"]]
+    assert "shared-kernel" in codes and ("slow-pair" in codes) == (bool(slow) and line["fraction"] < 0.97), codes
     assert netns_names() == before
 
 
@@ -51,6 +58,7 @@ def test_one_pair_through_the_switches_measures_its_own_link():
     mbps = float(first.split(": ")[1].split(" Mbit/s")[0])
     assert mbps == pytest.approx(CEILING_100M / 1e6, rel=0.03)
     assert "one pair, counted over" in proc.stdout and "pair 1: client -> server (198.19.0.2)" in proc.stdout
+    assert "% of line rate (94.1 Mbit/s: 1 x 100m pair links, MTU 1500, IPv4, TCP)" in proc.stdout, proc.stdout
 
 
 def sysctl_in(ns: str, key: str) -> str:

@@ -28,9 +28,17 @@ def test_paced_frames_reach_the_server_through_the_guest():
         path = LabPath(lab, 4)
         assert path.paced  # a VM DUT has queues of its own
         with path:
-            paced = measure(path, 64, 1.0, RATE)
+            # the guest loses none of the spaced frames in every trial; a trial whose sender was late (its worker
+            # took 1.52 s for 1 s of frames once, beside the TCG guest) counts those frames unsent, as MLRsearch
+            # does, and is measured again: three late senders in a row fail
+            for _ in range(3):
+                paced = measure(path, 64, 1.0, RATE)
+                assert (paced.sent, paced.dut_loss, paced.forwarded) == (RATE, 0, RATE), paced
+                assert paced.unsent == 0 or paced.send_s > 1.0, paced  # unsent only as the sender's lateness
+                if paced.unsent == 0:
+                    break
             qdiscs = json.loads(path.client.run(["tc", "-j", "qdisc", "show", "dev", CLIENT_IF]).stdout)
-        assert (paced.sent, paced.unsent, paced.dut_loss, paced.forwarded) == (RATE, 0, 0, RATE), paced
+        assert paced.unsent == 0, paced
         assert paced.argv[-1] == "--qdisc-path"
         assert [q["kind"] for q in qdiscs] == ["noqueue"], qdiscs  # the bucket went with the trial
     finally:

@@ -32,6 +32,10 @@ CASES = {  # code: (facts where it must fire, facts where it must not)
     "line-rate-unknown": (Facts(throughput_bps=590e6), Facts(throughput_bps=590e6, ceiling_bps=GBIT_CEILING)),
     "generator-bound": (Facts(generator_bound=True), Facts()),
     "shared-kernel": (Facts(shared_kernel=True), Facts()),
+    # pool/window.py's own line for a slow pair; at line rate a pool's slow pair held nothing back
+    "slow-pair": (Facts(pool_slow=[["pair 2 (client2 -> server2): 10.0 Mbit/s, the others' median 919.6"], []]),
+                  Facts(throughput_bps=935e6, ceiling_bps=GBIT_CEILING, line_rate_source="1g",
+                        pool_slow=[["pair 2 (client2 -> server2): 40.0 Mbit/s, the others' median 60.0"]])),
     "single-core-bound": (Facts(cpus=cpus(100, 3, 5, 2), os_family="freebsd", streams=1),
                           Facts(cpus=cpus(100, 3, 5, 2), shared_kernel=True)),
     "cpu-bound": (Facts(cpus=cpus(97, 93, 95, 99)), Facts(cpus=cpus(97, 93, 95, 40))),

@@ -320,3 +320,25 @@ def test_export_writes_each_pairs_own_iperf3_output_of_a_pooled_trial(tmp_path):
     names = [Path(path).name for path in done.files]
     assert names == [f"trial-{trial_id}_cell-{cell}_rep-0_attempt-1_pair-{n}_ok.json" for n in (1, 2)]
     assert [Path(path).read_text() for path in done.files] == [up.raw, slow.raw]  # each as its iperf3 wrote it
+
+
+def test_a_pooled_trial_is_read_against_its_pair_links_and_its_slow_pair_named_as_the_limit():
+    from linerate.cli.trial_cmds import diagnosis_lines
+    from linerate.report.data import trial_diagnosis
+
+    up, slow = real("masq-tcp-up-1000m"), real("masq-tcp-up-10m")
+    trial = pool_trial([Member("client", "server", "a", 0.0, up), Member("client2", "server2", "b", 0.0, slow)],
+                       up.params)
+    ceiling, source, verdicts = trial_diagnosis(trial, {"pairs": 2, "pair_link_rate": "1g"}, {}, [])
+    assert source.startswith("2 x 1g pair links") and ceiling == pytest.approx(2 * 941.48e6, rel=1e-4)
+    [limit] = [v for v in verdicts if v.kind == "limit"]
+    assert limit.code == "slow-pair" and "pair 2 (client2 -> server2)" in limit.evidence, verdicts
+    lines = diagnosis_lines(ceiling, source, verdicts, trial.throughput_bps / ceiling)
+    assert lines[0].startswith("= 49.") and "% of line rate (1,883 Mbit/s: 2 x 1g pair links" in lines[0], lines
+    # one real run alone at its 1g link: at line rate, nothing named; a failed trial: no verdict at all
+    assert [v.code for v in trial_diagnosis(up, {"link_rate": "1g"}, {}, [])[2]] == ["at-line-rate"]
+    failed = pool_trial([Member("client", "server", "a", 0.0, up),
+                         Member("client2", "server2", "b", 0.0, Trial(params=up.params, argv=("iperf3",), status="failed",
+                                                                       error="x"))],
+                        up.params)
+    assert not failed.ok and trial_diagnosis(failed, {"link_rate": "1g"}, {}, [])[2] == []

@@ -12,6 +12,7 @@ from linerate.errors import ConfigError
 from linerate.schema import dumps
 from linerate.model import DIRECTIONS, PROTOCOLS, Trial, TrialParams
 from linerate.pool.window import pair_summary
+from linerate.report.data import trial_diagnosis
 from linerate.report.layout import format_mbps, format_ms, row_label
 
 
@@ -137,11 +138,24 @@ def cmd_trial(args: argparse.Namespace) -> int:
         trial = testbed.run_trial(params)
         environment = testbed.environment()  # what the DUT was: read-back knobs, a VM's boot and placement
     flags = flags_of(trial, lab_params)
+    ceiling, source, verdicts = trial_diagnosis(trial, lab_params, environment, flags)
+    fraction = ceiling and trial.throughput_bps is not None and trial.ok and trial.throughput_bps / ceiling
     if args.json:
-        print(dumps({**trial.to_dict(), "flags": flags, "testbed": environment}))
+        print(dumps({**trial.to_dict(), "flags": flags, "testbed": environment,
+                     "line_rate": {"ceiling_bps": ceiling, "fraction": fraction if fraction else None,
+                                   "source": source},
+                     "verdicts": [verdict.to_dict() for verdict in verdicts]}))
     else:
-        print(describe_trial(trial) + "".join(f" [{flag}]" for flag in flags))
+        print(describe_trial(trial) + "".join(f" [{flag}]" for flag in flags) + "".join(
+            "\n" + line for line in diagnosis_lines(ceiling, source, verdicts, fraction)))
     return 0 if trial.ok else 1
+
+
+def diagnosis_lines(ceiling: float | None, source: str | None, verdicts: list, fraction) -> list[str]:
+    """'= 92.4% of line rate (...)' and each verdict with its evidence and what to do (as a report says them)."""
+    lines = [f"= {fraction * 100:.1f}% of line rate ({format_mbps(ceiling)} Mbit/s: {source})"] if fraction else []
+    return lines + [f"[{v.code}] {v.title}: {v.evidence}. What to do: {v.advice}." for v in verdicts
+                    if v.code != "line-rate-unknown"]
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ class Facts:
     protocol: str = "tcp"
     generator_bound: bool = False
     busy_senders: list[tuple[str, float]] = field(default_factory=list)  # a pool's (host, CPU %) at the limit
+    pool_slow: list[list[str]] = field(default_factory=list)  # per pooled trial: its pairs named slow (pool/window.py)
     shared_kernel: bool = False
     os_family: str | None = None
     cpus: list[dict[str, float]] = field(default_factory=list)  # {"cpu", "busy_pct", "interrupt_pct", ...}
@@ -200,6 +201,9 @@ def cell_facts(params: dict[str, Any], trials: list[dict[str, Any]], *, mean_bps
         facts.checksum_offload = "on"
     facts.pppoe = "pppoe" in str(params.get("encap", ""))
     facts.busy_senders = busy_senders(str(params.get("direction", "forward")), trials)
+    facts.pool_slow = [[str(line) for line in (pool.get("slow") or []) if isinstance(line, str)]
+                       for pool in ((trial.get("telemetry") or {}).get("pool") for trial in trials)
+                       if isinstance(pool, dict) and pool.get("pairs", 0) > 1]
     return facts
 
 

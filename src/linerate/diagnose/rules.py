@@ -109,6 +109,20 @@ def generator_bound(facts: Facts) -> Verdict | None:
                    "use faster or separate client/server hosts, or more streams spread over their CPUs")
 
 
+@rule("slow-pair")
+def slow_pair(facts: Facts) -> Verdict | None:
+    """A generator pool's aggregate is the sum of its pairs: a pair far below the others held it back."""
+    named = [slow for slow in facts.pool_slow if slow]
+    fraction = facts.line_rate_fraction
+    if not named or (fraction is not None and fraction >= AT_LINE_RATE):
+        return None
+    return Verdict("slow-pair", "limit", "one pair of the pool held the aggregate back",
+                   f"{'; '.join(named[0])} (named in {len(named)} of {len(facts.pool_slow)} trials)",
+                   "the aggregate sums every pair, so look at that pair's own path: its hosts' CPUs and links "
+                   "(`linerate testbed check` checks each pair's path), or measure without it (fewer `pairs`, or an "
+                   "inventory `pairs` list that leaves it out)")
+
+
 @rule("shared-kernel")
 def shared_kernel(facts: Facts) -> Verdict | None:
     if not facts.shared_kernel:

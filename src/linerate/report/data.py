@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import defaultdict
 from dataclasses import dataclass
@@ -186,6 +187,22 @@ def line_rate(params: dict[str, Any], environment: Any) -> tuple[float | None, s
     if testbed and testbed.get("bps"):
         return ceiling_bps(params, float(testbed["bps"])), f"{testbed['source']}, {shape}"
     return None, None
+
+
+def trial_diagnosis(trial: Any, cell: dict[str, Any], environment: Any,
+                    flags: tuple[str, ...] | list[str]) -> tuple[float | None, str | None, list]:
+    """One trial read as a cell of one (`linerate trial`): (goodput ceiling bit/s, where its link rate came
+    from, every verdict diagnose gives on the trial's own figures and telemetry). No verdicts for a failed
+    trial: it measured nothing to explain."""
+    params = {**cell, **dataclasses.asdict(trial.params)}
+    ceiling, source = line_rate(params, environment)
+    if not trial.ok or trial.throughput_bps is None:
+        return ceiling, source, []
+    facts = cell_facts(params, [{"telemetry": trial.telemetry, "dut_counters": trial.dut_counters}],
+                       mean_bps=trial.throughput_bps, retransmits=trial.retransmits, ceiling_bps=ceiling,
+                       line_rate_source=source, flags=tuple(flags), os_family=dut_os_family(environment),
+                       rtt_idle_p50_ms=trial.rtt_idle_p50_ms, rtt_loaded_p50_ms=trial.rtt_loaded_p50_ms)
+    return ceiling, source, diagnose(facts)
 
 
 def kind_searches(store: Any, experiment_id: int, test: str, *, figures: str | None = None) -> list[dict[str, Any]]:
