@@ -4,6 +4,7 @@ created, never anything found by name pattern — and then fails the test if any
 
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -73,6 +74,12 @@ def linerate(*argv, check=True, timeout=300):
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
+
+
+def missed_a_window_read(dut: dict) -> bool:
+    """A trial's DUT telemetry that says which window read it lost (trial.py: its generator ended before it, or
+    the read ran past the traffic's end, or came too close to the first) and gives no CPU figures for it."""
+    return bool(re.search(r"window read \d|window reads were", str(dut.get("partial", "")))) and not dut.get("cpu")
 
 
 def put_back(state: Path, true: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.privileged.conftest import LINERATE, linerate
+from tests.privileged.conftest import LINERATE, linerate, missed_a_window_read
 from tests.privileged.sshbed import SshBed, sh
 
 EXPERIMENT = """name = "sshbed"
@@ -256,7 +256,8 @@ def test_rfc2544_over_ssh_counts_frames_that_crossed_the_dut(bed, tmp_path):
     db = tmp_path / "p.db"
     before = dut_state(bed)
     result = linerate("run", str(exp), "--testbed", str(bed.inventory()), "--db", str(db), timeout=600)
-    assert "| IMIX (max " in result.stdout and "2 searches" in result.stdout, result.stdout
+    # the bed's DUT ports are veths, whose 10000 Mbit/s is the driver's constant: no line rate, so no "(max ...)"
+    assert "| IMIX | NDR " in result.stdout and "2 searches" in result.stdout, result.stdout
     assert dut_state(bed) == before and "linerate_rfc2544" not in server_tables(bed)
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM searches WHERE status = 'done'").fetchone()[0] == 2
@@ -307,7 +308,7 @@ def test_one_second_trials_lose_nothing_to_telemetry(bed, tmp_path):
             both += 1
         else:  # a read the host's load made slower than the cost measured idle: the trial keeps its figure and
             # says which read it missed (as a kept image lab's trial does)
-            assert "ended before window read" in dut.get("partial", "") and not dut.get("cpu"), dut
+            assert missed_a_window_read(dut), dut
         assert set(json.loads(telemetry)) >= {"client", "server"}  # the generator hosts' CPUs too
     assert both >= 1, rows  # the window placed by the measured read cost holds both reads
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from linerate.image.debian import file_sha256 as sha256
-from tests.privileged.conftest import put_back, LINERATE, linerate, netns_names
+from tests.privileged.conftest import put_back, LINERATE, linerate, missed_a_window_read, netns_names
 from tests.privileged.test_rfc2544_lab import says_its_limit
 
 IMAGE = Path(os.environ.get("LINERATE_TEST_IMAGE", "/var/cache/linerate/images/debian-router.qcow2"))
@@ -110,10 +110,11 @@ def test_a_kept_image_lab_reads_the_guest_over_ssh_runs_rfc2544_and_a_sigkill_le
         if dut["window_reads"] == 2:  # the guest's CPU over the window between them
             assert dut["cpu"] and 0 < dut["cpu"][0]["busy_pct"] <= 100, dut
         else:  # ... unless a read under load took the time the second needed: then it says so, and gives no CPU
-            # (CI runs 75 and 76 here, under CPU steal: the first read outlasted the trial's 6 s)
-            assert "ended before window read 2" in dut.get("partial", "") and not dut.get("cpu"), dut
+            # (CI runs 75 and 76 here, under CPU steal: the first read outlasted the trial's 6 s; run 82: the second
+            # took 1.3 s and ran past the traffic's end)
+            assert missed_a_window_read(dut), dut
         booted = json.loads(started.stdout)["vm"]["boot_to_ready_s"]
-        if booted > 12:  # a progress line every 10 s while it boots (TCG here: ~17 s)
+        if booted > 12:  # a progress line every 10 s while it boots (TCG here: 17-50 s)
             assert f"VM DUT: {path.name} booting (" in started.stderr, started.stderr
         vm = trial["testbed"]["vm"]  # a kept lab's guest as this command read it: no boot time (the record's alone)
         assert booted > 0 and "boot_to_ready_s" not in vm and vm["kernel"].startswith("Linux ")

@@ -335,6 +335,10 @@ def test_a_pooled_trial_is_read_against_its_pair_links_and_its_slow_pair_named_a
     assert limit.code == "slow-pair" and "pair 2 (client2 -> server2)" in limit.evidence, verdicts
     lines = diagnosis_lines(ceiling, source, verdicts, trial.throughput_bps / ceiling)
     assert lines[0].startswith("= 49.") and "% of line rate (1,883 Mbit/s: 2 x 1g pair links" in lines[0], lines
+    # no link known: the trial says so and how to give one, once, not as a verdict line
+    alone = diagnosis_lines(None, None, trial_diagnosis(up, {}, {}, [])[2], None)
+    assert alone == ['line rate unknown: set link = "1g" (the path\'s rate) in the inventory, or link_rate in a '
+                     'namespace lab, to get % of line rate'], alone
     # one real run alone at its 1g link: at line rate, nothing named; a failed trial: no verdict at all
     assert [v.code for v in trial_diagnosis(up, {"link_rate": "1g"}, {}, [])[2]] == ["at-line-rate"]
     failed = pool_trial([Member("client", "server", "a", 0.0, up),

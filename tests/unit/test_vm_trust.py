@@ -178,10 +178,12 @@ def test_a_slow_cell_near_a_threshold_is_never_silent():
     assert "single-core-bound" in alone and "under 90%, but alone" in alone["single-core-bound"].evidence, alone
     shared = _vm_trial(89.1, 89.1, 0.0, 5.0)
     shared["telemetry"]["dut"]["cpu"][1].update(busy_pct=35.0, idle_pct=65.0)
+    shared["telemetry"]["dut"]["cpu"][0].update(softirq_pct=88.8, user_pct=0.3)  # a share that rounds to 0%
     verdicts = _verdicts([shared] * 3, 74.9)
     assert "unexplained" in verdicts, verdicts
     evidence = verdicts["unexplained"].evidence
-    assert "89.1% busy" in evidence and "just under the 90% saturation threshold" in evidence
+    assert "busiest DUT CPU: CPU 0, 89.1% busy (89% softirq)" in evidence, evidence  # no "0% user" beside it
+    assert "just under the 90% saturation threshold" in evidence
     assert "8.0% of line rate" in evidence and "vCPU threads waited for the host 5%" in evidence
     assert "measure next" in verdicts["unexplained"].advice
 

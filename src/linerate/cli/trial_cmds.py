@@ -79,7 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def describe_trial(trial: Trial) -> str:
     p = trial.params
-    label = f"{row_label(p.family, p.streams, p.direction)} ({p.protocol})"
+    pairs = (trial.telemetry.get("pool") or {}).get("pairs", 1)
+    label = f"{row_label(p.family, p.streams, p.direction)}{f' per pair, {pairs} pairs' if pairs > 1 else ''} ({p.protocol})"
     if not trial.ok:
         return f"{label}: FAILED — {trial.error}"
     parts = [f"{label}: {format_mbps(trial.throughput_bps)} Mbit/s"]
@@ -152,10 +153,12 @@ def cmd_trial(args: argparse.Namespace) -> int:
 
 
 def diagnosis_lines(ceiling: float | None, source: str | None, verdicts: list, fraction) -> list[str]:
-    """'= 92.4% of line rate (...)' and each verdict with its evidence and what to do (as a report says them)."""
-    lines = [f"= {fraction * 100:.1f}% of line rate ({format_mbps(ceiling)} Mbit/s: {source})"] if fraction else []
-    return lines + [f"[{v.code}] {v.title}: {v.evidence}. What to do: {v.advice}." for v in verdicts
-                    if v.code != "line-rate-unknown"]
+    """'= 92.4% of line rate (...)' (or that it is unknown, and how to give it) and each verdict with its evidence
+    and what to do, as a report says them."""
+    unknown = next((v for v in verdicts if v.code == "line-rate-unknown"), None)
+    lines = [f"= {fraction * 100:.1f}% of line rate ({format_mbps(ceiling)} Mbit/s: {source})"] if fraction else \
+        [f"line rate unknown: {unknown.advice}"] if unknown else []
+    return lines + [f"[{v.code}] {v.title}: {v.evidence}. What to do: {v.advice}." for v in verdicts if v is not unknown]
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -58,12 +58,12 @@ def _closest_evidence(facts: Facts, saturated_pct: float) -> list[str]:
     if facts.cpus:
         busiest = max(facts.cpus, key=lambda c: c.get("busy_pct", 0.0))
         split = ", ".join(f"{busiest[k]:.0f}% {k[:-4]}" for k in ("softirq_pct", "system_pct", "interrupt_pct",
-                                                                  "user_pct") if busiest.get(k))
+                                                                  "user_pct") if round(busiest.get(k) or 0.0))
         label = busiest.get("cpu_label") or f"CPU {busiest.get('cpu')}"
         busy = busiest.get("busy_pct", 0.0)
         edge = (f" — just under the {saturated_pct:.0f}% saturation threshold: likely bound by that CPU"
                 if saturated_pct - NEAR_PCT <= busy < saturated_pct else "")
-        out.append(f"busiest DUT CPU {label} {busy:.1f}% busy ({split or 'no split'}){edge}")
+        out.append(f"busiest DUT CPU: {label}, {busy:.1f}% busy ({split or 'no split'}){edge}")
     elif facts.shared_kernel:
         out.append("no DUT CPU figures (the DUT shares the generator's kernel)")
     else:

@@ -121,10 +121,15 @@ class LinuxDriver:
         return False  # every /proc/sys entry is a runtime knob; kernel cmdline options are not sysctls
 
     def link_speed_mbps(self, host: Executor, ifname: str) -> int | None:
-        """/sys/class/net/IF/speed: the negotiated Mbit/s; -1 or an error where there is none (veth)."""
+        """/sys/class/net/IF/speed: the negotiated Mbit/s; -1 or an error where there is none (a link down,
+        virtio_net without a speed set). None too for a software driver that reports a constant (`ethtool -i`:
+        FIXED_SPEED_DRIVERS), which says nothing of what the path carries."""
         result = host.run(["cat", f"/sys/class/net/{ifname}/speed"], timeout_s=TIMEOUT_S, check=False)
         text = result.stdout.strip()
-        return int(text) if result.returncode == 0 and is_ascii_int(text) and int(text) > 0 else None
+        if result.returncode != 0 or not is_ascii_int(text) or int(text) <= 0:
+            return None
+        info = host.run(["ethtool", "-i", ifname], timeout_s=TIMEOUT_S, check=False)
+        return None if parsers.ethtool_driver(info.stdout) in parsers.FIXED_SPEED_DRIVERS else int(text)
 
     def read_offloads(self, host: Executor, ifname: str) -> dict[str, str]:
         features = parse_ethtool_features(host.run(["ethtool", "-k", ifname], timeout_s=TIMEOUT_S).stdout)

@@ -504,6 +504,22 @@ QUEUE_PACKET_COUNTERS: list[tuple[re.Pattern[str], str]] = [
 _ETHTOOL_COUNTER = re.compile(r"^\s*(?P<name>[A-Za-z0-9_.\-]+):\s+(?P<value>[0-9]+)\s*$")
 
 
+# Software NIC drivers whose speed is a constant of the driver, not a negotiated rate: veth sets SPEED_10000 in
+# veth_get_link_ksettings (drivers/net/veth.c), tun/tap SPEED_10000 (SPEED_10 in older kernels) in
+# tun_default_link_ksettings (drivers/net/tun.c); both read 10000 on this project's host
+# (tests/data/linux/veth_speed_and_ethtool_i.txt)
+FIXED_SPEED_DRIVERS = frozenset({"veth", "tun"})
+
+
+def ethtool_driver(text: str) -> str | None:
+    """`ethtool -i IF` -> its `driver:` line's value (None when there is none: no ethtool, another output)."""
+    for line in text.splitlines():
+        key, colon, value = line.partition(":")
+        if colon and key.strip() == "driver" and value.strip():
+            return value.strip()
+    return None
+
+
 def ethtool_queue_counter(name: str) -> tuple[str, int] | None:
     """'rx_queue_1_packets' -> ('rx', 1); None for any other counter."""
     for pattern, _ in QUEUE_PACKET_COUNTERS:

@@ -420,7 +420,7 @@ class SshView:
         rate = self.testbed.line_rate
         return f"testbed {self.testbed.inventory.name}, " + (
             f"line rate {rate['bps'] / 1e9:g} Gbit/s ({rate['source']})" if rate
-            else "line rate unknown (set link = in the inventory)")
+            else 'line rate unknown (set link = "1g", the path\'s rate, in the inventory)')
 
     def executor(self, role: str) -> SshExecutor:
         return self.testbed.executors[role]
