@@ -88,8 +88,11 @@ def test_report_in_headless_chromium(tmp_path):
     assert [r[0][0] for r in rows[1:]] == ["IPv4 1 stream", "IPv6 1 stream"]
     for row in rows[1:]:
         for text_, attrs in row[1:]:
-            assert attrs["data-n"] == "2" and 80 < float(attrs["data-mean-mbps"]) <= 100, text_
-            assert "of line rate" in text_ and "n=2" in text_ and "at line rate" in text_
+            # the 100 Mbit/s link, not this machine, caps each cell; how close a cell gets under load is the
+            # machine's (CI run 83: 87.5 ± 71.8, 94.3%): the verdict must agree with the figure it shows
+            assert attrs["data-n"] == "2" and 50 < float(attrs["data-mean-mbps"]) <= 100, text_
+            fraction = float(re.search(r"([0-9.]+)% of line rate", text_).group(1))
+            assert "n=2" in text_ and ("at line rate" in text_) == (fraction >= 97.0), text_
     assert 'id="run-order"' in light.dom and light.dom.count("<svg") >= 2 + 2 * 4
     # screenshots: the page is drawn, white in light mode and dark with the dark scheme
     dark = visit(page, tmp_path / "browser", dark=True)

@@ -218,6 +218,12 @@ def test_line_rate_comes_from_the_inventory_or_the_dut_nic_speed_never_a_guess()
     assert rate["bps"] == 1e9 and "em0" in rate["source"]
     silent = FakeExecutor("dut").respond(["ifconfig", "em0"], "em0: flags=8843<UP> metric 0 mtu 1500\n")
     assert resolve_line_rate(parse_inventory(base), silent, FreeBsdDriver()) is None
+    # a VM's vtnet says 10Gbase-T whatever its host gives it (vtnet(4)'s constant): no line rate from it
+    vtnet = capture("bsd/freebsd_ifconfig_vtnet0_opnsense_pr8007.txt")
+    assert parsers.parse_ifconfig_media(vtnet) == {"vtnet0": 10000}  # what the line says ...
+    vm = FakeExecutor("dut").respond(["ifconfig", "vtnet0"], vtnet)
+    assert resolve_line_rate(parse_inventory(base.replace('"em0"', '"vtnet0"')), vm, FreeBsdDriver()) is None  # ... is no rate
+    assert parsers.fixed_media_driver("epair3a") and not parsers.fixed_media_driver("vtnetx")
 
 
 # --- outputs as users paste them: no header row, filtered, cut, twice -------------------------------------

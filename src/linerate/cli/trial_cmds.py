@@ -140,11 +140,10 @@ def cmd_trial(args: argparse.Namespace) -> int:
         environment = testbed.environment()  # what the DUT was: read-back knobs, a VM's boot and placement
     flags = flags_of(trial, lab_params)
     ceiling, source, verdicts = trial_diagnosis(trial, lab_params, environment, flags)
-    fraction = ceiling and trial.throughput_bps is not None and trial.ok and trial.throughput_bps / ceiling
+    fraction = trial.throughput_bps / ceiling if ceiling and trial.ok and trial.throughput_bps is not None else None
     if args.json:
         print(dumps({**trial.to_dict(), "flags": flags, "testbed": environment,
-                     "line_rate": {"ceiling_bps": ceiling, "fraction": fraction if fraction else None,
-                                   "source": source},
+                     "line_rate": {"ceiling_bps": ceiling, "fraction": fraction, "source": source},
                      "verdicts": [verdict.to_dict() for verdict in verdicts]}))
     else:
         print(describe_trial(trial) + "".join(f" [{flag}]" for flag in flags) + "".join(
@@ -152,12 +151,14 @@ def cmd_trial(args: argparse.Namespace) -> int:
     return 0 if trial.ok else 1
 
 
-def diagnosis_lines(ceiling: float | None, source: str | None, verdicts: list, fraction) -> list[str]:
+def diagnosis_lines(ceiling: float | None, source: str | None, verdicts: list, fraction: float | None) -> list[str]:
     """'= 92.4% of line rate (...)' (or that it is unknown, and how to give it) and each verdict with its evidence
     and what to do, as a report says them."""
     unknown = next((v for v in verdicts if v.code == "line-rate-unknown"), None)
-    lines = [f"= {fraction * 100:.1f}% of line rate ({format_mbps(ceiling)} Mbit/s: {source})"] if fraction else \
-        [f"line rate unknown: {unknown.advice}"] if unknown else []
+    if fraction is not None:
+        lines = [f"= {fraction * 100:.1f}% of line rate ({format_mbps(ceiling)} Mbit/s: {source})"]
+    else:
+        lines = [f"line rate unknown: {unknown.advice}"] if unknown else []
     return lines + [f"[{v.code}] {v.title}: {v.evidence}. What to do: {v.advice}." for v in verdicts if v is not unknown]
 
 

@@ -105,6 +105,9 @@ class _BsdDriver:
         return state_parsers.parse_deleted_states(result.stdout + "\n" + result.stderr)
 
     def link_speed_mbps(self, host: Executor, ifname: str) -> int | None:
+        """The media `ifconfig IF` reports; None for a driver whose media is a constant (FIXED_MEDIA_DRIVERS)."""
+        if parsers.fixed_media_driver(ifname):
+            return None
         result = host.run(["ifconfig", ifname], timeout_s=TIMEOUT_S, check=False)
         return parsers.parse_ifconfig_media(result.stdout).get(ifname) if result.returncode == 0 else None
 

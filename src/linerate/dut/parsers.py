@@ -478,6 +478,17 @@ def parse_ifconfig_media(text: str) -> dict[str, int]:
     return out
 
 
+# BSD drivers whose media is a constant, not a negotiated speed (a BSD interface is named after its driver): vtnet(4)
+# reports 10Gbase-T ("Fake the media type. The host does not provide us with any real media information.",
+# sys/dev/virtio/network/if_vtnet.c), epair(4) 10Gbase-T (epair_media_status, sys/net/if_epair.c)
+FIXED_MEDIA_DRIVERS = ("vtnet", "epair")
+
+
+def fixed_media_driver(ifname: str) -> bool:
+    """Whether a BSD interface's name is one of FIXED_MEDIA_DRIVERS' (vtnet0, epair3a)."""
+    return re.fullmatch(rf"(?:{'|'.join(FIXED_MEDIA_DRIVERS)})[0-9]+[ab]?", ifname) is not None
+
+
 def ifconfig_names(text: str) -> list[str]:
     return re.findall(r"(?m)^([A-Za-z0-9_.]+): flags=", text)
 
