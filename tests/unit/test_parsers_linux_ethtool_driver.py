@@ -1,25 +1,22 @@
 """Which driver an interface has (`ethtool -i`), and a speed that is the driver's constant, not negotiated: on
 real outputs (each file's first line names its source)."""
 
-from pathlib import Path
-
 from linerate.dut import parsers
 from linerate.dut.linux import LinuxDriver
 from linerate.exec.fake import FakeExecutor
+from tests.conftest import capture
 
-DATA = Path(__file__).parent.parent / "data"
 
-
-def section(path: Path, command: str) -> str:
-    """The output printed under `$ command` in a capture, up to the next prompt."""
-    lines = path.read_text().splitlines()
+def section(name: str, command: str) -> str:
+    """The output printed under `$ command` in a capture (tests/data), up to the next prompt."""
+    lines = capture(name).splitlines()
     start = lines.index(f"$ {command}") + 1
     end = next((i for i in range(start, len(lines)) if lines[i].startswith("$ ")), len(lines))
     return "\n".join(lines[start:end]) + "\n"
 
 
-VETH = DATA / "linux" / "veth_speed_and_ethtool_i.txt"
-IXGBE = DATA / "diagnose" / "serverdevworker_ixgbe_rx_missed_ring_512.txt"
+VETH = "linux/veth_speed_and_ethtool_i.txt"
+IXGBE = "diagnose/serverdevworker_ixgbe_rx_missed_ring_512.txt"
 
 
 def test_the_driver_line_of_real_ethtool_i_outputs():
